@@ -1,0 +1,23 @@
+"""Augmentation workbench: compose image-augmentation chains, preview them, export seeded code.
+
+Example:
+    >>> import workbench as wb
+    >>> chain = wb.Chain(seed=7).add("Rotate", degrees=[-20, 20]).add("Brightness", factor=[0.7, 1.3])
+    >>> res = chain.run(wb.load_images()[:2], backend="kornia", device="cpu")
+    >>> len(res.params), res.params[0][0]["op"]
+    (2, 'Rotate')
+"""
+from .backends import BACKENDS, RunResult
+from .chain import FORMAT_VERSION, Chain, Step
+from .data import SAMPLE_DATA, as_image_list, load_images
+from .errors import ChainError, ExportError, InputError, UnsupportedOpError, WorkbenchError
+from .ops import get_op, list_ops
+from .render import preview_grid, to_display
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BACKENDS", "Chain", "ChainError", "ExportError", "FORMAT_VERSION", "InputError", "RunResult",
+    "SAMPLE_DATA", "Step", "UnsupportedOpError", "WorkbenchError", "__version__", "as_image_list",
+    "get_op", "list_ops", "load_images", "preview_grid", "to_display",
+]

@@ -1,0 +1,117 @@
+"""Backends run a chain on a batch of images and report what each sample drew.
+
+Example:
+    >>> import workbench as wb
+    >>> res = wb.Chain(seed=2).add("HorizontalFlip", p=1.0).run(wb.load_images()[:1])
+    >>> res.params[0][0]["applied"]
+    True
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..data import as_image_list
+from ..errors import ChainError, UnsupportedOpError, WorkbenchError
+
+BACKENDS = ("kornia",)
+
+
+@dataclass
+class RunResult:
+    """Output of `Chain.run`.
+
+    `images`: NxHxWxC array in the backend's output dtype (a list of arrays when the
+    chain leaves images of different sizes). `params`: per sample, per step of the chain,
+    a dict with `op`, `enabled`, `applied` and the values drawn for that sample.
+    """
+
+    images: Any
+    params: list[list[dict[str, Any]]]
+    backend: str
+    device: str
+    seed: int
+    inputs: list[np.ndarray] = field(repr=False, default_factory=list)
+
+
+def resolve_device(device: str) -> str:
+    """'auto' -> 'cuda' when torch sees a GPU, else 'cpu'; checks that a CUDA device exists.
+
+    Example:
+        >>> resolve_device("cpu")
+        'cpu'
+    """
+    import torch
+
+    if not isinstance(device, str):
+        raise WorkbenchError(f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {device!r}")
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cpu":
+        return device
+    if device == "cuda" or (device.startswith("cuda:") and device[5:].isdigit()):
+        if not torch.cuda.is_available():
+            raise WorkbenchError(f"device {device!r} asked for, but torch sees no GPU here; use device='cpu' "
+                                 "or device='auto'")
+        return device
+    raise WorkbenchError(f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {device!r}")
+
+
+def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed: int | None = None) -> RunResult:
+    """Validate the chain and the images, then run them on `backend` (see `Chain.run`)."""
+    if backend not in BACKENDS:
+        raise ChainError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    chain.validate()
+    unsupported = [s.op for _, s in chain.enabled_steps() if not s.spec.supports(backend)]
+    if unsupported:
+        from ..ops import get_op
+
+        raise UnsupportedOpError("; ".join(f"{op} cannot run on {backend}: it runs on "
+                                           f"{', '.join(get_op(op).backends) or 'no backend'}" for op in unsupported))
+    if seed is not None:
+        chain = chain.copy()
+        chain.seed = seed
+        chain.validate()
+    arrays = as_image_list(images)
+    device = resolve_device(device)
+    from .kornia import run_kornia
+
+    out, params = run_kornia(chain, arrays, device)
+    return RunResult(images=out, params=params, backend=backend, device=device, seed=chain.seed, inputs=arrays)
+
+
+def per_sample_params(chain, records: list[dict[str, np.ndarray]], count: int,
+                      names_for) -> list[list[dict[str, Any]]]:
+    """Turn per-step arrays (sample index first) into one list of step dicts per sample.
+
+    `names_for(spec)` gives the backend's {raw key: reported name} map for an op.
+    """
+    enabled = chain.enabled_steps()
+    out: list[list[dict[str, Any]]] = []
+    for n in range(count):
+        rows = []
+        by_index = {i: rec for (i, _), rec in zip(enabled, records)}
+        for i, step in enumerate(chain.steps):
+            row: dict[str, Any] = {"step": i + 1, "op": step.op, "enabled": step.enabled}
+            rec = by_index.get(i)
+            row["applied"] = bool(rec is not None and float(rec["batch_prob"][n]) > 0.5)
+            if rec is not None:
+                for raw, name in names_for(step.spec).items():
+                    if raw in rec:
+                        row[name] = _plain(raw, rec[raw][n])
+            rows.append(row)
+        out.append(rows)
+    return out
+
+
+def _plain(raw: str, value: np.ndarray) -> Any:
+    value = np.asarray(value)
+    if raw == "src":  # corner points -> [x0, y0, x1, y1]
+        return [float(value[:, 0].min()), float(value[:, 1].min()), float(value[:, 0].max()), float(value[:, 1].max())]
+    if value.ndim == 0:
+        return float(value)
+    if value.size == 1:
+        return float(value.reshape(-1)[0])
+    return [float(v) for v in value.reshape(-1)]

@@ -1,0 +1,264 @@
+"""Chain and Step: validation, dict/JSON/YAML round trip with a format version.
+
+Example:
+    >>> import workbench as wb
+    >>> chain = wb.Chain.from_dict({"seed": 7, "steps": [{"op": "HorizontalFlip", "p": 0.5}]})
+    >>> wb.Chain.from_dict(chain.to_dict()) == chain
+    True
+"""
+from __future__ import annotations
+
+import copy
+import json
+import math
+import numbers
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from .errors import ChainError
+from .ops import get_op
+
+FORMAT_NAME = "augmentation-workbench/chain"
+FORMAT_VERSION = 1
+MAX_STEPS = 256
+MAX_SEED = 2**31 - 1
+# Chains are a few kB; a larger file is not a chain and is refused before parsing.
+MAX_FILE_BYTES = 1_000_000
+
+_STEP_KEYS = {"op", "params", "p", "enabled"}
+_CHAIN_KEYS = {"format", "version", "seed", "steps"}
+
+
+def _check_p(where: str, spec, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)) \
+            or not 0.0 <= float(value) <= 1.0:
+        raise ChainError(f"{where}: p must be a number in [0, 1], got {value!r}")
+    if spec.always_applies and float(value) != 1.0:
+        raise ChainError(f"{where}: {spec.name} must apply to every sample (it changes the image size "
+                         f"or value scale), so p must be 1.0, got {value!r}")
+    return float(value)
+
+
+def _check_seed(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= int(value) <= MAX_SEED:
+        raise ChainError(f"seed must be an integer in [0, {MAX_SEED}], got {value!r}")
+    return int(value)
+
+
+@dataclass
+class Step:
+    """One op of a chain with its parameters, probability and on/off switch.
+
+    Example:
+        >>> Step.create("Rotate", degrees=[-20, 20]).params
+        {'degrees': [-20.0, 20.0], 'interpolation': 'bilinear'}
+    """
+
+    op: str
+    params: dict[str, Any] = field(default_factory=dict)
+    p: float = 1.0
+    enabled: bool = True
+
+    @classmethod
+    def create(cls, op: str, p: float | None = None, enabled: bool = True, **params: Any) -> "Step":
+        """A validated step; parameters left out take the spec's defaults."""
+        spec = get_op(op)
+        return cls.from_dict({"op": op, "params": params, "p": spec.default_p if p is None else p,
+                              "enabled": enabled})
+
+    @classmethod
+    def from_dict(cls, data: Any, index: int = 1) -> "Step":
+        if not isinstance(data, Mapping):
+            raise ChainError(f"step {index}: must be a mapping with 'op' and 'params', got {type(data).__name__}")
+        unknown = set(data) - _STEP_KEYS
+        if unknown:
+            raise ChainError(f"step {index}: unknown key(s) {sorted(map(str, unknown))}; a step has "
+                             f"{sorted(_STEP_KEYS)}")
+        if "op" not in data:
+            raise ChainError(f"step {index}: missing 'op' (the op's name, see workbench.list_ops())")
+        spec = get_op(data["op"]) if isinstance(data["op"], str) else None
+        if spec is None:
+            raise ChainError(f"step {index}: 'op' must be an op name, got {data['op']!r}")
+        where = f"step {index} ({spec.name})"
+        params = spec.validate_params(where, data.get("params", {}) or {})
+        p = _check_p(where, spec, data.get("p", spec.default_p))
+        enabled = data.get("enabled", True)
+        if not isinstance(enabled, bool):
+            raise ChainError(f"{where}: 'enabled' must be true or false, got {enabled!r}")
+        return cls(op=spec.name, params=params, p=p, enabled=enabled)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"op": self.op, "params": copy.deepcopy(self.params), "p": self.p, "enabled": self.enabled}
+
+    @property
+    def spec(self):
+        return get_op(self.op)
+
+    def describe(self) -> str:
+        """One line: the op, its parameters and p, as shown in comments and the UI."""
+        args = " ".join(f"{k}={v}" for k, v in self.params.items())
+        state = "" if self.enabled else "  [disabled]"
+        return f"{self.op}({args}) p={self.p:g}{state}".replace("() ", " ")
+
+
+@dataclass
+class Chain:
+    """An ordered list of steps plus the seed that makes its random draws reproducible.
+
+    Example:
+        >>> chain = Chain(seed=3).add("Rotate", degrees=[-10, 10]).add("Brightness", factor=[0.9, 1.1])
+        >>> [s.op for s in chain.steps]
+        ['Rotate', 'Brightness']
+    """
+
+    seed: int = 0
+    steps: list[Step] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.seed = _check_seed(self.seed)
+
+    # ----- building -------------------------------------------------------------------
+    def add(self, op: str, p: float | None = None, enabled: bool = True, **params: Any) -> "Chain":
+        """Append a validated step and return the chain (so calls can be chained)."""
+        self.steps.append(Step.create(op, p=p, enabled=enabled, **params))
+        return self
+
+    def validate(self) -> "Chain":
+        """Re-check every step (after edits made directly on `steps`); raise ChainError if invalid."""
+        self.__post_init__()
+        if not self.steps:
+            raise ChainError("the chain has no steps; add one, e.g. chain.add('HorizontalFlip')")
+        if len(self.steps) > MAX_STEPS:
+            raise ChainError(f"the chain has {len(self.steps)} steps; at most {MAX_STEPS} are allowed")
+        self.steps = [Step.from_dict(s.to_dict() if isinstance(s, Step) else s, i + 1)
+                      for i, s in enumerate(self.steps)]
+        return self
+
+    def enabled_steps(self) -> list[tuple[int, Step]]:
+        """(index, step) of the steps that run, in order."""
+        return [(i, s) for i, s in enumerate(self.steps) if s.enabled]
+
+    # ----- dict / JSON / YAML ---------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: Any) -> "Chain":
+        """Build and validate a chain from a plain dict (as written by `to_dict`)."""
+        if not isinstance(data, Mapping):
+            raise ChainError(f"a chain must be a mapping with 'seed' and 'steps', got {type(data).__name__}")
+        unknown = set(data) - _CHAIN_KEYS
+        if unknown:
+            raise ChainError(f"unknown chain key(s) {sorted(map(str, unknown))}; a chain has {sorted(_CHAIN_KEYS)}")
+        if "format" in data and data["format"] != FORMAT_NAME:
+            raise ChainError(f"'format' must be {FORMAT_NAME!r}, got {data['format']!r}")
+        version = data.get("version", FORMAT_VERSION)
+        if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= FORMAT_VERSION:
+            raise ChainError(f"chain format version {version!r} is not supported; this workbench reads "
+                             f"versions 1 to {FORMAT_VERSION} (upgrade the workbench for newer files)")
+        steps = data.get("steps")
+        if not isinstance(steps, list):
+            raise ChainError(f"'steps' must be a list of steps, got {type(steps).__name__}")
+        chain = cls(seed=_check_seed(data.get("seed", 0)),
+                    steps=[s if isinstance(s, Step) else Step.from_dict(s, i + 1) for i, s in enumerate(steps[:MAX_STEPS + 1])])
+        return chain.validate()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain, JSON-safe dict carrying the format name and version."""
+        return {"format": FORMAT_NAME, "version": FORMAT_VERSION, "seed": self.seed,
+                "steps": [s.to_dict() for s in self.steps]}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Chain":
+        """Parse JSON text; NaN/Infinity and malformed text become ChainError."""
+        def _no_constants(name: str):
+            raise ChainError(f"JSON contains {name}; parameters must be finite numbers")
+        try:
+            data = json.loads(text, parse_constant=_no_constants)
+        except ChainError:
+            raise
+        except (ValueError, RecursionError) as exc:
+            raise ChainError(f"the chain is not valid JSON: {exc}") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_yaml(cls, text: str) -> "Chain":
+        """Parse YAML with the safe loader: tags such as !!python/object are refused."""
+        try:
+            data = yaml.safe_load(text)
+        except yaml.constructor.ConstructorError as exc:
+            raise ChainError(f"the YAML uses a tag that is not allowed in a chain file ({exc.problem}); "
+                             "chains hold only plain mappings, lists, strings and numbers") from None
+        except (yaml.YAMLError, RecursionError) as exc:
+            raise ChainError(f"the chain is not valid YAML: {exc}") from None
+        return cls.from_dict(data)
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the chain as YAML (.yaml/.yml) or JSON (.json); returns the path."""
+        path = Path(path)
+        self.validate()
+        fmt = _format_of(path)
+        path.write_text(self.to_yaml() if fmt == "yaml" else self.to_json() + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Chain":
+        """Read a chain saved by `save` (format chosen by the file extension)."""
+        path = Path(path)
+        fmt = _format_of(path)
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            raise ChainError(f"cannot read chain file {str(path)!r}: {exc.strerror}") from None
+        if size > MAX_FILE_BYTES:
+            raise ChainError(f"{str(path)!r} is {size} bytes; a chain file is at most {MAX_FILE_BYTES} bytes")
+        text = path.read_text(encoding="utf-8", errors="replace")
+        return cls.from_yaml(text) if fmt == "yaml" else cls.from_json(text)
+
+    # ----- running and exporting ------------------------------------------------------
+    def run(self, images: Any, backend: str = "kornia", device: str = "cpu", seed: int | None = None):
+        """Apply the chain to images; returns a RunResult with `.images` and `.params`.
+
+        Example:
+            >>> import workbench as wb
+            >>> res = wb.Chain(seed=1).add("VerticalFlip", p=1.0).run(wb.load_images("sample_data")[:2])
+            >>> res.images.dtype.name, len(res.params)
+            ('float32', 2)
+        """
+        from .backends import run_chain
+
+        return run_chain(self, images, backend=backend, device=device, seed=seed)
+
+    def export(self, backend: str = "kornia", path: str | os.PathLike | None = None,
+               folder: str | os.PathLike | None = None) -> str:
+        """Source code of a runnable, seeded script for `backend`; with `path`, also write it.
+
+        `path` must stay inside `folder` (default: the current directory).
+
+        Example:
+            >>> src = Chain(seed=5).add("HorizontalFlip").export("kornia")
+            >>> "SEED = 5" in src
+            True
+        """
+        from .codegen import export_chain
+
+        return export_chain(self, backend=backend, path=path, folder=folder)
+
+    def copy(self) -> "Chain":
+        return Chain.from_dict(self.to_dict())
+
+
+def _format_of(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        return "yaml"
+    if suffix == ".json":
+        return "json"
+    raise ChainError(f"chain files end in .yaml, .yml or .json, got {str(path)!r}")

@@ -1,0 +1,86 @@
+"""Code emitters: chain -> source text per backend, checked with `ast` before use.
+
+Example:
+    >>> import workbench as wb
+    >>> src = export_chain(wb.Chain(seed=1).add("HorizontalFlip"), "kornia")
+    >>> "K.RandomHorizontalFlip(p=0.5)" in src
+    True
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import linecache
+import os
+import types
+from pathlib import Path
+
+from ..errors import ChainError, ExportError
+
+EMITTERS = ("kornia",)
+
+
+def emit(chain, backend: str) -> str:
+    """Validated, syntax-checked source of `chain` for `backend`."""
+    chain.validate()
+    if backend not in EMITTERS:
+        raise ChainError(f"unknown backend {backend!r} for export; choose one of {', '.join(EMITTERS)}")
+    unsupported = [s.op for _, s in chain.enabled_steps() if not s.spec.supports(backend)]
+    if unsupported:
+        from ..errors import UnsupportedOpError
+        from ..ops import get_op
+
+        details = "; ".join(f"{op} runs on {', '.join(get_op(op).backends) or 'no backend'}" for op in unsupported)
+        raise UnsupportedOpError(f"cannot export to {backend}: {details}")
+    from .kornia import emit_kornia
+
+    source = emit_kornia(chain)
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:  # a bug in an emitter, never the user's fault
+        raise ExportError(f"generated {backend} code does not parse (line {exc.lineno}): {exc.msg}") from None
+    return source
+
+
+def safe_export_path(path: str | os.PathLike, folder: str | os.PathLike | None = None) -> Path:
+    """Resolve `path` against `folder` (default: cwd); refuse anything that lands outside it.
+
+    Example:
+        >>> safe_export_path("../escape.py", "/tmp/out")
+        Traceback (most recent call last):
+        ...
+        workbench.errors.ExportError: refusing to write '../escape.py': it resolves outside the folder /tmp/out
+    """
+    base = Path(folder if folder is not None else os.getcwd()).resolve()
+    target = (base / Path(path)).resolve()
+    if target != base and base not in target.parents:
+        raise ExportError(f"refusing to write {str(path)!r}: it resolves outside the folder {base}")
+    if target.suffix != ".py":
+        raise ExportError(f"exported code is a Python file; give a path ending in .py, got {str(path)!r}")
+    return target
+
+
+def export_chain(chain, backend: str = "kornia", path=None, folder=None) -> str:
+    """Source for `backend`; with `path` also written (inside `folder`). Returns the source."""
+    source = emit(chain, backend)
+    if path is not None:
+        target = safe_export_path(path, folder)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(source, encoding="utf-8")
+    return source
+
+
+_MODULES: dict[str, types.ModuleType] = {}
+
+
+def load_module(source: str, backend: str) -> types.ModuleType:
+    """Execute generated source as a module (cached by content); its lines show in tracebacks."""
+    key = hashlib.sha256(source.encode()).hexdigest()[:16]
+    if key not in _MODULES:
+        filename = f"<workbench-{backend}-{key}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        module = types.ModuleType(f"workbench_generated_{backend}_{key}")
+        module.__file__ = filename
+        exec(compile(source, filename, "exec"), module.__dict__)
+        _MODULES[key] = module
+    return _MODULES[key]

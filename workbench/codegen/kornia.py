@@ -1,0 +1,59 @@
+"""Emit a Kornia script for a chain: `build_augmentation()` plus the shared loader and CLI."""
+from __future__ import annotations
+
+import inspect
+
+from ..chain import Chain
+from ..errors import UnsupportedOpError
+from . import runtime
+from .kornia_template import BODY, HEADER, IMPORTS
+from .literals import call, comment, identifier, literal
+
+
+def kornia_module_call(step) -> str:
+    """Source of the Kornia module for one validated step.
+
+    Example:
+        >>> from workbench.chain import Step
+        >>> kornia_module_call(Step.create("Rotate", p=1.0, degrees=[-5, 5]))
+        "K.RandomRotation(degrees=(-5.0, 5.0), resample='BILINEAR', align_corners=False, p=1.0)"
+    """
+    spec = step.spec
+    if spec.kornia is None:
+        raise UnsupportedOpError(f"{spec.name} cannot run on Kornia; backends that support it: "
+                                 f"{', '.join(spec.backends) or 'none'}")
+    kwargs = dict(spec.kornia.args(step.params))
+    kwargs["p"] = float(step.p)
+    return call(f"K.{identifier(spec.kornia.module)}", kwargs)
+
+
+def emit_kornia(chain: Chain) -> str:
+    """The whole script as text (not yet syntax-checked; `export_chain` does that)."""
+    enabled = chain.enabled_steps()
+    head = 0
+    for position, (_, step) in enumerate(enabled):
+        if step.spec.fixes_size:
+            head = position + 1
+            break
+    lines = [HEADER, comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
+    for i, step in enumerate(chain.steps):
+        lines.append(comment(f"  {i + 1}. {step.describe()}"))
+    lines += ["", IMPORTS, "", f"SEED = {literal(chain.seed)}",
+              comment("Steps before this index fix the image size; see augment_batch."),
+              f"HEAD_STEPS = {literal(head)}",
+              comment("(op name, position in the chain) of each enabled step, in order."),
+              f"STEPS = {literal(tuple((identifier(s.op), i) for i, s in enabled))}",
+              "", "",
+              "def build_augmentation():",
+              '    """The chain\'s enabled steps as Kornia modules, applied in order to float NCHW in [0, 1]."""',
+              "    return torch.nn.Sequential("]
+    for i, step in enabled:
+        lines.append("        " + comment(f"{i + 1}. {step.describe()}"))
+        lines.append(f"        {kornia_module_call(step)},")
+    lines += ["    )", "", "",
+              comment("Image files and decoding: the same functions the workbench preview uses."),
+              f"IMAGE_EXTENSIONS = {literal(runtime.IMAGE_EXTENSIONS)}", "", "",
+              inspect.getsource(runtime.list_image_files), "",
+              inspect.getsource(runtime.decode_image), "",
+              BODY]
+    return "\n".join(lines)

@@ -1,0 +1,161 @@
+"""Loading images and checking images handed to the workbench.
+
+Decoding is PIL to RGB uint8, files in name order: the same code the exported scripts use.
+"""
+from __future__ import annotations
+
+import glob as _glob
+import warnings
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from .codegen.runtime import IMAGE_EXTENSIONS, decode_image, list_image_files
+from .errors import InputError
+
+SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
+MAX_IMAGES = 100_000
+
+
+def image_files(source: str | Path) -> list[Path]:
+    """Image files named by a folder (recursive), a glob pattern or a single file, in name order.
+
+    Example:
+        >>> len(image_files("sample_data")) >= 8
+        True
+    """
+    path = Path(source)
+    if path.is_dir():
+        files = list_image_files(path)
+    elif path.is_file():
+        files = [path]
+    elif any(ch in str(source) for ch in "*?["):
+        files = sorted(Path(p) for p in _glob.glob(str(source), recursive=True)
+                       if Path(p).is_file() and Path(p).suffix.lower() in IMAGE_EXTENSIONS)
+    else:
+        raise InputError(f"no such file or folder: {str(source)!r}")
+    if not files:
+        raise InputError(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) found in {str(source)!r}")
+    return files
+
+
+def load_images(source: str | Path | None = None, on_error: str = "raise") -> list[np.ndarray]:
+    """Decode images to RGB uint8 HxWx3 arrays (PIL, files sorted by name).
+
+    `source` is a folder (searched recursively), a glob or a file; None means the bundled
+    sample images. `on_error="skip"` skips unreadable files with a warning.
+
+    Example:
+        >>> images = load_images("sample_data")
+        >>> images[0].dtype.name, images[0].shape[2]
+        ('uint8', 3)
+    """
+    if on_error not in ("raise", "skip"):
+        raise ValueError("on_error must be 'raise' or 'skip'")
+    files = image_files(SAMPLE_DATA if source is None else source)
+    images = []
+    for f in files:
+        try:
+            images.append(decode_image(f))
+        except Exception as exc:  # PIL raises many types for corrupt data
+            message = f"cannot decode {str(f)!r} as an image ({type(exc).__name__}: {exc})"
+            if on_error == "raise":
+                raise InputError(message + "; remove or fix the file, or pass on_error='skip'") from None
+            warnings.warn(message + "; skipped", stacklevel=2)
+    if not images:
+        raise InputError(f"none of the files in {str(source)!r} could be decoded")
+    return images
+
+
+def as_image_list(images: Any) -> list[np.ndarray]:
+    """Check and convert user images to a list of contiguous RGB uint8 HxWx3 arrays.
+
+    Accepts a folder/glob/file path, a list of arrays (HxWx3, HxW, HxWx1, HxWx4), a 4-D
+    NxHxWxC array, torch tensors (CxHxW or NxCxHxW, uint8), PIL images, or a torch Dataset
+    whose items are images or (image, label) pairs. Grayscale and RGBA are converted with
+    a warning; anything else raises InputError saying what to change.
+
+    Example:
+        >>> as_image_list([np.zeros((4, 5), np.uint8)])[0].shape  # doctest: +SKIP
+        (4, 5, 3)
+    """
+    if isinstance(images, (str, Path)):
+        return load_images(images)
+    if isinstance(images, np.ndarray):
+        if images.ndim == 4:
+            items: Iterable[Any] = list(images)
+        elif images.ndim in (2, 3):
+            items = [images]
+        else:
+            raise InputError(f"an image array must be HxWx3 (or a batch NxHxWx3), got shape {images.shape}")
+    elif _is_torch_tensor(images):
+        items = list(images) if images.ndim == 4 else [images]
+    elif _is_dataset(images):
+        items = [images[i] for i in range(len(images))]
+    elif isinstance(images, (list, tuple)):
+        items = list(images)
+    else:
+        raise InputError(f"images must be a folder path, a list of arrays or tensors, or a Dataset; got "
+                         f"{type(images).__name__}")
+    if not items:
+        raise InputError("no images given: pass at least one image (or a folder of images)")
+    if len(items) > MAX_IMAGES:
+        raise InputError(f"{len(items)} images given; at most {MAX_IMAGES} at a time")
+    return [_one_image(item, i) for i, item in enumerate(items)]
+
+
+def _is_torch_tensor(x: Any) -> bool:
+    return type(x).__module__.startswith("torch") and hasattr(x, "permute") and hasattr(x, "dtype")
+
+
+def _is_dataset(x: Any) -> bool:
+    return hasattr(x, "__getitem__") and hasattr(x, "__len__") and type(x).__module__ != "builtins" \
+        and not isinstance(x, (np.ndarray, str, bytes))
+
+
+def _one_image(item: Any, index: int) -> np.ndarray:
+    where = f"image {index}"
+    if isinstance(item, tuple) and len(item) == 2 and not isinstance(item[1], (np.ndarray,)) \
+            and not _is_torch_tensor(item[1]):
+        item = item[0]  # a Dataset's (image, label) pair
+    if hasattr(item, "convert") and hasattr(item, "mode"):  # PIL image
+        item = np.asarray(item.convert("RGB") if item.mode not in ("RGB", "L", "RGBA") else item)
+    if _is_torch_tensor(item):
+        item = _tensor_to_hwc(item, where)
+    if not isinstance(item, np.ndarray):
+        raise InputError(f"{where}: expected an array, tensor or PIL image, got {type(item).__name__}")
+    if item.dtype != np.uint8:
+        hint = " (for floats in [0, 1] use (img * 255).round().astype(np.uint8))" \
+            if np.issubdtype(item.dtype, np.floating) else " (use img.astype(np.uint8) if values are 0-255)"
+        raise InputError(f"{where}: dtype must be uint8, got {item.dtype}{hint}")
+    if item.ndim == 3 and item.shape[0] in (1, 3, 4) and item.shape[2] not in (1, 3, 4):
+        raise InputError(f"{where}: shape {item.shape} looks like channels-first (CxHxW); arrays must be "
+                         "HxWxC: use np.transpose(img, (1, 2, 0))")
+    if item.ndim == 3 and item.shape[0] in (1, 3, 4) and item.shape[2] in (1, 3, 4) and item.shape[0] != item.shape[2] \
+            and min(item.shape[:2]) <= 4:
+        raise InputError(f"{where}: shape {item.shape} is ambiguous between CxHxW and HxWxC; pass HxWxC "
+                         "arrays larger than 4x4 pixels")
+    if item.ndim == 2 or (item.ndim == 3 and item.shape[2] == 1):
+        warnings.warn(f"{where}: grayscale image converted to RGB (channel repeated)", stacklevel=3)
+        item = np.repeat(item.reshape(item.shape[0], item.shape[1], 1), 3, axis=2)
+    elif item.ndim == 3 and item.shape[2] == 4:
+        warnings.warn(f"{where}: RGBA image converted to RGB (alpha channel dropped)", stacklevel=3)
+        item = item[:, :, :3]
+    if item.ndim != 3 or item.shape[2] != 3:
+        raise InputError(f"{where}: expected HxWx3 RGB (or HxW grayscale, HxWx4 RGBA), got shape {item.shape}")
+    if item.shape[0] == 0 or item.shape[1] == 0:
+        raise InputError(f"{where}: image is empty (shape {item.shape})")
+    return np.ascontiguousarray(item)
+
+
+def _tensor_to_hwc(t: Any, where: str) -> np.ndarray:
+    t = t.detach().cpu()
+    if t.ndim == 3 and t.shape[-1] in (1, 3, 4) and t.shape[0] not in (1, 3, 4):
+        raise InputError(f"{where}: tensor shape {tuple(t.shape)} looks like HxWxC; tensors must be CxHxW "
+                         "(torch convention): use t.permute(2, 0, 1)")
+    if t.ndim == 3:
+        return t.permute(1, 2, 0).numpy()
+    if t.ndim == 2:
+        return t.numpy()
+    raise InputError(f"{where}: tensor must be CxHxW, got shape {tuple(t.shape)}")

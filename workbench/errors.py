@@ -1,0 +1,29 @@
+"""Exceptions the workbench raises. Each message names the problem and the fix."""
+
+
+class WorkbenchError(Exception):
+    """Base class for every error the workbench raises on purpose."""
+
+
+class ChainError(WorkbenchError, ValueError):
+    """A chain, a step or one of its parameters is invalid.
+
+    Example:
+        >>> from workbench import Chain
+        >>> Chain.from_dict({"steps": [{"op": "Rotate", "p": 2}]})
+        Traceback (most recent call last):
+        ...
+        workbench.errors.ChainError: step 1 (Rotate): p must be a number in [0, 1], got 2
+    """
+
+
+class InputError(WorkbenchError, ValueError):
+    """Images given to the workbench cannot be used as they are (dtype, layout, channels, files)."""
+
+
+class UnsupportedOpError(WorkbenchError, NotImplementedError):
+    """An op cannot be expressed on the chosen backend."""
+
+
+class ExportError(WorkbenchError, ValueError):
+    """Generated code could not be produced or written safely."""

@@ -1,0 +1,57 @@
+"""The op registry: the single source of truth for UI, validation, serialisation and code.
+
+Example:
+    >>> from workbench.ops import list_ops, get_op
+    >>> "Rotate" in list_ops() and get_op("Rotate").family
+    'geometric'
+"""
+from __future__ import annotations
+
+from ..errors import ChainError
+from . import color, filters, geometric, normalize, occlusion
+from .spec import FAMILIES, KorniaLowering, OpSpec
+
+REGISTRY: dict[str, OpSpec] = {}
+
+
+def register(spec: OpSpec) -> OpSpec:
+    """Add an op to the registry (names are unique)."""
+    if spec.name in REGISTRY:
+        raise ValueError(f"op {spec.name!r} is registered twice")
+    REGISTRY[spec.name] = spec
+    return spec
+
+
+for _module in (geometric, color, filters, occlusion, normalize):
+    for _spec in _module.OPS:
+        register(_spec)
+
+
+def list_ops(family: str | None = None, backend: str | None = None) -> list[str]:
+    """Names of registered ops, in catalog order, optionally filtered by family or backend.
+
+    Example:
+        >>> list_ops(family="normalize")
+        ['Normalize']
+    """
+    return [s.name for s in REGISTRY.values()
+            if (family is None or s.family == family) and (backend is None or s.supports(backend))]
+
+
+def get_op(name: str) -> OpSpec:
+    """The spec of op `name`; a ChainError naming the close matches when it is unknown.
+
+    Example:
+        >>> get_op("HorizontalFlip").default_p
+        0.5
+    """
+    if not isinstance(name, str) or name not in REGISTRY:
+        import difflib
+
+        close = difflib.get_close_matches(str(name), REGISTRY, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else f"; known ops: {', '.join(REGISTRY)}"
+        raise ChainError(f"unknown op {name!r}{hint}")
+    return REGISTRY[name]
+
+
+__all__ = ["FAMILIES", "KorniaLowering", "OpSpec", "REGISTRY", "get_op", "list_ops", "register"]

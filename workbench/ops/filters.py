@@ -1,0 +1,21 @@
+"""Blur and noise ops."""
+from .params import Number, Range
+from .spec import KorniaLowering, OpSpec
+
+GAUSSIAN_BLUR = OpSpec(
+    name="GaussianBlur", family="blur/noise",
+    doc="Gaussian blur with sigma drawn from `sigma`, a kernel_size x kernel_size window, mirrored borders.",
+    params=(
+        Range("sigma", "standard deviation range in pixels", (0.1, 2.0), lo=0.01, hi=20.0),
+        Number("kernel_size", "window side in pixels (odd)", 5, lo=3, hi=99, integer=True, odd=True),
+    ),
+    kornia=KorniaLowering(
+        "RandomGaussianBlur",
+        # 'reflect' mirrors without repeating the edge pixel (OpenCV's and DALI's default).
+        lambda a: {"kernel_size": (a["kernel_size"], a["kernel_size"]), "sigma": tuple(a["sigma"]),
+                   "border_type": "reflect"},
+        record={"sigma": "sigma"},
+    ),
+)
+
+OPS = (GAUSSIAN_BLUR,)

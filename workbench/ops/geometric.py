@@ -1,0 +1,98 @@
+"""Geometric ops: flips, rotations, affine warps, crops and resizes."""
+from .params import Choice, Flag, Floats, Range, Size
+from .spec import KorniaLowering, OpSpec
+
+# Half-pixel centres (align_corners=False) everywhere: the convention PIL, OpenCV and DALI
+# use, so previews agree across backends.
+_INTERP = Choice("interpolation", "resampling filter", "bilinear", options=("bilinear", "nearest"))
+
+
+def _resample(params):
+    return params["interpolation"].upper()
+
+
+HORIZONTAL_FLIP = OpSpec(
+    name="HorizontalFlip", family="geometric", default_p=0.5,
+    doc="Mirror the image left to right.",
+    kornia=KorniaLowering("RandomHorizontalFlip", lambda a: {}),
+)
+
+VERTICAL_FLIP = OpSpec(
+    name="VerticalFlip", family="geometric", default_p=0.5,
+    doc="Mirror the image top to bottom.",
+    kornia=KorniaLowering("RandomVerticalFlip", lambda a: {}),
+)
+
+ROTATE = OpSpec(
+    name="Rotate", family="geometric",
+    doc="Rotate about the centre by an angle drawn from degrees (counter-clockwise); corners filled with 0.",
+    params=(Range("degrees", "angle range in degrees", (-15.0, 15.0), lo=-180.0, hi=180.0), _INTERP),
+    kornia=KorniaLowering(
+        "RandomRotation",
+        lambda a: {"degrees": tuple(a["degrees"]), "resample": _resample(a), "align_corners": False},
+        record={"degrees": "angle"},
+    ),
+)
+
+AFFINE = OpSpec(
+    name="Affine", family="geometric",
+    doc="Random rotation, translation, scale and shear in one warp; corners filled with 0.",
+    params=(
+        Range("degrees", "rotation range in degrees", (-10.0, 10.0), lo=-180.0, hi=180.0),
+        Floats("translate", "largest shift as a fraction of width and height", (0.1, 0.1), length=2, lo=0.0, hi=1.0),
+        Range("scale", "zoom factor range", (0.9, 1.1), lo=0.05, hi=10.0),
+        Range("shear", "horizontal shear range in degrees", (0.0, 0.0), lo=-80.0, hi=80.0),
+        _INTERP,
+    ),
+    kornia=KorniaLowering(
+        "RandomAffine",
+        lambda a: {
+            "degrees": tuple(a["degrees"]), "translate": tuple(a["translate"]), "scale": tuple(a["scale"]),
+            "shear": tuple(a["shear"]), "resample": _resample(a), "align_corners": False,
+        },
+        record={"angle": "angle", "translations": "translate_px", "scale": "scale", "shear_x": "shear"},
+    ),
+)
+
+RANDOM_RESIZED_CROP = OpSpec(
+    name="RandomResizedCrop", family="geometric", always_applies=True, fixes_size=True,
+    doc="Crop a random area (fraction `scale` of the image, aspect `ratio`) and resize it to `size`.",
+    params=(
+        Size("size", "output size", (224, 224)),
+        Range("scale", "crop area as a fraction of the image", (0.08, 1.0), lo=0.001, hi=1.0),
+        Range("ratio", "crop aspect ratio (width / height)", (0.75, 1.3333), lo=0.05, hi=20.0),
+        _INTERP,
+    ),
+    kornia=KorniaLowering(
+        "RandomResizedCrop",
+        lambda a: {
+            "size": tuple(a["size"]), "scale": tuple(a["scale"]), "ratio": tuple(a["ratio"]),
+            "resample": _resample(a), "align_corners": False,
+        },
+        record={"src": "crop_box"},
+    ),
+)
+
+RESIZE = OpSpec(
+    name="Resize", family="geometric", always_applies=True, fixes_size=True,
+    doc="Resize to exactly `size` (aspect ratio not kept).",
+    params=(
+        Size("size", "output size", (256, 256)),
+        _INTERP,
+        Flag("antialias", "low-pass filter before shrinking, against aliasing", True),
+    ),
+    kornia=KorniaLowering(
+        "Resize",
+        lambda a: {"size": tuple(a["size"]), "resample": _resample(a), "align_corners": False,
+                   "antialias": a["antialias"]},
+    ),
+)
+
+CENTER_CROP = OpSpec(
+    name="CenterCrop", family="geometric", always_applies=True, fixes_size=True,
+    doc="Cut the central `size` region (the image must be at least that large).",
+    params=(Size("size", "output size", (224, 224)),),
+    kornia=KorniaLowering("CenterCrop", lambda a: {"size": tuple(a["size"]), "align_corners": False}),
+)
+
+OPS = (HORIZONTAL_FLIP, VERTICAL_FLIP, ROTATE, AFFINE, RANDOM_RESIZED_CROP, RESIZE, CENTER_CROP)

@@ -1,0 +1,91 @@
+"""The op spec: one declarative record per op that every part of the workbench reads."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from ..errors import ChainError
+from .params import Param
+
+FAMILIES = ("geometric", "color", "blur/noise", "occlusion", "normalize")
+
+
+@dataclass(frozen=True)
+class KorniaLowering:
+    """How an op becomes a `kornia.augmentation` module.
+
+    `module` is the class name in `kornia.augmentation`; `args(params)` maps the op's
+    validated parameters to that class's keyword arguments (literals only); `record`
+    maps Kornia's sampled-parameter keys to the names the workbench reports per sample.
+    """
+
+    module: str
+    args: Callable[[Mapping[str, Any]], dict[str, Any]]
+    record: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """Everything about one op: parameters, defaults, docs and its lowering per backend.
+
+    Example:
+        >>> from workbench.ops import get_op
+        >>> spec = get_op("Rotate")
+        >>> spec.defaults()["degrees"], spec.supports("kornia")
+        ([-15.0, 15.0], True)
+    """
+
+    name: str
+    family: str
+    doc: str
+    params: tuple[Param, ...] = ()
+    default_p: float = 1.0
+    # Ops that change the image size (or its value scale) must apply to every sample of a
+    # batch, otherwise the batch could not stay one tensor.
+    always_applies: bool = False
+    # True when the output size no longer depends on the input size; lets batches of
+    # mixed-size images become one tensor from this step on.
+    fixes_size: bool = False
+    kornia: KorniaLowering | None = None
+
+    def __post_init__(self) -> None:
+        if self.family not in FAMILIES:
+            raise ValueError(f"op {self.name}: family must be one of {FAMILIES}")
+        if not self.name.isidentifier():
+            raise ValueError(f"op name {self.name!r} must be a Python identifier")
+
+    @property
+    def backends(self) -> tuple[str, ...]:
+        """Backends that can run and export this op."""
+        return tuple(b for b in ("kornia",) if getattr(self, b) is not None)
+
+    def supports(self, backend: str) -> bool:
+        return backend in self.backends
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def defaults(self) -> dict[str, Any]:
+        """Default parameter values, normalised as validation would return them."""
+        return {p.name: p.validate(self.name, _plain(p.default)) for p in self.params}
+
+    def validate_params(self, where: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Check `params` against the spec; return a full, normalised dict (defaults filled in)."""
+        if not isinstance(params, Mapping):
+            raise ChainError(f"{where}: 'params' must be a mapping of name to value, got {type(params).__name__}")
+        known = {p.name for p in self.params}
+        for key in params:
+            if key not in known:
+                valid = ", ".join(sorted(known)) or "none"
+                raise ChainError(f"{where}: unknown parameter {key!r}; {self.name} takes: {valid}")
+        out = {}
+        for p in self.params:
+            out[p.name] = p.validate(where, params[p.name]) if p.name in params else p.validate(where, _plain(p.default))
+        return out
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
