@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..data import as_image_list
-from ..errors import ChainError, UnsupportedOpError, WorkbenchError
+from ..errors import ChainError, InputError, UnsupportedOpError, WorkbenchError
 
 BACKENDS = ("kornia",)
 
@@ -75,11 +75,24 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
         chain.seed = seed
         chain.validate()
     arrays = as_image_list(images)
+    check_sizes(chain, arrays)
     device = resolve_device(device)
     from .kornia import run_kornia
 
     out, params = run_kornia(chain, arrays, device)
     return RunResult(images=out, params=params, backend=backend, device=device, seed=chain.seed, inputs=arrays)
+
+
+def check_sizes(chain, images: list[np.ndarray]) -> None:
+    """Follow each image's size through the chain; refuse crops larger than their input."""
+    for n, image in enumerate(images):
+        h, w = image.shape[:2]
+        for i, step in chain.enabled_steps():
+            need = step.spec.input_at_least
+            if need and (step.params[need][0] > h or step.params[need][1] > w):
+                raise InputError(f"step {i + 1} ({step.op}): {need} {step.params[need]} is larger than image {n} "
+                                 f"({h}x{w} at that step); lower {need} or resize first")
+            h, w = step.spec.output_size(step.params, h, w)
 
 
 def per_sample_params(chain, records: list[dict[str, np.ndarray]], count: int,

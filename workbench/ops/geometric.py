@@ -89,7 +89,7 @@ RESIZE = OpSpec(
 )
 
 CENTER_CROP = OpSpec(
-    name="CenterCrop", family="geometric", always_applies=True, fixes_size=True,
+    name="CenterCrop", family="geometric", always_applies=True, fixes_size=True, input_at_least="size",
     doc="Cut the central `size` region (the image must be at least that large).",
     params=(Size("size", "output size", (224, 224)),),
     kornia=KorniaLowering("CenterCrop", lambda a: {"size": tuple(a["size"]), "align_corners": False}),

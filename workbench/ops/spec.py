@@ -46,6 +46,8 @@ class OpSpec:
     # True when the output size no longer depends on the input size; lets batches of
     # mixed-size images become one tensor from this step on.
     fixes_size: bool = False
+    # Name of a Size parameter the input must be at least as large as (crops).
+    input_at_least: str | None = None
     kornia: KorniaLowering | None = None
 
     def __post_init__(self) -> None:
@@ -61,6 +63,10 @@ class OpSpec:
 
     def supports(self, backend: str) -> bool:
         return backend in self.backends
+
+    def output_size(self, params: Mapping[str, Any], height: int, width: int) -> tuple[int, int]:
+        """Image size after this op, given the input size."""
+        return tuple(params["size"]) if self.fixes_size else (height, width)
 
     def param(self, name: str) -> Param:
         for p in self.params:

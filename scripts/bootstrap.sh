@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Create .venv (once) and install the workbench with everything the lab and the tests need.
+# Sourced by lab.sh and test.sh; safe to run again (it re-installs only when pyproject.toml changes).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="${WORKBENCH_VENV:-$root/.venv}"
+python="${PYTHON:-$(command -v python3.11 || command -v python3)}"
+
+if [ ! -x "$venv/bin/python" ]; then
+  echo "bootstrap: creating $venv with $python"
+  "$python" -m venv "$venv"
+fi
+stamp="$venv/.workbench-installed"
+want="$(sha256sum "$root/pyproject.toml" | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  export PIP_DISABLE_PIP_VERSION_CHECK=1
+  # torch first and pinned: where a local CPU wheel exists this takes seconds; an unpinned
+  # torch would pull several GB of CUDA wheels as a dependency of kornia.
+  "$venv/bin/python" -m pip install -q "torch==2.13.0"
+  "$venv/bin/python" -m pip install -q -e "$root[lab,test]"
+  echo "$want" > "$stamp"
+fi
+export PATH="$venv/bin:$PATH"
+export KORNIA_INSTALLATION_MODE=RAISE

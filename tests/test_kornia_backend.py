@@ -1,0 +1,207 @@
+"""Kornia backend: each op does what its spec says (checked against numpy), draws are seeded
+and reported per sample."""
+import numpy as np
+import pytest
+import torch
+
+import workbench as wb
+
+LUMA = np.array([0.299, 0.587, 0.114], np.float32)
+
+
+def run1(images, op, p=1.0, seed=0, **params):
+    return wb.Chain(seed=seed).add(op, p=p, **params).run(images, backend="kornia", device="cpu")
+
+
+def as_float(images):
+    return np.stack(images).astype(np.float32) / 255.0
+
+
+def test_flips_exact(small_images):
+    x = as_float(small_images)
+    assert np.array_equal(run1(small_images, "HorizontalFlip").images, x[:, :, ::-1])
+    assert np.array_equal(run1(small_images, "VerticalFlip").images, x[:, ::-1])
+
+
+def test_p_zero_is_identity_and_reported(small_images):
+    res = run1(small_images, "Rotate", p=0.0, degrees=[30, 40])
+    assert np.array_equal(res.images, as_float(small_images))
+    assert all(not row[0]["applied"] for row in res.params)
+
+
+def test_p_half_applies_to_some_and_leaves_others_untouched(small_images):
+    x = as_float(small_images)
+    counts = []
+    for seed in range(6):
+        res = run1(small_images, "HorizontalFlip", p=0.5, seed=seed)
+        applied = [row[0]["applied"] for row in res.params]
+        counts.append(sum(applied))
+        for n, a in enumerate(applied):
+            assert np.array_equal(res.images[n], x[n, :, ::-1] if a else x[n])
+    assert 0 < sum(counts) < 6 * len(small_images) and len(set(counts)) > 1
+
+
+def test_brightness_is_multiplicative(small_images):
+    res = run1(small_images, "Brightness", factor=[1.5, 1.5])
+    np.testing.assert_allclose(res.images, np.clip(as_float(small_images) * 1.5, 0, 1), atol=1e-6)
+    assert all(row[0]["factor"] == pytest.approx(1.5) for row in res.params)
+
+
+def test_contrast_blends_with_mean_grey(small_images):
+    x = as_float(small_images)
+    mean = (x @ LUMA).mean(axis=(1, 2))[:, None, None, None]
+    res = run1(small_images, "Contrast", factor=[0.5, 0.5])
+    np.testing.assert_allclose(res.images, np.clip(0.5 * x + 0.5 * mean, 0, 1), atol=1e-5)
+
+
+def test_saturation_blends_with_greyscale(small_images):
+    x = as_float(small_images)
+    grey = (x @ LUMA)[..., None]
+    res = run1(small_images, "Saturation", factor=[0.0, 0.0])
+    np.testing.assert_allclose(res.images, np.repeat(grey, 3, axis=3), atol=1e-5)
+    res = run1(small_images, "Saturation", factor=[1.5, 1.5])
+    np.testing.assert_allclose(res.images, np.clip(1.5 * x - 0.5 * grey, 0, 1), atol=1e-5)
+
+
+def test_hue_shift_in_turns():
+    red = np.zeros((8, 8, 3), np.uint8)
+    red[..., 0] = 255
+    out = run1([red], "Hue", shift=[0.5, 0.5]).images[0]  # half a turn: red -> cyan
+    np.testing.assert_allclose(out[0, 0], [0, 1, 1], atol=1e-5)
+    out = run1([red], "Hue", shift=[1 / 3, 1 / 3]).images[0]  # a third: red -> green
+    np.testing.assert_allclose(out[0, 0], [0, 1, 0], atol=1e-5)
+
+
+def test_color_jitter_fixed_order_equals_separate_steps(small_images):
+    params = dict(brightness=[1.2, 1.2], contrast=[0.8, 0.8], saturation=[1.3, 1.3], hue=[0.1, 0.1])
+    joint = run1(small_images, "ColorJitter", **params).images
+    chain = wb.Chain().add("Brightness", factor=[1.2, 1.2]).add("Contrast", factor=[0.8, 0.8]) \
+        .add("Saturation", factor=[1.3, 1.3]).add("Hue", shift=[0.1, 0.1])
+    np.testing.assert_allclose(joint, chain.run(small_images).images, atol=1e-6)
+
+
+def test_grayscale_luma(small_images):
+    x = as_float(small_images)
+    out = run1(small_images, "Grayscale").images
+    np.testing.assert_allclose(out, np.repeat((x @ LUMA)[..., None], 3, axis=3), atol=1e-5)
+
+
+def test_normalize(small_images):
+    mean, std = [0.4, 0.5, 0.6], [0.2, 0.25, 0.3]
+    out = run1(small_images, "Normalize", mean=mean, std=std).images
+    np.testing.assert_allclose(out, (as_float(small_images) - mean) / np.float32(std), atol=1e-6)
+
+
+def test_center_crop_is_a_slice(small_images):
+    out = run1(small_images, "CenterCrop", size=[64, 80]).images
+    assert np.array_equal(out, as_float(small_images)[:, 16:80, 24:104])
+
+
+def test_resize_half_is_2x2_mean_with_pixel_centres(small_images):
+    x = as_float(small_images)
+    out = run1(small_images, "Resize", size=[48, 64], antialias=False).images
+    expected = x.reshape(len(x), 48, 2, 64, 2, 3).mean(axis=(2, 4))
+    np.testing.assert_allclose(out, expected, atol=1e-6)
+    assert run1(small_images, "Resize", size=[50, 70]).images.shape == (len(x), 50, 70, 3)
+
+
+def test_rotate_90_is_counter_clockwise_quarter_turn(small_images):
+    square = [img[:, 16:112].copy() for img in small_images]
+    out = run1(square, "Rotate", degrees=[90, 90], interpolation="nearest").images
+    np.testing.assert_allclose(out, np.rot90(as_float(square), k=1, axes=(1, 2)), atol=1e-6)
+    assert all(row[0]["angle"] == pytest.approx(90.0) for row in run1(square, "Rotate", degrees=[90, 90]).params)
+
+
+def test_identity_affine_and_full_crop(small_images):
+    x = as_float(small_images)
+    out = run1(small_images, "Affine", degrees=[0, 0], translate=[0, 0], scale=[1, 1], shear=[0, 0]).images
+    np.testing.assert_allclose(out, x, atol=1e-5)
+    out = run1(small_images, "RandomResizedCrop", size=[96, 128], scale=[1, 1], ratio=[4 / 3, 4 / 3]).images
+    np.testing.assert_allclose(out, x, atol=1e-5)
+
+
+def test_random_resized_crop_reports_box_within_scale(small_images):
+    res = run1(small_images, "RandomResizedCrop", size=[32, 32], scale=[0.3, 0.6], seed=5)
+    assert res.images.shape == (len(small_images), 32, 32, 3)
+    for row in res.params:
+        x0, y0, x1, y1 = row[0]["crop_box"]
+        assert 0 <= x0 < x1 <= 127 and 0 <= y0 < y1 <= 95
+        area = (x1 - x0 + 1) * (y1 - y0 + 1) / (96 * 128)
+        assert 0.25 <= area <= 0.65
+
+
+def reference_blur(x, sigma, k):
+    r = k // 2
+    t = np.arange(-r, r + 1, dtype=np.float64)
+    g = np.exp(-t ** 2 / (2 * sigma ** 2))
+    g /= g.sum()
+    pad = np.pad(x.astype(np.float64), ((0, 0), (r, r), (r, r), (0, 0)), mode="reflect")
+    rows = sum(g[i] * pad[:, i:i + x.shape[1], :, :] for i in range(k))
+    return sum(g[i] * rows[:, :, i:i + x.shape[2], :] for i in range(k))
+
+
+def test_gaussian_blur_matches_reference(small_images):
+    out = run1(small_images, "GaussianBlur", sigma=[1.5, 1.5], kernel_size=7).images
+    np.testing.assert_allclose(out, reference_blur(as_float(small_images), 1.5, 7), atol=2e-6)
+
+
+def test_erase_fills_the_reported_rectangle(small_images):
+    x = as_float(small_images)
+    res = run1(small_images, "Erase", scale=[0.1, 0.2], value=1.0, seed=2)
+    for n, row in enumerate(res.params):
+        px, py, w, h = (int(row[0][k]) for k in ("x", "y", "width", "height"))
+        mask = np.zeros(x.shape[1:3], bool)
+        mask[py:py + h, px:px + w] = True
+        assert mask.sum() > 0.05 * mask.size
+        assert np.all(res.images[n][mask] == 1.0)
+        assert np.array_equal(res.images[n][~mask], x[n][~mask])
+
+
+def test_seeded_and_reported(small_images, design_chain):
+    a = design_chain.run(small_images)
+    b = design_chain.run(small_images)
+    c = design_chain.run(small_images, seed=8)
+    assert np.array_equal(a.images, b.images) and a.params == b.params
+    assert not np.array_equal(a.images, c.images) and c.seed == 8 and design_chain.seed == 7
+    assert a.images.shape == (len(small_images), 224, 224, 3) and a.images.dtype == np.float32
+    for row in a.params:
+        assert [r["op"] for r in row] == [s.op for s in design_chain.steps]
+        assert -20 <= row[2]["angle"] <= 20 and 0.7 <= row[3]["factor"] <= 1.3
+        assert row[0]["applied"] and row[4]["applied"]
+
+
+def test_disabled_step_is_skipped_and_reported(small_images, design_chain):
+    design_chain.steps[2].enabled = False
+    res = design_chain.run(small_images)
+    assert all(row[2] == {"step": 3, "op": "Rotate", "enabled": False, "applied": False} for row in res.params)
+    without = wb.Chain.from_dict({**design_chain.to_dict(), "steps": [s.to_dict() for i, s in enumerate(design_chain.steps) if i != 2]})
+    assert np.array_equal(res.images, without.run(small_images).images)
+
+
+def test_run_leaves_the_callers_random_stream_alone(small_images, design_chain):
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    design_chain.run(small_images)
+    assert torch.equal(torch.rand(3), expected)
+
+
+def test_mixed_sizes_use_documented_batching(sample_images, design_chain):
+    """Mixed sizes: the steps up to the first size-fixing one run per image, then one batch."""
+    res = design_chain.run(sample_images)
+    assert res.images.shape == (len(sample_images), 224, 224, 3)
+    # Per image, the first step draws from the stream in file order: running image 0 alone
+    # with the same seed gives the same crop for it.
+    alone = design_chain.run(sample_images[:1])
+    assert res.params[0][0]["crop_box"] == alone.params[0][0]["crop_box"]
+
+
+def test_center_crop_larger_than_image_is_a_clear_error():
+    chain = wb.Chain().add("CenterCrop", size=[64, 64])
+    with pytest.raises(wb.InputError, match=r"step 1 \(CenterCrop\): size \[64, 64\] is larger than image 1 \(16x16"):
+        chain.run([np.zeros((64, 64, 3), np.uint8), np.zeros((16, 16, 3), np.uint8)])
+    # After a Resize the crop is checked against the resized size.
+    chain = wb.Chain().add("Resize", size=[32, 32]).add("CenterCrop", size=[40, 20])
+    with pytest.raises(wb.InputError, match=r"step 2 \(CenterCrop\): size \[40, 20\] is larger than image 0 \(32x32"):
+        chain.run([np.zeros((64, 64, 3), np.uint8)])
+    assert chain.steps[1].params["size"] == [40, 20]
