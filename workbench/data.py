@@ -31,8 +31,9 @@ def image_files(source: str | Path) -> list[Path]:
     elif path.is_file():
         files = [path]
     elif any(ch in str(source) for ch in "*?["):
-        files = sorted(Path(p) for p in _glob.glob(str(source), recursive=True)
-                       if Path(p).is_file() and Path(p).suffix.lower() in IMAGE_EXTENSIONS)
+        # Sorted by the path string, like folders, so both name the same order.
+        files = sorted((Path(p) for p in _glob.glob(str(source), recursive=True)
+                        if Path(p).is_file() and Path(p).suffix.lower() in IMAGE_EXTENSIONS), key=Path.as_posix)
     else:
         raise InputError(f"no such file or folder: {str(source)!r}")
     if not files:
@@ -116,18 +117,21 @@ def _is_dataset(x: Any) -> bool:
 
 def _one_image(item: Any, index: int) -> np.ndarray:
     where = f"image {index}"
-    if isinstance(item, tuple) and len(item) == 2 and not isinstance(item[1], (np.ndarray,)) \
-            and not _is_torch_tensor(item[1]):
-        item = item[0]  # a Dataset's (image, label) pair
+    if isinstance(item, tuple) and len(item) == 2 and getattr(item[1], "ndim", 0) < 2:
+        item = item[0]  # a Dataset's (image, label) pair; the label may be a scalar tensor
     if hasattr(item, "convert") and hasattr(item, "mode"):  # PIL image
-        item = np.asarray(item.convert("RGB") if item.mode not in ("RGB", "L", "RGBA") else item)
+        item = np.array(item.convert("RGB") if item.mode not in ("RGB", "L", "RGBA") else item)
     if _is_torch_tensor(item):
         item = _tensor_to_hwc(item, where)
     if not isinstance(item, np.ndarray):
         raise InputError(f"{where}: expected an array, tensor or PIL image, got {type(item).__name__}")
     if item.dtype != np.uint8:
-        hint = " (for floats in [0, 1] use (img * 255).round().astype(np.uint8))" \
-            if np.issubdtype(item.dtype, np.floating) else " (use img.astype(np.uint8) if values are 0-255)"
+        if item.dtype == np.bool_:
+            hint = " (for a mask use img.astype(np.uint8) * 255)"
+        elif np.issubdtype(item.dtype, np.floating):
+            hint = " (for floats in [0, 1] use (img * 255).round().astype(np.uint8))"
+        else:
+            hint = " (use img.astype(np.uint8) if values are 0-255)"
         raise InputError(f"{where}: dtype must be uint8, got {item.dtype}{hint}")
     if item.ndim == 3 and item.shape[0] in (1, 3, 4) and item.shape[2] not in (1, 3, 4):
         raise InputError(f"{where}: shape {item.shape} looks like channels-first (CxHxW); arrays must be "
@@ -150,7 +154,12 @@ def _one_image(item: Any, index: int) -> np.ndarray:
 
 
 def _tensor_to_hwc(t: Any, where: str) -> np.ndarray:
+    import torch
+
     t = t.detach().cpu()
+    if t.dtype != torch.uint8:
+        hint = " (for floats in [0, 1] use (t * 255).round().to(torch.uint8))" if t.is_floating_point() else ""
+        raise InputError(f"{where}: dtype must be uint8, got {t.dtype}{hint}")
     if t.ndim == 3 and t.shape[-1] in (1, 3, 4) and t.shape[0] not in (1, 3, 4):
         raise InputError(f"{where}: tensor shape {tuple(t.shape)} looks like HxWxC; tensors must be CxHxW "
                          "(torch convention): use t.permute(2, 0, 1)")

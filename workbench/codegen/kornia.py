@@ -30,7 +30,8 @@ def kornia_module_call(step) -> str:
 def emit_kornia(chain: Chain) -> str:
     """The whole script as text (not yet syntax-checked; `export_chain` does that)."""
     enabled = chain.enabled_steps()
-    head = 0
+    # Without a size-fixing step, images of different sizes run the whole chain one by one.
+    head = len(enabled)
     for position, (_, step) in enumerate(enabled):
         if step.spec.fixes_size:
             head = position + 1

@@ -80,11 +80,8 @@ def augment_batch(augmentation, images, device, records=None):
     if records is not None:
         for k in range(len(head)):
             records.append({key: np.concatenate([r[k][key] for r in head_records]) for key in head_records[0][k]})
-    if HEAD_STEPS == 0 or len({tuple(o.shape) for o in outputs}) > 1:
-        if len(tail):
-            raise ValueError("images of different sizes need a step that fixes the size "
-                             "(Resize, CenterCrop, RandomResizedCrop) before the other steps")
-        return [o[0] for o in outputs]
+    if len({tuple(o.shape) for o in outputs}) > 1:
+        return [o[0] for o in outputs]  # no step made the sizes equal (HEAD_STEPS covers all steps)
     return apply_steps(tail, torch.cat(outputs), records)
 
 

@@ -20,7 +20,13 @@ def list_image_files(root):
 
 
 def decode_image(path):
-    """Decode one file with PIL to an RGB uint8 array of shape (height, width, 3)."""
+    """Decode one file with PIL to an RGB uint8 array of shape (height, width, 3).
+
+    16-bit greyscale keeps its top 8 bits (PIL's own conversion would clip it to white).
+    """
     with Image.open(path) as image:
         image.load()
+        if image.mode.startswith("I;16") or image.mode == "I":
+            grey = (np.asarray(image).astype(np.uint32) >> 8).clip(0, 255).astype(np.uint8)
+            return np.repeat(grey[:, :, None], 3, axis=2)
         return np.asarray(image.convert("RGB"), dtype=np.uint8).copy()

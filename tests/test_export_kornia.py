@@ -1,0 +1,171 @@
+"""Exported Kornia scripts: readable, importable, and their --save reproduces chain.run bit for bit."""
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import workbench as wb
+
+from conftest import DESIGN_CHAIN, ROOT, random_step_dict
+
+ENV = {**os.environ, "KORNIA_INSTALLATION_MODE": "RAISE", "PYTHONHASHSEED": "0"}
+
+
+def run_script(path: Path, *args: str, timeout: int = 240) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True, env=ENV,
+                          timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def assert_save_equals_run(chain: wb.Chain, folder: Path, tmp_path: Path, seeds) -> None:
+    script = tmp_path / "aug.py"
+    chain.export("kornia", path=script.name, folder=tmp_path)
+    images = wb.load_images(folder)
+    for seed in seeds:
+        out = tmp_path / f"out_{seed}.npz"
+        run_script(script, "--images", str(folder), "--seed", str(seed), "--save", str(out))
+        saved = np.load(out)
+        expected = chain.run(images, backend="kornia", device="cpu", seed=seed)
+        assert saved["images"].dtype == expected.images.dtype
+        assert np.array_equal(saved["images"], expected.images), f"seed {seed}: --save differs from chain.run"
+        # The saved draws are the ones chain.run reports.
+        for position, (i, step) in enumerate(chain.enabled_steps()):
+            prob = saved[f"params.step{i + 1}_{step.op}.batch_prob"]
+            assert [bool(v > 0.5) for v in prob] == [row[i]["applied"] for row in expected.params]
+
+
+@pytest.mark.parametrize("op", wb.list_ops())
+def test_every_op_save_equals_run(op, small_folder, tmp_path):
+    rng = np.random.default_rng(abs(hash(op)) % 2**32)
+    step = random_step_dict(op, rng, p=None if wb.get_op(op).always_applies else 0.7)
+    chain = wb.Chain.from_dict({"seed": 11, "steps": [step, {"op": "HorizontalFlip", "p": 0.5}]})
+    assert_save_equals_run(chain, small_folder, tmp_path, seeds=(0, 2024))
+
+
+def test_design_chain_on_mixed_size_photos(tmp_path):
+    """The bundled photos have different sizes: the documented mixed-size batching holds too."""
+    assert_save_equals_run(wb.Chain.from_dict(DESIGN_CHAIN), ROOT / "sample_data", tmp_path, seeds=(7, 8, 99))
+
+
+def test_long_random_chains(small_folder, tmp_path):
+    rng = np.random.default_rng(5)
+    ops = [op for op in wb.list_ops() if not wb.get_op(op).fixes_size]
+    steps = [random_step_dict(str(op), rng) for op in rng.choice(ops, size=8, replace=False)]
+    steps.insert(3, {"op": "Resize", "params": {"size": [72, 80]}})
+    steps[5]["enabled"] = False
+    chain = wb.Chain.from_dict({"seed": 3, "steps": steps})
+    assert_save_equals_run(chain, small_folder, tmp_path, seeds=(1, 2, 3))
+
+
+def test_source_is_readable_and_safe(design_chain):
+    src = design_chain.export("kornia")
+    tree = ast.parse(src)
+    assert "SEED = 7" in src
+    # Every step appears as a comment, in order, with its parameters.
+    for i, step in enumerate(design_chain.steps):
+        assert f"# {i + 1}. {step.describe()}" in src
+    assert "K.RandomRotation(degrees=(-20.0, 20.0), resample='BILINEAR', align_corners=False, p=1.0)" in src
+    imports = {a.name if isinstance(n, ast.Import) else n.module for n in ast.walk(tree)
+               if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    assert {"kornia.augmentation", "torch", "numpy", "PIL", "torch.utils.data"} <= imports
+    functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert {"build_augmentation", "augment_images", "make_loader", "training_batches", "main"} <= functions
+    classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    assert {"CudaPrefetcher", "ImageFolderDataset"} <= classes
+    for needle in ("pin_memory=", "DistributedSampler(", "worker_init_fn=seed_worker", "torch.cuda.Stream(",
+                   "non_blocking=True", "WORLD_SIZE", "set_epoch(epoch)"):
+        assert needle in src
+
+
+def test_disabled_steps_are_listed_but_not_built(design_chain):
+    design_chain.steps[1].enabled = False
+    src = design_chain.export("kornia")
+    assert "#   2. HorizontalFlip p=0.5  [disabled]" in src
+    assert "RandomHorizontalFlip" not in src
+
+
+def test_export_writes_file_inside_folder(tmp_path, design_chain):
+    src = design_chain.export("kornia", path="sub/aug.py", folder=tmp_path)
+    assert (tmp_path / "sub" / "aug.py").read_text() == src
+    with pytest.raises(wb.ChainError, match="unknown backend 'dali'"):
+        design_chain.export("dali")
+
+
+def test_importable_module(tmp_path, small_images, design_chain):
+    path = tmp_path / "my_aug.py"
+    design_chain.export("kornia", path=path.name, folder=tmp_path)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import my_aug
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert my_aug.SEED == 7 and len(my_aug.build_augmentation()) == 5
+    out, records = my_aug.augment_images(small_images, seed=7)
+    assert np.array_equal(out, design_chain.run(small_images).images)
+
+
+def test_bench_and_training_loop(tmp_path, design_chain):
+    script = tmp_path / "aug.py"
+    design_chain.export("kornia", path=script.name, folder=tmp_path)
+    bench = run_script(script, "--images", str(ROOT / "sample_data"), "--bench", "--batch-size", "8",
+                       "--batches", "3", "--warmup", "1", "--workers", "1")
+    last = bench.stdout.strip().splitlines()[-1]
+    assert last.startswith("images/s: ") and float(last.split(": ")[1]) > 0
+    train = run_script(script, "--images", str(ROOT / "sample_data"), "--epochs", "2", "--batch-size", "4",
+                       "--workers", "1")
+    assert "rank 0/1: 24 augmented images over 2 epoch(s)" in train.stdout
+
+
+def test_image_folder_labels_and_worker_seeding(tmp_path, small_folder, design_chain):
+    """Labels come from sub-folders; a DataLoader with 2 workers repeats exactly for a seed."""
+    root = tmp_path / "data"
+    for cls, names in (("cats", ["img_00.png", "img_01.png"]), ("dogs", ["img_02.png", "img_03.png", "img_04.png"])):
+        (root / cls).mkdir(parents=True)
+        for name in names:
+            (root / cls / name).write_bytes((small_folder / name).read_bytes())
+    design_chain.export("kornia", path="aug_labels.py", folder=tmp_path)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import aug_labels
+    finally:
+        sys.path.remove(str(tmp_path))
+    ds = aug_labels.ImageFolderDataset(root)
+    assert ds.classes == ["cats", "dogs"] and ds.labels == [0, 0, 1, 1, 1]
+
+    def epoch(seed):
+        batches = aug_labels.training_batches(root, 2, epochs=2, workers=2, seed=seed, device="cpu", num_samples=8)
+        return [(e, x.numpy().copy(), y.tolist()) for e, x, y in batches]
+
+    a, b, c = epoch(5), epoch(5), epoch(6)
+    assert len(a) == 8 and [e for e, _, _ in a] == [0] * 4 + [1] * 4
+    assert all(np.array_equal(x1, x2) and y1 == y2 for (_, x1, y1), (_, x2, y2) in zip(a, b))
+    assert not all(np.array_equal(x1, x2) for (_, x1, _), (_, x2, _) in zip(a, c))
+
+
+def test_torchrun_shards_by_rank(tmp_path, small_folder, design_chain):
+    """Under torchrun each rank reads its own shard (DistributedSampler) and seeds its own stream."""
+    script = tmp_path / "aug.py"
+    design_chain.export("kornia", path=script.name, folder=tmp_path)
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import sys, torch, torch.distributed as dist\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "import aug\n"
+        "dist.init_process_group('gloo')\n"
+        f"loader = aug.make_loader({str(small_folder)!r}, batch_size=1, workers=0, seed=3)\n"
+        "files = [str(loader.dataset.files[i]) for i in loader.sampler]\n"
+        "print('RANK', dist.get_rank(), type(loader.sampler).__name__, ','.join(files))\n"
+        "dist.destroy_process_group()\n")
+    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+                           "--master-port", "29533", str(probe)], capture_output=True, text=True, env=ENV,
+                          timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = sorted(line for line in proc.stdout.splitlines() if line.startswith("RANK"))
+    assert len(lines) == 2 and all("DistributedSampler" in line for line in lines)
+    shards = [set(line.split()[-1].split(",")) for line in lines]
+    assert not shards[0] & shards[1] and len(shards[0] | shards[1]) == 6
