@@ -1,0 +1,72 @@
+"""The `workbench` command: preview grids, export, op listing, clear errors."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import workbench as wb
+from workbench.cli import main
+
+from conftest import DESIGN_CHAIN, ROOT
+
+
+@pytest.fixture
+def chain_file(tmp_path):
+    path = tmp_path / "chain.yaml"
+    wb.Chain.from_dict(DESIGN_CHAIN).save(path)
+    return path
+
+
+def test_preview_writes_grid_of_originals_and_draws(tmp_path, chain_file, capsys):
+    out = tmp_path / "grid.png"
+    assert main(["preview", str(chain_file), "--images", str(ROOT / "sample_data"), "-o", str(out),
+                 "--draws", "2", "--max-images", "3", "--cell", "64"]) == 0
+    grid = np.asarray(Image.open(out))
+    assert grid.shape == (3 * 64 + 2 * 4, 3 * 64 + 2 * 4, 3)
+    # Column 0 is the original, letterboxed; the draws differ from each other (different seeds).
+    chain = wb.Chain.load(chain_file)
+    images = wb.load_images(ROOT / "sample_data")[:3]
+    expected = wb.preview_grid(chain, images, draws=2, cell=64)
+    assert np.array_equal(grid, expected)
+    assert not np.array_equal(grid[:64, 68:132], grid[:64, 136:200])
+    assert "3 image(s), original + 2 draw(s)" in capsys.readouterr().out
+
+
+def test_export_writes_runnable_script(tmp_path, chain_file):
+    out = tmp_path / "exported" / "aug.py"
+    out.parent.mkdir()
+    assert main(["export", str(chain_file), "--backend", "kornia", "-o", str(out)]) == 0
+    assert out.read_text() == wb.Chain.load(chain_file).export("kornia")
+
+
+def test_errors_are_one_clear_line(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("seed: 1\nsteps:\n  - op: Rotate\n    params: {degrees: [30, -30]}\n")
+    assert main(["export", str(bad), "-o", str(tmp_path / "x.py")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("workbench export: error: step 1 (Rotate): parameter 'degrees' has lo > hi")
+    assert not (tmp_path / "x.py").exists()
+    assert main(["preview", str(bad).replace("bad", "missing"), "-o", str(tmp_path / "g.png")]) == 2
+    assert "cannot read chain file" in capsys.readouterr().err
+    good = tmp_path / "good.yaml"
+    wb.Chain.from_dict(DESIGN_CHAIN).save(good)
+    assert main(["export", str(good), "--backend", "tensorflow", "-o", str(tmp_path / "x.py")]) == 2
+    assert "unknown backend 'tensorflow'" in capsys.readouterr().err
+
+
+def test_ops_lists_every_op(capsys):
+    assert main(["ops"]) == 0
+    out = capsys.readouterr().out
+    for op in wb.list_ops():
+        assert f"\n{op} " in "\n" + out
+    assert "degrees: angle range in degrees (range [lo, hi] within [-180.0, 180.0])" in out
+
+
+def test_installed_console_script(tmp_path, chain_file):
+    exe = __import__("shutil").which("workbench", path=str(__import__("pathlib").Path(sys.executable).parent))
+    assert exe, "the `workbench` command is not installed next to this Python"
+    proc = subprocess.run([exe, "export", str(chain_file), "-o", str(tmp_path / "a.py")], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0 and (tmp_path / "a.py").exists()
