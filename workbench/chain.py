@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from .errors import ChainError
+from .errors import ChainError, show
 from .ops import get_op
 
 FORMAT_NAME = "augmentation-workbench/chain"
@@ -34,18 +34,21 @@ _CHAIN_KEYS = {"format", "version", "seed", "steps"}
 
 
 def _check_p(where: str, spec, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)) \
-            or not 0.0 <= float(value) <= 1.0:
-        raise ChainError(f"{where}: p must be a number in [0, 1], got {value!r}")
-    if spec.always_applies and float(value) != 1.0:
+    try:
+        p = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else math.nan
+    except (OverflowError, TypeError, ValueError):
+        p = math.nan
+    if not 0.0 <= p <= 1.0:  # NaN fails this too
+        raise ChainError(f"{where}: p must be a number in [0, 1], got {show(value)}")
+    if spec.always_applies and p != 1.0:
         raise ChainError(f"{where}: {spec.name} must apply to every sample (it changes the image size "
-                         f"or value scale), so p must be 1.0, got {value!r}")
-    return float(value)
+                         f"or value scale), so p must be 1.0, got {show(value)}")
+    return p
 
 
 def _check_seed(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= int(value) <= MAX_SEED:
-        raise ChainError(f"seed must be an integer in [0, {MAX_SEED}], got {value!r}")
+        raise ChainError(f"seed must be an integer in [0, {MAX_SEED}], got {show(value)}")
     return int(value)
 
 
@@ -82,13 +85,13 @@ class Step:
             raise ChainError(f"step {index}: missing 'op' (the op's name, see workbench.list_ops())")
         spec = get_op(data["op"]) if isinstance(data["op"], str) else None
         if spec is None:
-            raise ChainError(f"step {index}: 'op' must be an op name, got {data['op']!r}")
+            raise ChainError(f"step {index}: 'op' must be an op name, got {show(data['op'])}")
         where = f"step {index} ({spec.name})"
         params = spec.validate_params(where, data.get("params", {}) or {})
         p = _check_p(where, spec, data.get("p", spec.default_p))
         enabled = data.get("enabled", True)
         if not isinstance(enabled, bool):
-            raise ChainError(f"{where}: 'enabled' must be true or false, got {enabled!r}")
+            raise ChainError(f"{where}: 'enabled' must be true or false, got {show(enabled)}")
         return cls(op=spec.name, params=params, p=p, enabled=enabled)
 
     def to_dict(self) -> dict[str, Any]:
@@ -152,10 +155,10 @@ class Chain:
         if unknown:
             raise ChainError(f"unknown chain key(s) {sorted(map(str, unknown))}; a chain has {sorted(_CHAIN_KEYS)}")
         if "format" in data and data["format"] != FORMAT_NAME:
-            raise ChainError(f"'format' must be {FORMAT_NAME!r}, got {data['format']!r}")
+            raise ChainError(f"'format' must be {FORMAT_NAME!r}, got {show(data['format'])}")
         version = data.get("version", FORMAT_VERSION)
         if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= FORMAT_VERSION:
-            raise ChainError(f"chain format version {version!r} is not supported; this workbench reads "
+            raise ChainError(f"chain format version {show(version)} is not supported; this workbench reads "
                              f"versions 1 to {FORMAT_VERSION} (upgrade the workbench for newer files)")
         steps = data.get("steps")
         if not isinstance(steps, list):
@@ -194,8 +197,10 @@ class Chain:
         try:
             data = yaml.safe_load(text)
         except yaml.constructor.ConstructorError as exc:
-            raise ChainError(f"the YAML uses a tag that is not allowed in a chain file ({exc.problem}); "
-                             "chains hold only plain mappings, lists, strings and numbers") from None
+            if "tag" in str(exc.problem):
+                raise ChainError(f"the YAML uses a tag that is not allowed in a chain file ({exc.problem}); "
+                                 "chains hold only plain mappings, lists, strings and numbers") from None
+            raise ChainError(f"the chain is not valid YAML: {exc.problem}") from None
         except (yaml.YAMLError, RecursionError) as exc:
             raise ChainError(f"the chain is not valid YAML: {exc}") from None
         return cls.from_dict(data)
@@ -214,12 +219,17 @@ class Chain:
         path = Path(path)
         fmt = _format_of(path)
         try:
-            size = path.stat().st_size
+            if not path.is_file():  # directories, FIFOs, devices: nothing to read safely
+                raise ChainError(f"cannot read chain file {str(path)!r}: not a regular file")
+            with open(path, "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                raw = handle.read(MAX_FILE_BYTES + 1)  # bounded even if the file grows
         except OSError as exc:
             raise ChainError(f"cannot read chain file {str(path)!r}: {exc.strerror}") from None
-        if size > MAX_FILE_BYTES:
-            raise ChainError(f"{str(path)!r} is {size} bytes; a chain file is at most {MAX_FILE_BYTES} bytes")
-        text = path.read_text(encoding="utf-8", errors="replace")
+        if len(raw) > MAX_FILE_BYTES:
+            raise ChainError(f"{str(path)!r} is {max(size, len(raw))} bytes; a chain file is at most "
+                             f"{MAX_FILE_BYTES} bytes")
+        text = raw.decode("utf-8", errors="replace")
         return cls.from_yaml(text) if fmt == "yaml" else cls.from_json(text)
 
     # ----- running and exporting ------------------------------------------------------

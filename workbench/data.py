@@ -78,8 +78,11 @@ def as_image_list(images: Any) -> list[np.ndarray]:
     a warning; anything else raises InputError saying what to change.
 
     Example:
-        >>> as_image_list([np.zeros((4, 5), np.uint8)])[0].shape  # doctest: +SKIP
-        (4, 5, 3)
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     rgb = as_image_list([np.zeros((6, 5), np.uint8)])[0]
+        >>> rgb.shape, str(caught[0].message)
+        ((6, 5, 3), 'image 0: grayscale image converted to RGB (channel repeated)')
     """
     if isinstance(images, (str, Path)):
         return load_images(images)
@@ -150,7 +153,8 @@ def _one_image(item: Any, index: int) -> np.ndarray:
         raise InputError(f"{where}: expected HxWx3 RGB (or HxW grayscale, HxWx4 RGBA), got shape {item.shape}")
     if item.shape[0] == 0 or item.shape[1] == 0:
         raise InputError(f"{where}: image is empty (shape {item.shape})")
-    return np.ascontiguousarray(item)
+    # torch warns on (and must not write into) read-only arrays such as np.asarray(PIL image).
+    return np.ascontiguousarray(item) if item.flags.writeable else item.copy()
 
 
 def _tensor_to_hwc(t: Any, where: str) -> np.ndarray:

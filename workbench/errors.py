@@ -1,4 +1,23 @@
 """Exceptions the workbench raises. Each message names the problem and the fix."""
+import reprlib
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxtuple, _SHORT.maxdict = 3, 6, 6, 6
+_SHORT.maxstring, _SHORT.maxother, _SHORT.maxlong = 80, 80, 40
+
+
+def show(value) -> str:
+    """A bounded repr for error messages: hostile input (alias bombs, deep nesting, huge
+    numbers) must not make the message itself huge.
+
+    Example:
+        >>> show(list(range(100)))
+        '[0, 1, 2, 3, 4, 5, ...]'
+    """
+    try:
+        return _SHORT.repr(value)
+    except Exception:  # a hostile __repr__ must not replace the real error
+        return f"<{type(value).__name__}>"
 
 
 class WorkbenchError(Exception):

@@ -45,7 +45,7 @@ def preview_grid(chain: Chain, images, draws: int = 3, backend: str = "kornia", 
         >>> import workbench as wb
         >>> grid = preview_grid(wb.Chain().add("HorizontalFlip"), wb.load_images()[:2], draws=2, cell=32)
         >>> grid.shape
-        (72, 108, 3)
+        (68, 104, 3)
     """
     if not isinstance(draws, int) or draws < 1:
         raise ValueError(f"draws must be a positive integer, got {draws!r}")

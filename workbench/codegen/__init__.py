@@ -9,7 +9,9 @@ Example:
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
+import json
 import linecache
 import os
 import types
@@ -32,9 +34,16 @@ def emit(chain, backend: str) -> str:
 
         details = "; ".join(f"{op} runs on {', '.join(get_op(op).backends) or 'no backend'}" for op in unsupported)
         raise UnsupportedOpError(f"cannot export to {backend}: {details}")
+    return _emit_checked(json.dumps(chain.to_dict(), sort_keys=True), backend)
+
+
+@functools.lru_cache(maxsize=64)
+def _emit_checked(chain_json: str, backend: str) -> str:
+    # Keyed by the validated chain's JSON: live previews re-run the same chain often.
+    from ..chain import Chain
     from .kornia import emit_kornia
 
-    source = emit_kornia(chain)
+    source = emit_kornia(Chain.from_dict(json.loads(chain_json)))
     try:
         ast.parse(source)
     except SyntaxError as exc:  # a bug in an emitter, never the user's fault

@@ -1,6 +1,7 @@
 """Emit a Kornia script for a chain: `build_augmentation()` plus the shared loader and CLI."""
 from __future__ import annotations
 
+import functools
 import inspect
 
 from ..chain import Chain
@@ -27,6 +28,15 @@ def kornia_module_call(step) -> str:
     return call(f"K.{identifier(spec.kornia.module)}", kwargs)
 
 
+@functools.cache
+def _runtime_source() -> str:
+    """The shared decoding functions' source (read once: inspect is slow)."""
+    return "\n".join([comment("Image files and decoding: the same functions the workbench preview uses."),
+                      f"IMAGE_EXTENSIONS = {literal(runtime.IMAGE_EXTENSIONS)}", "", "",
+                      inspect.getsource(runtime.list_image_files), "",
+                      inspect.getsource(runtime.decode_image)])
+
+
 def emit_kornia(chain: Chain) -> str:
     """The whole script as text (not yet syntax-checked; `export_chain` does that)."""
     enabled = chain.enabled_steps()
@@ -51,10 +61,5 @@ def emit_kornia(chain: Chain) -> str:
     for i, step in enabled:
         lines.append("        " + comment(f"{i + 1}. {step.describe()}"))
         lines.append(f"        {kornia_module_call(step)},")
-    lines += ["    )", "", "",
-              comment("Image files and decoding: the same functions the workbench preview uses."),
-              f"IMAGE_EXTENSIONS = {literal(runtime.IMAGE_EXTENSIONS)}", "", "",
-              inspect.getsource(runtime.list_image_files), "",
-              inspect.getsource(runtime.decode_image), "",
-              BODY]
+    lines += ["    )", "", "", _runtime_source(), "", BODY]
     return "\n".join(lines)

@@ -28,7 +28,7 @@ def literal(value: Any) -> str:
             raise ExportError(f"cannot write the non-finite number {value!r} into code")
         return repr(float(value))
     if isinstance(value, str):
-        return repr(str(value))
+        return repr(str.__str__(value))  # the real characters, whatever a subclass's __str__ says
     if isinstance(value, tuple):
         inner = ", ".join(literal(v) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"

@@ -7,7 +7,7 @@ Example:
 """
 from __future__ import annotations
 
-from ..errors import ChainError
+from ..errors import ChainError, show
 from . import color, filters, geometric, normalize, occlusion
 from .spec import FAMILIES, KorniaLowering, OpSpec
 
@@ -50,7 +50,7 @@ def get_op(name: str) -> OpSpec:
 
         close = difflib.get_close_matches(str(name), REGISTRY, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else f"; known ops: {', '.join(REGISTRY)}"
-        raise ChainError(f"unknown op {name!r}{hint}")
+        raise ChainError(f"unknown op {show(name)}{hint}")
     return REGISTRY[name]
 
 

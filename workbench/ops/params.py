@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import ChainError
+from ..errors import ChainError, show
 
 
 def _fail(where: str, name: str, message: str) -> ChainError:
@@ -21,17 +21,22 @@ def _fail(where: str, name: str, message: str) -> ChainError:
 
 
 def _number(where: str, name: str, value: Any, integer: bool) -> float | int:
+    """Convert once (a value must not change between check and use) to a plain float/int."""
+    kind = "an integer" if integer else "a number"
     # bool is an int subclass: True would silently pass as 1.
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        kind = "an integer" if integer else "a number"
-        raise _fail(where, name, f"must be {kind}, got {value!r} ({type(value).__name__})")
-    if not math.isfinite(float(value)):
-        raise _fail(where, name, f"must be finite, got {value!r}")
+        raise _fail(where, name, f"must be {kind}, got {show(value)} ({type(value).__name__})")
+    try:
+        f = float(value)
+    except (OverflowError, TypeError, ValueError):
+        raise _fail(where, name, f"must be {kind} of ordinary size, got {show(value)}") from None
+    if not math.isfinite(f):
+        raise _fail(where, name, f"must be finite, got {show(f)}")
     if integer:
-        if float(value) != int(value):
-            raise _fail(where, name, f"must be an integer, got {value!r}")
-        return int(value)
-    return float(value)
+        if not f.is_integer():
+            raise _fail(where, name, f"must be an integer, got {show(f)}")
+        return int(f)
+    return f
 
 
 @dataclass(frozen=True)
@@ -71,9 +76,9 @@ class Number(Param):
     def validate(self, where: str, value: Any) -> float | int:
         v = _number(where, self.name, value, self.integer)
         if not self.lo <= v <= self.hi:
-            raise _fail(where, self.name, f"must be in [{self.lo}, {self.hi}], got {value!r}")
+            raise _fail(where, self.name, f"must be in [{self.lo}, {self.hi}], got {show(value)}")
         if self.odd and v % 2 != 1:
-            raise _fail(where, self.name, f"must be an odd integer, got {value!r}")
+            raise _fail(where, self.name, f"must be an odd integer, got {show(value)}")
         return v
 
     def random(self, rng: np.random.Generator) -> float | int:
@@ -103,7 +108,7 @@ class Range(Param):
 
     def validate(self, where: str, value: Any) -> list[float]:
         if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 2:
-            raise _fail(where, self.name, f"must be a pair [lo, hi] within [{self.lo}, {self.hi}], got {value!r}")
+            raise _fail(where, self.name, f"must be a pair [lo, hi] within [{self.lo}, {self.hi}], got {show(value)}")
         a = _number(where, self.name, value[0], integer=False)
         b = _number(where, self.name, value[1], integer=False)
         if a > b:
@@ -135,10 +140,10 @@ class Size(Param):
 
     def validate(self, where: str, value: Any) -> list[int]:
         if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 2:
-            raise _fail(where, self.name, f"must be [height, width] in pixels, got {value!r}")
+            raise _fail(where, self.name, f"must be [height, width] in pixels, got {show(value)}")
         out = [_number(where, self.name, v, integer=True) for v in value]
         if not all(self.lo <= v <= self.hi for v in out):
-            raise _fail(where, self.name, f"sides must be in [{self.lo}, {self.hi}] pixels, got {value!r}")
+            raise _fail(where, self.name, f"sides must be in [{self.lo}, {self.hi}] pixels, got {show(value)}")
         return out
 
     def random(self, rng: np.random.Generator) -> list[int]:
@@ -164,10 +169,10 @@ class Floats(Param):
 
     def validate(self, where: str, value: Any) -> list[float]:
         if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != self.length:
-            raise _fail(where, self.name, f"must be a list of {self.length} numbers, got {value!r}")
+            raise _fail(where, self.name, f"must be a list of {self.length} numbers, got {show(value)}")
         out = [_number(where, self.name, v, integer=False) for v in value]
         if not all(self.lo <= v <= self.hi for v in out):
-            raise _fail(where, self.name, f"values must be in [{self.lo}, {self.hi}], got {value!r}")
+            raise _fail(where, self.name, f"values must be in [{self.lo}, {self.hi}], got {show(value)}")
         return out
 
     def random(self, rng: np.random.Generator) -> list[float]:
@@ -191,9 +196,12 @@ class Choice(Param):
     ui: str = field(default="dropdown", init=False)
 
     def validate(self, where: str, value: Any) -> str:
-        if not isinstance(value, str) or value not in self.options:
-            raise _fail(where, self.name, f"must be one of {list(self.options)}, got {value!r}")
-        return value
+        # Compare the plain characters and return our own copy: a str subclass could fake
+        # equality or its text, and the value ends up in generated code.
+        plain = str.__str__(value) if isinstance(value, str) else None
+        if plain not in self.options:
+            raise _fail(where, self.name, f"must be one of {list(self.options)}, got {show(value)}")
+        return self.options[self.options.index(plain)]
 
     def random(self, rng: np.random.Generator) -> str:
         return str(self.options[int(rng.integers(len(self.options)))])
@@ -215,7 +223,7 @@ class Flag(Param):
 
     def validate(self, where: str, value: Any) -> bool:
         if not isinstance(value, bool):
-            raise _fail(where, self.name, f"must be true or false, got {value!r}")
+            raise _fail(where, self.name, f"must be true or false, got {show(value)}")
         return value
 
     def random(self, rng: np.random.Generator) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from ..errors import ChainError
+from ..errors import ChainError, show
 from .params import Param
 
 FAMILIES = ("geometric", "color", "blur/noise", "occlusion", "normalize")
@@ -86,7 +86,7 @@ class OpSpec:
         for key in params:
             if key not in known:
                 valid = ", ".join(sorted(known)) or "none"
-                raise ChainError(f"{where}: unknown parameter {key!r}; {self.name} takes: {valid}")
+                raise ChainError(f"{where}: unknown parameter {show(key)}; {self.name} takes: {valid}")
         out = {}
         for p in self.params:
             out[p.name] = p.validate(where, params[p.name]) if p.name in params else p.validate(where, _plain(p.default))
