@@ -5,17 +5,13 @@ with the image's greyscale, hue rotates by a fraction of a full turn.
 from .params import Range
 from .spec import KorniaLowering, OpSpec
 
-# Kornia's ColorJitter follows torchvision's conventions (its RandomBrightness is additive);
-# a fixed `order` keeps one-factor ops from drawing a random permutation.
-_ORDER = {"brightness": 0, "contrast": 1, "saturation": 2, "hue": 3}
+# Kornia's ColorJitter follows torchvision's conventions (its RandomBrightness is additive).
+# One-factor ops leave `order` unset: with the other factors neutral the order cannot matter,
+# and Kornia's fixed-order path runs every branch (about 1.5x slower, measured).
 
 
 def _jitter(kind: str, param: str):
-    return KorniaLowering(
-        "ColorJitter",
-        lambda a: {kind: tuple(a[param]), "order": (_ORDER[kind],)},
-        record={f"{kind}_factor": param},
-    )
+    return KorniaLowering("ColorJitter", lambda a: {kind: tuple(a[param])}, record={f"{kind}_factor": param})
 
 
 _FACTOR = dict(lo=0.0, hi=10.0)
