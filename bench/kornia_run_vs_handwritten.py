@@ -24,13 +24,8 @@ import torch
 from PIL import Image
 
 import workbench as wb
+from workbench.examples import example_chain
 
-DESIGN_CHAIN = {"seed": 7, "steps": [
-    {"op": "RandomResizedCrop", "params": {"size": [224, 224], "scale": [0.5, 1.0]}},
-    {"op": "HorizontalFlip", "p": 0.5},
-    {"op": "Rotate", "p": 1.0, "params": {"degrees": [-20, 20]}},
-    {"op": "Brightness", "params": {"factor": [0.7, 1.3]}},
-    {"op": "Normalize", "params": {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}}]}
 
 
 def hand_written():
@@ -59,7 +54,7 @@ def main() -> None:
     args = parser.parse_args()
 
     images = images_of(args.batch, args.size)
-    chain = wb.Chain.from_dict(DESIGN_CHAIN)
+    chain = example_chain()
     aug = hand_written()
 
     def run_workbench():

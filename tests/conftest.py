@@ -11,15 +11,11 @@ from PIL import Image
 os.environ.setdefault("KORNIA_INSTALLATION_MODE", "RAISE")
 
 import workbench as wb
+from workbench.examples import IMAGENET_TRAIN
 
 ROOT = Path(__file__).resolve().parent.parent
 
-DESIGN_CHAIN = {"seed": 7, "steps": [
-    {"op": "RandomResizedCrop", "params": {"size": [224, 224], "scale": [0.5, 1.0]}},
-    {"op": "HorizontalFlip", "p": 0.5},
-    {"op": "Rotate", "p": 1.0, "params": {"degrees": [-20, 20]}},
-    {"op": "Brightness", "params": {"factor": [0.7, 1.3]}},
-    {"op": "Normalize", "params": {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}}]}
+DESIGN_CHAIN = IMAGENET_TRAIN
 
 
 @pytest.fixture(scope="session")

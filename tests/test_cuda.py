@@ -1,0 +1,33 @@
+"""CUDA paths: run only where torch sees a GPU (skipped on CPU-only machines and in CI)."""
+import numpy as np
+import pytest
+import torch
+
+import workbench as wb
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+@cuda
+def test_auto_picks_cuda_and_matches_cpu_closely(small_images, design_chain):
+    gpu = design_chain.run(small_images, device="auto")
+    cpu = design_chain.run(small_images, device="cpu")
+    assert gpu.device == "cuda"
+    # Kornia draws its parameters on the CPU generator, so both devices draw the same values;
+    # only the kernels' last bits may differ.
+    assert gpu.params == cpu.params
+    np.testing.assert_allclose(gpu.images, cpu.images, atol=1e-4)
+
+
+@cuda
+def test_cuda_runs_are_reproducible(small_images, design_chain):
+    a = design_chain.run(small_images, device="cuda")
+    b = design_chain.run(small_images, device="cuda")
+    assert np.array_equal(a.images, b.images)
+
+
+def test_cuda_request_without_gpu_is_refused_clearly(small_images, design_chain):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(wb.WorkbenchError, match=r"device 'cuda:0' asked for, but torch sees no GPU"):
+        design_chain.run(small_images, device="cuda:0")
