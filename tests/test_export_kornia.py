@@ -82,6 +82,15 @@ def test_source_is_readable_and_safe(design_chain):
         assert needle in src
 
 
+def test_save_on_a_folder_without_images_says_so(tmp_path, design_chain):
+    design_chain.export("kornia", path="aug.py", folder=tmp_path)
+    (tmp_path / "empty").mkdir()
+    proc = subprocess.run([sys.executable, str(tmp_path / "aug.py"), "--images", str(tmp_path / "empty"), "--save",
+                           str(tmp_path / "o.npz")], capture_output=True, text=True, env=ENV, timeout=120)
+    assert proc.returncode == 1 and "no image files (.bmp, .jpeg" in proc.stderr
+    assert not (tmp_path / "o.npz").exists()
+
+
 def test_disabled_steps_are_listed_but_not_built(design_chain):
     design_chain.steps[1].enabled = False
     src = design_chain.export("kornia")

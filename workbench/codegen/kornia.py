@@ -50,7 +50,7 @@ def emit_kornia(chain: Chain) -> str:
     for i, step in enumerate(chain.steps):
         lines.append(comment(f"  {i + 1}. {step.describe()}"))
     lines += ["", IMPORTS, "", f"SEED = {literal(chain.seed)}",
-              comment("Steps before this index fix the image size; see augment_batch."),
+              comment("With mixed input sizes the first HEAD_STEPS steps run per image (the last one fixes the size)."),
               f"HEAD_STEPS = {literal(head)}",
               comment("(op name, position in the chain) of each enabled step, in order."),
               f"STEPS = {literal(tuple((identifier(s.op), i) for i, s in enabled))}",

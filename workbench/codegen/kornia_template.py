@@ -234,7 +234,10 @@ def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=No
 
 
 def _save(args):
-    images = [decode_image(f) for f in list_image_files(args.images)]
+    files = list_image_files(args.images)
+    if not files:
+        raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {args.images}")
+    images = [decode_image(f) for f in files]
     out, records = augment_images(images, seed=args.seed, device=args.device or "cpu")
     arrays = {"images": out} if not isinstance(out, list) else {f"image_{i:05d}": o for i, o in enumerate(out)}
     for (name, position), record in zip(STEPS, records):
