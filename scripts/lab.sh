@@ -5,4 +5,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/bootstrap.sh"
 cd "$root"
-exec jupyter lab notebooks/01_getting_started.ipynb "$@"
+extra=()
+# Jupyter refuses root without this; containers and cloud VMs often run as root.
+[ "$(id -u)" = 0 ] && extra+=(--allow-root)
+exec jupyter lab notebooks/01_getting_started.ipynb "${extra[@]}" "$@"
