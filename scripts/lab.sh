@@ -8,4 +8,6 @@ cd "$root"
 extra=()
 # Jupyter refuses root without this; containers and cloud VMs often run as root.
 [ "$(id -u)" = 0 ] && extra+=(--allow-root)
-exec jupyter lab notebooks/01_getting_started.ipynb "${extra[@]}" "$@"
+# Serve the whole project (sample_data/, exports) and open the getting-started notebook.
+exec jupyter lab --ServerApp.root_dir="$root" \
+  --LabApp.default_url=/lab/tree/notebooks/01_getting_started.ipynb "${extra[@]}" "$@"
