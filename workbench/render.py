@@ -20,9 +20,7 @@ def to_display(chain: Chain, image: np.ndarray) -> np.ndarray:
     enabled = [s for _, s in chain.enabled_steps()]
     if enabled and enabled[-1].op == "Normalize":
         x = x * np.asarray(enabled[-1].params["std"], np.float32) + np.asarray(enabled[-1].params["mean"], np.float32)
-    if x.dtype != np.uint8:
-        x = np.clip(np.round(x * 255.0), 0, 255).astype(np.uint8)
-    return x
+    return np.clip(np.round(x * 255.0), 0, 255).astype(np.uint8)
 
 
 def _fit(image: np.ndarray, cell: int) -> np.ndarray:

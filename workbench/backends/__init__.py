@@ -101,11 +101,10 @@ def per_sample_params(chain, records: list[dict[str, np.ndarray]], count: int,
 
     `names_for(spec)` gives the backend's {raw key: reported name} map for an op.
     """
-    enabled = chain.enabled_steps()
+    by_index = {i: rec for (i, _), rec in zip(chain.enabled_steps(), records)}
     out: list[list[dict[str, Any]]] = []
     for n in range(count):
         rows = []
-        by_index = {i: rec for (i, _), rec in zip(enabled, records)}
         for i, step in enumerate(chain.steps):
             row: dict[str, Any] = {"step": i + 1, "op": step.op, "enabled": step.enabled}
             rec = by_index.get(i)
@@ -113,13 +112,13 @@ def per_sample_params(chain, records: list[dict[str, np.ndarray]], count: int,
             if rec is not None:
                 for raw, name in names_for(step.spec).items():
                     if raw in rec:
-                        row[name] = _plain(raw, rec[raw][n])
+                        row[name] = _to_python(raw, rec[raw][n])
             rows.append(row)
         out.append(rows)
     return out
 
 
-def _plain(raw: str, value: np.ndarray) -> Any:
+def _to_python(raw: str, value: np.ndarray) -> Any:
     value = np.asarray(value)
     if raw == "src":  # corner points -> [x0, y0, x1, y1]
         return [float(value[:, 0].min()), float(value[:, 1].min()), float(value[:, 0].max()), float(value[:, 1].max())]
