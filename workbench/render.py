@@ -16,6 +16,8 @@ def to_display(chain: Chain, image: np.ndarray) -> np.ndarray:
         >>> to_display(c, np.zeros((1, 1, 3), np.float32))[0, 0].tolist()
         [128, 128, 128]
     """
+    if np.asarray(image).dtype == np.uint8:  # backends that keep uint8 need no conversion
+        return np.asarray(image)
     x = np.asarray(image, dtype=np.float32)
     enabled = [s for _, s in chain.enabled_steps()]
     if enabled and enabled[-1].op == "Normalize":
