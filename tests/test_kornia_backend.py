@@ -125,8 +125,8 @@ def test_random_resized_crop_reports_box_within_scale(small_images):
     assert res.images.shape == (len(small_images), 32, 32, 3)
     for row in res.params:
         x0, y0, x1, y1 = row[0]["crop_box"]
-        assert 0 <= x0 < x1 <= 127 and 0 <= y0 < y1 <= 95
-        area = (x1 - x0 + 1) * (y1 - y0 + 1) / (96 * 128)
+        assert 0 <= x0 < x1 <= 128 and 0 <= y0 < y1 <= 96
+        area = (x1 - x0) * (y1 - y0) / (96 * 128)
         assert 0.25 <= area <= 0.65
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from ..data import as_image_list
 from ..errors import ChainError, InputError, UnsupportedOpError, WorkbenchError
 
-BACKENDS = ("kornia",)
+BACKENDS = ("kornia", "dali")
 
 
 @dataclass
@@ -77,9 +77,14 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
     arrays = as_image_list(images)
     check_sizes(chain, arrays)
     device = resolve_device(device)
-    from .kornia import run_kornia
+    if backend == "dali":
+        from .dali import run_dali
 
-    out, params = run_kornia(chain, arrays, device)
+        out, params = run_dali(chain, arrays, device)
+    else:
+        from .kornia import run_kornia
+
+        out, params = run_kornia(chain, arrays, device)
     return RunResult(images=out, params=params, backend=backend, device=device, seed=chain.seed, inputs=arrays)
 
 
@@ -99,7 +104,8 @@ def per_sample_params(chain, records: list[dict[str, np.ndarray]], count: int,
                       names_for) -> list[list[dict[str, Any]]]:
     """Turn per-step arrays (sample index first) into one list of step dicts per sample.
 
-    `names_for(spec)` gives the backend's {raw key: reported name} map for an op.
+    `names_for(spec)` gives the backend's {raw key: reported name} map for an op, or None
+    when the records already use the reported names.
     """
     by_index = {i: rec for (i, _), rec in zip(chain.enabled_steps(), records)}
     out: list[list[dict[str, Any]]] = []
@@ -110,7 +116,8 @@ def per_sample_params(chain, records: list[dict[str, np.ndarray]], count: int,
             rec = by_index.get(i)
             row["applied"] = bool(rec is not None and float(rec["batch_prob"][n]) > 0.5)
             if rec is not None:
-                for raw, name in names_for(step.spec).items():
+                names = names_for(step.spec)
+                for raw, name in (names or {k: k for k in rec if k != "batch_prob"}).items():
                     if raw in rec:
                         row[name] = _to_python(raw, rec[raw][n])
             rows.append(row)
@@ -120,8 +127,9 @@ def per_sample_params(chain, records: list[dict[str, np.ndarray]], count: int,
 
 def _to_python(raw: str, value: np.ndarray) -> Any:
     value = np.asarray(value)
-    if raw == "src":  # corner points -> [x0, y0, x1, y1]
-        return [float(value[:, 0].min()), float(value[:, 1].min()), float(value[:, 0].max()), float(value[:, 1].max())]
+    if raw == "src":  # Kornia's inclusive corner pixels -> [x0, y0, x1, y1) in pixel edges, like DALI's
+        return [float(value[:, 0].min()), float(value[:, 1].min()),
+                float(value[:, 0].max()) + 1.0, float(value[:, 1].max()) + 1.0]
     if value.ndim == 0:
         return float(value)
     if value.size == 1:

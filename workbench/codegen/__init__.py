@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import ChainError, ExportError
 
-EMITTERS = ("kornia",)
+EMITTERS = ("kornia", "dali")
 
 
 def emit(chain, backend: str) -> str:
@@ -41,9 +41,11 @@ def emit(chain, backend: str) -> str:
 def _emit_checked(chain_json: str, backend: str) -> str:
     # Keyed by the validated chain's JSON: live previews re-run the same chain often.
     from ..chain import Chain
+    from .dali import emit_dali
     from .kornia import emit_kornia
 
-    source = emit_kornia(Chain.from_dict(json.loads(chain_json)))
+    emitter = {"kornia": emit_kornia, "dali": emit_dali}[backend]
+    source = emitter(Chain.from_dict(json.loads(chain_json)))
     try:
         ast.parse(source)
     except SyntaxError as exc:  # a bug in an emitter, never the user's fault

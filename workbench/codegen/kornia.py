@@ -1,12 +1,9 @@
 """Emit a Kornia script for a chain: `build_augmentation()` plus the shared loader and CLI."""
 from __future__ import annotations
 
-import functools
-import inspect
-
 from ..chain import Chain
 from ..errors import UnsupportedOpError
-from . import runtime
+from .runtime_source import runtime_source
 from .kornia_template import BODY, HEADER, IMPORTS
 from .literals import call, comment, identifier, literal
 
@@ -26,15 +23,6 @@ def kornia_module_call(step) -> str:
     kwargs = dict(spec.kornia.args(step.params))
     kwargs["p"] = float(step.p)
     return call(f"K.{identifier(spec.kornia.module)}", kwargs)
-
-
-@functools.cache
-def _runtime_source() -> str:
-    """The shared decoding functions' source (read once: inspect is slow)."""
-    return "\n".join([comment("Image files and decoding: the same functions the workbench preview uses."),
-                      f"IMAGE_EXTENSIONS = {literal(runtime.IMAGE_EXTENSIONS)}", "", "",
-                      inspect.getsource(runtime.list_image_files), "",
-                      inspect.getsource(runtime.decode_image)])
 
 
 def emit_kornia(chain: Chain) -> str:
@@ -61,5 +49,5 @@ def emit_kornia(chain: Chain) -> str:
     for i, step in enabled:
         lines.append("        " + comment(f"{i + 1}. {step.describe()}"))
         lines.append(f"        {kornia_module_call(step)},")
-    lines += ["    )", "", "", _runtime_source(), "", BODY]
+    lines += ["    )", "", "", runtime_source(), "", BODY]
     return "\n".join(lines)

@@ -12,6 +12,13 @@ from typing import Any
 from ..errors import ExportError
 
 
+class Name(str):
+    """A variable or expression of generated code (not user data), written as it is.
+
+    Only emitters create these, from identifiers and fixed text; user values never are.
+    """
+
+
 def literal(value: Any) -> str:
     """Source text for a plain, finite value (None, bool, int, float, str, list/tuple of those).
 
@@ -19,6 +26,8 @@ def literal(value: Any) -> str:
         >>> literal((0.5, 1.0)), literal("BILINEAR")
         ('(0.5, 1.0)', "'BILINEAR'")
     """
+    if isinstance(value, Name):
+        return str.__str__(value)
     if value is None or isinstance(value, bool):
         return repr(value)
     if isinstance(value, int):
@@ -61,12 +70,12 @@ def comment(text: str) -> str:
 
 
 def call(func: str, kwargs: dict[str, Any]) -> str:
-    """`func(k=literal, ...)` with every keyword checked.
+    """`func(k=literal, ...)` with every keyword checked (key "__input__": a positional first argument).
 
     Example:
         >>> call("K.RandomRotation", {"degrees": (-10.0, 10.0), "p": 0.5})
         'K.RandomRotation(degrees=(-10.0, 10.0), p=0.5)'
     """
-    parts = [f"{identifier(k)}={literal(v)}" for k, v in kwargs.items()]
+    parts = [literal(v) if k == "__input__" else f"{identifier(k)}={literal(v)}" for k, v in kwargs.items()]
     dotted = ".".join(identifier(piece) for piece in func.split("."))
     return f"{dotted}({', '.join(parts)})"

@@ -1,6 +1,7 @@
 """Blur and noise ops."""
+from .dali_helpers import assign, uniform
 from .params import Number, Range
-from .spec import KorniaLowering, OpSpec
+from .spec import DaliLowering, KorniaLowering, OpSpec
 
 GAUSSIAN_BLUR = OpSpec(
     name="GaussianBlur", family="blur/noise",
@@ -15,6 +16,11 @@ GAUSSIAN_BLUR = OpSpec(
         lambda a: {"kernel_size": (a["kernel_size"], a["kernel_size"]), "sigma": tuple(a["sigma"]),
                    "border_type": "reflect"},
         record={"sigma": "sigma"},
+    ),
+    # DALI's default border is reflect-101 too.
+    dali=DaliLowering(
+        draws=lambda a: {"sigma": uniform(*a["sigma"])},
+        apply=lambda a, c, d: [assign(c.x, "fn.gaussian_blur", {"sigma": d["sigma"], "window_size": a["kernel_size"]})],
     ),
 )
 

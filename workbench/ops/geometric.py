@@ -1,6 +1,8 @@
 """Geometric ops: flips, rotations, affine warps, crops and resizes."""
+from ..codegen.literals import Name
+from .dali_helpers import INTERP, assign, log_uniform, uniform
 from .params import Choice, Flag, Floats, Range, Size
-from .spec import KorniaLowering, OpSpec
+from .spec import DaliLowering, KorniaLowering, OpSpec
 
 # Half-pixel centres (align_corners=False) everywhere: the convention PIL, OpenCV and DALI
 # use, so previews agree across backends.
@@ -15,12 +17,15 @@ HORIZONTAL_FLIP = OpSpec(
     name="HorizontalFlip", family="geometric", default_p=0.5,
     doc="Mirror the image left to right.",
     kornia=KorniaLowering("RandomHorizontalFlip", lambda a: {}),
+    dali=DaliLowering(gate="arg", apply=lambda a, c, d: [assign(c.x, "fn.flip", {"horizontal": c.applied})]),
 )
 
 VERTICAL_FLIP = OpSpec(
     name="VerticalFlip", family="geometric", default_p=0.5,
     doc="Mirror the image top to bottom.",
     kornia=KorniaLowering("RandomVerticalFlip", lambda a: {}),
+    dali=DaliLowering(gate="arg", apply=lambda a, c, d: [
+        assign(c.x, "fn.flip", {"horizontal": 0, "vertical": c.applied})]),
 )
 
 ROTATE = OpSpec(
@@ -31,6 +36,11 @@ ROTATE = OpSpec(
         "RandomRotation",
         lambda a: {"degrees": tuple(a["degrees"]), "resample": _resample(a), "align_corners": False},
         record={"degrees": "angle"},
+    ),
+    dali=DaliLowering(
+        draws=lambda a: {"angle": uniform(*a["degrees"])},
+        apply=lambda a, c, d: [assign(c.x, "fn.rotate", {
+            "angle": d["angle"], "keep_size": True, "fill_value": 0.0, "interp_type": INTERP[a["interpolation"]]})],
     ),
 )
 
@@ -71,6 +81,14 @@ RANDOM_RESIZED_CROP = OpSpec(
         },
         record={"src": "crop_box"},
     ),
+    dali=DaliLowering(
+        needs_size=True, reports=("crop_box",),
+        draws=lambda a: {"_area": uniform(*a["scale"]), "_ratio": log_uniform(*a["ratio"]),
+                         "_u": uniform(0.0, 1.0), "_v": uniform(0.0, 1.0)},
+        apply=lambda a, c, d: _dali_resized_crop(a, c, d),
+        note="the crop window is drawn by the workbench's own formula (area, log-ratio, position), "
+             "not Kornia's; with the same window both resample alike",
+    ),
 )
 
 RESIZE = OpSpec(
@@ -86,6 +104,12 @@ RESIZE = OpSpec(
         lambda a: {"size": tuple(a["size"]), "resample": _resample(a), "align_corners": False,
                    "antialias": a["antialias"]},
     ),
+    dali=DaliLowering(
+        apply=lambda a, c, d: [assign(c.x, "fn.resize", {
+            "size": tuple(a["size"]), "interp_type": INTERP[a["interpolation"]], "antialias": a["antialias"]})],
+        note="with antialias, DALI low-passes with a triangle filter and Kornia with a Gaussian: "
+             "shrunk images differ slightly",
+    ),
 )
 
 CENTER_CROP = OpSpec(
@@ -93,6 +117,31 @@ CENTER_CROP = OpSpec(
     doc="Cut the central `size` region (the image must be at least that large).",
     params=(Size("size", "output size", (224, 224)),),
     kornia=KorniaLowering("CenterCrop", lambda a: {"size": tuple(a["size"]), "align_corners": False}),
+    # DALI's crop_pos rounds the offset; Kornia floors it. Slicing at the floored offset
+    # makes odd margins agree.
+    dali=DaliLowering(
+        needs_size=True,
+        apply=lambda a, c, d: [assign(c.x, "fn.slice", {
+            "start": Name(f"fn.stack(dmath.floor(({c.height} - {float(a['size'][0])!r}) * 0.5), "
+                          f"dmath.floor(({c.width} - {float(a['size'][1])!r}) * 0.5))"),
+            "shape": tuple(a["size"]), "axis_names": "HW"})],
+    ),
 )
+
+def _dali_resized_crop(a, c, d):
+    """Crop window from area fraction and log-uniform aspect ratio, then resize the window."""
+    cw, ch, x0, y0, box = (c.var(n) for n in ("cw", "ch", "x0", "y0", "crop_box"))
+    return [
+        f"{cw} = dmath.min(dmath.sqrt({d['_area']} * {c.height} * {c.width} * {d['_ratio']}), {c.width})",
+        f"{ch} = dmath.min(dmath.sqrt({d['_area']} * {c.height} * {c.width} / {d['_ratio']}), {c.height})",
+        f"{x0} = {d['_u']} * ({c.width} - {cw})",
+        f"{y0} = {d['_v']} * ({c.height} - {ch})",
+        f"{box} = fn.stack({x0}, {y0}, {x0} + {cw}, {y0} + {ch})",
+        assign(c.x, "fn.resize", {
+            "size": tuple(a["size"]), "roi_start": Name(f"fn.stack({y0}, {x0})"),
+            "roi_end": Name(f"fn.stack({y0} + {ch}, {x0} + {cw})"), "roi_relative": False,
+            "interp_type": INTERP[a["interpolation"]], "antialias": False}),
+    ]
+
 
 OPS = (HORIZONTAL_FLIP, VERTICAL_FLIP, ROTATE, AFFINE, RANDOM_RESIZED_CROP, RESIZE, CENTER_CROP)

@@ -1,6 +1,13 @@
 """Normalisation: the last step of most training chains."""
+from ..codegen.literals import Name
+from .dali_helpers import assign
 from .params import Floats
-from .spec import KorniaLowering, OpSpec
+from .spec import DaliLowering, KorniaLowering, OpSpec
+
+def _short(value: float) -> float:
+    """10 significant digits: 57.12, not 57.120000000000005 (a 1e-10 relative change)."""
+    return float(f"{value:.10g}")
+
 
 NORMALIZE = OpSpec(
     name="Normalize", family="normalize", always_applies=True,
@@ -10,6 +17,13 @@ NORMALIZE = OpSpec(
         Floats("std", "per-channel standard deviation", (0.229, 0.224, 0.225), lo=1e-6, hi=100.0),
     ),
     kornia=KorniaLowering("Normalize", lambda a: {"mean": tuple(a["mean"]), "std": tuple(a["std"])}),
+    # Mean and std are given for values in [0, 1]; DALI's images are 0-255 until here.
+    dali=DaliLowering(
+        unit_scale_after=True,
+        apply=lambda a, c, d: [assign(c.x, "fn.crop_mirror_normalize", {
+            "dtype": Name("types.FLOAT"), "output_layout": "HWC",
+            "mean": [_short(m * c.scale) for m in a["mean"]], "std": [_short(s * c.scale) for s in a["std"]]})],
+    ),
 )
 
 OPS = (NORMALIZE,)

@@ -8,6 +8,7 @@ from ..errors import ChainError, show
 from .params import Param
 
 FAMILIES = ("geometric", "color", "blur/noise", "occlusion", "normalize")
+BACKEND_NAMES = ("kornia", "dali")
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,53 @@ class KorniaLowering:
     module: str
     args: Callable[[Mapping[str, Any]], dict[str, Any]]
     record: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DaliContext:
+    """What a DALI lowering may refer to while the emitter writes one step.
+
+    `x`: the images variable (HWC; uint8 0-255 until a Normalize, float after it);
+    `scale`: 255.0 while values are 0-255, 1.0 after a Normalize (fill values and means
+    are given in [0, 1] units and multiplied by it); `height`/`width`: float nodes of the
+    current image size; `applied`: the step's coin (or the literal 1 when p == 1).
+    """
+
+    x: Any
+    scale: float
+    height: Any
+    width: Any
+    applied: Any
+    prefix: str = "s1_"
+
+    def var(self, name: str):
+        """A step-local variable of the generated code (e.g. s3_crop_box)."""
+        from ..codegen.literals import Name, identifier
+
+        return Name(identifier(self.prefix + name))
+
+
+@dataclass(frozen=True)
+class DaliLowering:
+    """How an op becomes DALI operators inside the exported `augment` function.
+
+    `draws(params)` gives the per-sample random values to create (reported name ->
+    source of a `fn.random.*` call); `apply(params, ctx, draws)` gives the statements that
+    transform `ctx.x`. `gate` says how p < 1 is honoured: "if" runs the statements under
+    DALI's conditional execution, "arg" means the op takes the coin as an argument.
+    """
+
+    apply: Callable[[Mapping[str, Any], DaliContext, Mapping[str, Any]], list[str]]
+    draws: Callable[[Mapping[str, Any]], dict[str, str]] = lambda params: {}
+    gate: str = "if"
+    needs_size: bool = False
+    # Step-local variables that `apply` defines and the run reports per sample; draws whose
+    # name starts with "_" are internal and not reported.
+    reports: tuple[str, ...] = ()
+    # The output values leave 0-255 (Normalize): later steps work in [0, 1]-based units.
+    unit_scale_after: bool = False
+    # What DALI does differently from Kornia, for the support matrix (empty: nothing known).
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -49,6 +97,7 @@ class OpSpec:
     # Name of a Size parameter the input must be at least as large as (crops).
     input_at_least: str | None = None
     kornia: KorniaLowering | None = None
+    dali: DaliLowering | None = None
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -59,7 +108,7 @@ class OpSpec:
     @property
     def backends(self) -> tuple[str, ...]:
         """Backends that can run and export this op."""
-        return tuple(b for b in ("kornia",) if getattr(self, b) is not None)
+        return tuple(b for b in BACKEND_NAMES if getattr(self, b) is not None)
 
     def supports(self, backend: str) -> bool:
         return backend in self.backends

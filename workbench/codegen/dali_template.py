@@ -1,0 +1,199 @@
+'''The fixed parts of an exported DALI script; `dali.py` fills in the chain.'''
+
+HEADER = '''\
+#!/usr/bin/env python3
+"""Augmentation chain for NVIDIA DALI, exported by the augmentation workbench.
+
+Use it as a module or as a script:
+  python THIS_FILE --images DIR --seed N --save out.npz      # augmented images + sampled params
+  python THIS_FILE --images DIR --bench --batch-size 64      # throughput of the training pipeline
+  torchrun --nproc-per-node 2 THIS_FILE --images DIR --epochs 1   # one shard per rank
+
+Reproducibility (`augment_images`, used by --save and by the workbench preview): images are
+decoded by PIL to RGB, taken in file-name order and fed as one batch to a pipeline seeded
+with the seed; every random value is a `fn.random.*` operator, so the same seed and the
+same batch give the same output. The training pipeline instead decodes with DALI
+(libjpeg-turbo on the CPU, nvJPEG with device="mixed" on a GPU) and shuffles.
+"""
+'''
+
+IMPORTS = '''\
+import argparse
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import nvidia.dali.fn as fn
+import nvidia.dali.math as dmath
+import nvidia.dali.types as types
+from nvidia.dali import pipeline_def
+from PIL import Image
+'''
+
+BODY = '''\
+def _threads():
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+@pipeline_def(enable_conditionals=True)
+def preview_pipeline(gpu=False):
+    """Augment a batch fed through the "images" input; outputs the images and every draw."""
+    images = fn.external_source(name="images", layout="HWC", dtype=types.UINT8)
+    if gpu:
+        images = images.gpu()
+    images, draws = augment(images)
+    return (images, *draws)
+
+
+def augment_images(images, seed=SEED, device="cpu"):
+    """Augment HxWx3 uint8 arrays in the given order with `seed`, as the workbench preview does.
+
+    Returns (images, params): images as an NxHxWxC array (uint8 0-255, or float32 after a
+    Normalize; a list when sizes differ), params as {name: per-sample array} per DRAWS.
+    """
+    gpu = device != "cpu"
+    device_id = int(device.split(":")[1]) if ":" in device else (0 if gpu else None)
+    batch = [np.ascontiguousarray(image) for image in images]
+    pipe = preview_pipeline(gpu=gpu, batch_size=len(batch), num_threads=_threads(), device_id=device_id,
+                            seed=seed, prefetch_queue_depth=1)
+    pipe.build()
+    pipe.feed_input("images", batch)
+    outputs = pipe.run()
+    arrays = [_to_numpy(out) for out in outputs]
+    params = {name: np.stack([np.asarray(v) for v in values]) for name, values in zip(DRAWS, arrays[1:])}
+    return arrays[0], params
+
+
+def _to_numpy(tensor_list):
+    if hasattr(tensor_list, "as_cpu"):
+        tensor_list = tensor_list.as_cpu()
+    samples = [np.array(tensor_list[i]) for i in range(len(tensor_list))]
+    if len({s.shape for s in samples}) == 1:
+        return np.stack(samples)
+    return samples
+
+
+# ---------------------------------------------------------------------------------------
+# Training: file reader (sharded per rank), DALI decoding, the chain, a PyTorch iterator.
+# ---------------------------------------------------------------------------------------
+def image_folder(root):
+    """(files, labels) under `root`: recursive, name order; the label is the index of the
+    first-level sub-folder (ImageFolder layout), 0 for files directly in `root`."""
+    root = Path(root)
+    files = list_image_files(root)
+    parts = [f.relative_to(root).parts for f in files]
+    classes = sorted({p[0] for p in parts if len(p) > 1})
+    index = {name: i for i, name in enumerate(classes)}
+    return [str(f) for f in files], [index[p[0]] if len(p) > 1 else 0 for p in parts]
+
+
+@pipeline_def(enable_conditionals=True)
+def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False):
+    """Read, decode (nvJPEG when gpu), augment; outputs (images, labels)."""
+    encoded, label = fn.readers.file(files=files, labels=labels, random_shuffle=True, shard_id=shard_id,
+                                     num_shards=num_shards, name="Reader")
+    images = fn.decoders.image(encoded, device="mixed" if gpu else "cpu", output_type=types.RGB)
+    images, _ = augment(images)
+    return images, (label.gpu() if gpu else label)
+
+
+def distributed_context():
+    """(rank, world_size, local_rank) from the torchrun environment; (0, 1, 0) otherwise."""
+    return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1)), int(os.environ.get("LOCAL_RANK", 0))
+
+
+def derive_seed(seed, *keys):
+    """An independent 31-bit seed for (seed, rank, ...)."""
+    return int(np.random.SeedSequence([seed, *keys]).generate_state(1)[0]) % 2**31
+
+
+def make_loader(root, batch_size, seed=SEED, gpu=None, threads=None):
+    """A DALIGenericIterator over the training pipeline: shard = rank under torchrun, each
+    rank seeded from (seed, rank); yields [{"images": tensor NHWC, "labels": tensor}]."""
+    from nvidia.dali.plugin.base_iterator import LastBatchPolicy
+    from nvidia.dali.plugin.pytorch import DALIGenericIterator
+
+    rank, world_size, local_rank = distributed_context()
+    if gpu is None:
+        import torch
+
+        gpu = torch.cuda.is_available()
+    files, labels = image_folder(root)
+    if not files:
+        raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {root}")
+    pipe = training_pipeline(files, labels, shard_id=rank, num_shards=world_size, gpu=gpu,
+                             batch_size=batch_size, num_threads=threads or _threads(),
+                             device_id=local_rank if gpu else None, seed=derive_seed(seed, rank))
+    pipe.build()
+    return DALIGenericIterator([pipe], ["images", "labels"], reader_name="Reader",
+                               last_batch_policy=LastBatchPolicy.DROP, auto_reset=True)
+
+
+def _save(args):
+    files = list_image_files(args.images)
+    if not files:
+        raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {args.images}")
+    out, params = augment_images([decode_image(f) for f in files], seed=args.seed, device=args.device or "cpu")
+    arrays = {"images": out} if not isinstance(out, list) else {f"image_{i:05d}": o for i, o in enumerate(out)}
+    arrays.update({f"params.{name}": value for name, value in params.items()})
+    np.savez(args.save, **arrays)
+    print(f"saved {len(files)} augmented images and their sampled parameters to {args.save}")
+
+
+def _bench(args):
+    gpu = None if args.device is None else args.device != "cpu"
+    loader = make_loader(args.images, args.batch_size, seed=args.seed, gpu=gpu, threads=args.workers)
+    count, start, seen = 0, None, 0
+    while seen < args.warmup + args.batches:
+        for batch in loader:
+            seen += 1
+            if seen == args.warmup + 1:
+                start = time.perf_counter()
+            elif seen > args.warmup + 1:
+                count += batch[0]["images"].shape[0]
+            if seen >= args.warmup + args.batches:
+                break
+    loader_seconds = time.perf_counter() - start
+    # The batch that started the clock is not counted: batches - 1 intervals were timed.
+    print(f"batch size: {args.batch_size}, batches timed: {args.batches - 1}, threads: {args.workers}")
+    print(f"images/s: {count / loader_seconds:.1f}")
+
+
+def _train(args):
+    rank, world_size, _ = distributed_context()
+    loader = make_loader(args.images, args.batch_size, seed=args.seed,
+                         gpu=None if args.device is None else args.device != "cpu", threads=args.workers)
+    seen = 0
+    for epoch in range(args.epochs):
+        for batch in loader:
+            images, labels = batch[0]["images"], batch[0]["labels"]
+            # Your training step goes here: loss = criterion(model(images.permute(0, 3, 1, 2)), labels) ...
+            seen += images.shape[0]
+    print(f"rank {rank}/{world_size}: {seen} augmented images over {args.epochs} epoch(s)")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--images", required=True, help="folder of images (recursive; sub-folders are classes)")
+    parser.add_argument("--seed", type=int, default=SEED, help=f"random seed (default {SEED})")
+    parser.add_argument("--save", help="write augmented images and sampled params to this .npz file")
+    parser.add_argument("--bench", action="store_true", help="measure training-pipeline throughput")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--batches", type=int, default=20, help="batches timed by --bench")
+    parser.add_argument("--warmup", type=int, default=3, help="batches run before timing")
+    parser.add_argument("--workers", type=int, default=_threads(), help="DALI CPU threads")
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cpu for --save, else cuda if present)")
+    args = parser.parse_args(argv)
+    if args.save:
+        _save(args)
+    elif args.bench:
+        _bench(args)
+    else:
+        _train(args)
+
+
+if __name__ == "__main__":
+    main()
+'''
