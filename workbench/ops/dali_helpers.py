@@ -9,7 +9,10 @@ INTERP = {"bilinear": Name("types.INTERP_LINEAR"), "nearest": Name("types.INTERP
 
 
 def uniform(lo: float, hi: float) -> str:
-    """Source of a per-sample uniform draw in [lo, hi]."""
+    """Source of a per-sample uniform draw in [lo, hi] (DALI refuses an empty range, so a
+    collapsed one becomes a one-value set: still a per-sample node that can be reported)."""
+    if lo == hi:
+        return call("fn.random.uniform", {"values": [float(lo)]})
     return call("fn.random.uniform", {"range": (float(lo), float(hi))})
 
 

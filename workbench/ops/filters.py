@@ -1,10 +1,10 @@
 """Blur and noise ops."""
 from .dali_helpers import assign, uniform
 from .params import Number, Range
-from .spec import DaliLowering, KorniaLowering, OpSpec
+from .spec import DaliLowering, KorniaLowering, OpSpec, Parity
 
 GAUSSIAN_BLUR = OpSpec(
-    name="GaussianBlur", family="blur/noise",
+    name="GaussianBlur", family="blur/noise", parity=Parity(border=0, params={"sigma": [1.3, 1.3], "kernel_size": 7}),
     doc="Gaussian blur with sigma drawn from `sigma`, a kernel_size x kernel_size window, mirrored borders.",
     params=(
         Range("sigma", "standard deviation range in pixels", (0.1, 2.0), lo=0.01, hi=20.0),

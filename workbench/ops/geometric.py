@@ -2,7 +2,7 @@
 from ..codegen.literals import Name
 from .dali_helpers import INTERP, assign, log_uniform, uniform
 from .params import Choice, Flag, Floats, Range, Size
-from .spec import DaliLowering, KorniaLowering, OpSpec
+from .spec import DaliLowering, KorniaLowering, OpSpec, Parity
 
 # Half-pixel centres (align_corners=False) everywhere: the convention PIL, OpenCV and DALI
 # use, so previews agree across backends.
@@ -14,14 +14,14 @@ def _resample(params):
 
 
 HORIZONTAL_FLIP = OpSpec(
-    name="HorizontalFlip", family="geometric", default_p=0.5,
+    name="HorizontalFlip", family="geometric", default_p=0.5, parity=Parity(border=0, mae=1e-6),
     doc="Mirror the image left to right.",
     kornia=KorniaLowering("RandomHorizontalFlip", lambda a: {}),
     dali=DaliLowering(gate="arg", apply=lambda a, c, d: [assign(c.x, "fn.flip", {"horizontal": c.applied})]),
 )
 
 VERTICAL_FLIP = OpSpec(
-    name="VerticalFlip", family="geometric", default_p=0.5,
+    name="VerticalFlip", family="geometric", default_p=0.5, parity=Parity(border=0, mae=1e-6),
     doc="Mirror the image top to bottom.",
     kornia=KorniaLowering("RandomVerticalFlip", lambda a: {}),
     dali=DaliLowering(gate="arg", apply=lambda a, c, d: [
@@ -29,7 +29,7 @@ VERTICAL_FLIP = OpSpec(
 )
 
 ROTATE = OpSpec(
-    name="Rotate", family="geometric",
+    name="Rotate", family="geometric", parity=Parity(params={"degrees": [17.0, 17.0]}),
     doc="Rotate about the centre by an angle drawn from degrees (counter-clockwise); corners filled with 0.",
     params=(Range("degrees", "angle range in degrees", (-15.0, 15.0), lo=-180.0, hi=180.0), _INTERP),
     kornia=KorniaLowering(
@@ -66,6 +66,8 @@ AFFINE = OpSpec(
 
 RANDOM_RESIZED_CROP = OpSpec(
     name="RandomResizedCrop", family="geometric", always_applies=True, fixes_size=True,
+    # A full-image window (scale 1 at the photos' own aspect ratio): windows are drawn differently.
+    parity=Parity(params={"size": [100, 140], "scale": [1.0, 1.0], "ratio": [4 / 3, 4 / 3]}),
     doc="Crop a random area (fraction `scale` of the image, aspect `ratio`) and resize it to `size`.",
     params=(
         Size("size", "output size", (224, 224)),
@@ -93,6 +95,7 @@ RANDOM_RESIZED_CROP = OpSpec(
 
 RESIZE = OpSpec(
     name="Resize", family="geometric", always_applies=True, fixes_size=True,
+    parity=Parity(params={"size": [150, 200], "antialias": False}),
     doc="Resize to exactly `size` (aspect ratio not kept).",
     params=(
         Size("size", "output size", (256, 256)),
@@ -114,6 +117,7 @@ RESIZE = OpSpec(
 
 CENTER_CROP = OpSpec(
     name="CenterCrop", family="geometric", always_applies=True, fixes_size=True, input_at_least="size",
+    parity=Parity(border=0, params={"size": [101, 153]}),
     doc="Cut the central `size` region (the image must be at least that large).",
     params=(Size("size", "output size", (224, 224)),),
     kornia=KorniaLowering("CenterCrop", lambda a: {"size": tuple(a["size"]), "align_corners": False}),
@@ -122,8 +126,8 @@ CENTER_CROP = OpSpec(
     dali=DaliLowering(
         needs_size=True,
         apply=lambda a, c, d: [assign(c.x, "fn.slice", {
-            "start": Name(f"fn.stack(dmath.floor(({c.height} - {float(a['size'][0])!r}) * 0.5), "
-                          f"dmath.floor(({c.width} - {float(a['size'][1])!r}) * 0.5))"),
+            "start": Name(f"fn.cast(fn.stack(dmath.floor(({c.height} - {float(a['size'][0])!r}) * 0.5), "
+                          f"dmath.floor(({c.width} - {float(a['size'][1])!r}) * 0.5)), dtype=types.INT32)"),
             "shape": tuple(a["size"]), "axis_names": "HW"})],
     ),
 )

@@ -2,7 +2,7 @@
 from ..codegen.literals import Name
 from .dali_helpers import assign
 from .params import Floats
-from .spec import DaliLowering, KorniaLowering, OpSpec
+from .spec import DaliLowering, KorniaLowering, OpSpec, Parity
 
 def _short(value: float) -> float:
     """10 significant digits: 57.12, not 57.120000000000005 (a 1e-10 relative change)."""
@@ -10,7 +10,7 @@ def _short(value: float) -> float:
 
 
 NORMALIZE = OpSpec(
-    name="Normalize", family="normalize", always_applies=True,
+    name="Normalize", family="normalize", always_applies=True, parity=Parity(border=0),
     doc="Subtract a per-channel mean and divide by a per-channel std (values in [0, 1] before).",
     params=(
         Floats("mean", "per-channel mean", (0.485, 0.456, 0.406), lo=-10.0, hi=10.0),

@@ -2,7 +2,7 @@
 from ..codegen.literals import Name
 from .dali_helpers import assign, uniform
 from .params import Number, Range
-from .spec import DaliLowering, KorniaLowering, OpSpec
+from .spec import DaliLowering, KorniaLowering, OpSpec, Parity
 
 
 def _dali_erase(a, c, d):
@@ -20,6 +20,8 @@ def _dali_erase(a, c, d):
 
 ERASE = OpSpec(
     name="Erase", family="occlusion", default_p=0.5,
+    # The whole image (area 1 at ratio height/width = 3/4): rectangles are placed at random.
+    parity=Parity(border=0, params={"scale": [1.0, 1.0], "ratio": [0.75, 0.75], "value": 0.5}),
     doc="Fill one random rectangle (area fraction `scale`, aspect `ratio`) with `value` (random erasing).",
     params=(
         Range("scale", "erased area as a fraction of the image", (0.02, 0.33), lo=0.001, hi=1.0),

@@ -73,6 +73,19 @@ class DaliLowering:
 
 
 @dataclass(frozen=True)
+class Parity:
+    """How closely backends agree on this op with ranges collapsed and p = 1, measured on
+    the sample photographs away from a `border` of pixels: mean absolute error at most
+    `mae` (in [0, 1] units) and PSNR at least `psnr` dB."""
+
+    mae: float = 2 / 255
+    psnr: float = 35.0
+    border: int = 4
+    # The collapsed parameters the parity test uses (ranges as [v, v]).
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class OpSpec:
     """Everything about one op: parameters, defaults, docs and its lowering per backend.
 
@@ -98,6 +111,7 @@ class OpSpec:
     input_at_least: str | None = None
     kornia: KorniaLowering | None = None
     dali: DaliLowering | None = None
+    parity: Parity = field(default_factory=Parity)
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:

@@ -1,0 +1,74 @@
+"""Cross-backend parity: with ranges collapsed and p = 1, every op gives the same image on
+every backend that supports it, within the tolerance its spec states, on real photographs."""
+import numpy as np
+import pytest
+
+import workbench as wb
+from workbench.ops import REGISTRY
+
+SHARED = [name for name, spec in REGISTRY.items() if {"kornia", "dali"} <= set(spec.backends)]
+
+
+def as_unit(images) -> list[np.ndarray]:
+    """Outputs of any backend, one array per image, in [0, 1] float units (DALI keeps 0-255
+    until a Normalize)."""
+    return [np.asarray(i).astype(np.float64) / (255.0 if np.asarray(i).dtype == np.uint8 else 1.0) for i in images]
+
+
+def errors(a: list[np.ndarray], b: list[np.ndarray], border: int) -> tuple[float, float]:
+    """Mean absolute error and PSNR over all pixels of all images, `border` pixels left out."""
+    cut = (lambda x: x[border:-border, border:-border]) if border else (lambda x: x)
+    diff = np.concatenate([np.ravel(cut(x) - cut(y)) for x, y in zip(a, b, strict=True)])
+    mse = float(np.mean(diff ** 2))
+    return float(np.mean(np.abs(diff))), (99.0 if mse == 0 else 10 * np.log10(1.0 / mse))
+
+
+@pytest.fixture(scope="module")
+def photos(sample_images):
+    """Real photographs of the sample set; RandomResizedCrop and Erase get a same-size set."""
+    return sample_images[:8]
+
+
+@pytest.mark.parametrize("op", SHARED)
+def test_op_agrees_across_backends(op, photos, small_images):
+    spec = wb.get_op(op)
+    images = small_images if op in ("RandomResizedCrop", "Erase") else photos
+    chain = wb.Chain(seed=3).add(op, p=1.0, **dict(spec.parity.params))
+    kornia = chain.run(images, backend="kornia", device="cpu")
+    dali = chain.run(images, backend="dali", device="cpu")
+    k, d = as_unit(kornia.images), as_unit(dali.images)
+    assert [x.shape for x in k] == [x.shape for x in d]
+    mae, psnr = errors(k, d, spec.parity.border)
+    assert mae <= spec.parity.mae + 1e-9, f"{op}: mean abs error {mae * 255:.2f}/255 > {spec.parity.mae * 255:.2f}/255"
+    assert psnr >= spec.parity.psnr, f"{op}: PSNR {psnr:.1f} dB < {spec.parity.psnr} dB"
+    # The op really did something (a collapsed range that is the identity would prove nothing).
+    before = as_unit(images)
+    changed = any(x.shape != y.shape or not np.allclose(x, y) for x, y in zip(k, before))
+    assert changed, f"{op}: the parity case left the images unchanged, so it proves nothing"
+    # Both report the same collapsed draws.
+    for name, value in spec.parity.params.items():
+        if isinstance(value, list) and len(value) == 2 and value[0] == value[1] and op != "RandomResizedCrop" \
+                and op != "Erase":
+            reported = {r[0].get(name, r[0].get("factor", r[0].get("angle", r[0].get("shift")))) for r in dali.params}
+            assert all(v == pytest.approx(value[0], rel=1e-6) for v in reported if v is not None)
+
+
+def test_hue_is_the_documented_exception(photos):
+    """DALI's hue is a linear approximation: equal at 0, close at small shifts, apart at large ones."""
+    errs = []
+    for shift in (0.0, 0.02, 0.1):
+        chain = wb.Chain().add("Hue", shift=[shift, shift])
+        k = as_unit(chain.run(photos, backend="kornia").images)
+        d = as_unit(chain.run(photos, backend="dali").images)
+        errs.append(errors(k, d, 0)[0])
+    assert errs[0] < 1 / 255 and errs[0] < errs[1] < errs[2]
+    assert "YIQ" in wb.get_op("Hue").dali.note
+
+
+def test_unsupported_op_is_refused_with_the_backends_that_can():
+    chain = wb.Chain().add("Affine")
+    with pytest.raises(wb.UnsupportedOpError, match=r"cannot export to dali: Affine runs on kornia"):
+        chain.export("dali")
+    with pytest.raises(wb.UnsupportedOpError, match=r"Affine cannot run on dali: it runs on kornia"):
+        chain.run([np.zeros((8, 8, 3), np.uint8)], backend="dali")
+    assert chain.to_dict()["steps"][0]["op"] == "Affine"
