@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -57,3 +59,32 @@ def random_step_dict(op: str, rng: np.random.Generator, p: float | None = None) 
         p = 1.0 if spec.always_applies else round(float(rng.uniform(0, 1)), 3)
     return {"op": op, "params": {prm.name: prm.random(rng) for prm in spec.params}, "p": p,
             "enabled": bool(rng.integers(2)) or True}
+
+
+ENV = {**os.environ, "KORNIA_INSTALLATION_MODE": "RAISE", "PYTHONHASHSEED": "0"}
+
+
+def run_script(path: Path, *args: str, timeout: int = 240) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True, env=ENV,
+                          timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def assert_save_equals_run(chain: wb.Chain, folder: Path, tmp_path: Path, seeds, backend: str = "kornia") -> None:
+    """The exported script's --save output equals chain.run(...) bit for bit, draws included."""
+    script = tmp_path / f"aug_{backend}.py"
+    chain.export(backend, path=script.name, folder=tmp_path)
+    images = wb.load_images(folder)
+    for seed in seeds:
+        out = tmp_path / f"out_{seed}.npz"
+        run_script(script, "--images", str(folder), "--seed", str(seed), "--save", str(out))
+        saved = np.load(out)
+        expected = chain.run(images, backend=backend, device="cpu", seed=seed)
+        assert saved["images"].dtype == expected.images.dtype
+        assert np.array_equal(saved["images"], expected.images), f"seed {seed}: --save differs from chain.run"
+        # The saved draws are the ones chain.run reports.
+        for i, step in chain.enabled_steps():
+            key = f"params.step{i + 1}_{step.op}." + ("batch_prob" if backend == "kornia" else "applied")
+            if key in saved:  # DALI saves no coin for steps with p = 1
+                assert [bool(v > 0.5) for v in saved[key]] == [row[i]["applied"] for row in expected.params]

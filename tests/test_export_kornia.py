@@ -10,34 +10,7 @@ import pytest
 
 import workbench as wb
 
-from conftest import DESIGN_CHAIN, ROOT, random_step_dict
-
-ENV = {**os.environ, "KORNIA_INSTALLATION_MODE": "RAISE", "PYTHONHASHSEED": "0"}
-
-
-def run_script(path: Path, *args: str, timeout: int = 240) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True, env=ENV,
-                          timeout=timeout)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc
-
-
-def assert_save_equals_run(chain: wb.Chain, folder: Path, tmp_path: Path, seeds) -> None:
-    script = tmp_path / "aug.py"
-    chain.export("kornia", path=script.name, folder=tmp_path)
-    images = wb.load_images(folder)
-    for seed in seeds:
-        out = tmp_path / f"out_{seed}.npz"
-        run_script(script, "--images", str(folder), "--seed", str(seed), "--save", str(out))
-        saved = np.load(out)
-        expected = chain.run(images, backend="kornia", device="cpu", seed=seed)
-        assert saved["images"].dtype == expected.images.dtype
-        assert np.array_equal(saved["images"], expected.images), f"seed {seed}: --save differs from chain.run"
-        # The saved draws are the ones chain.run reports.
-        for position, (i, step) in enumerate(chain.enabled_steps()):
-            prob = saved[f"params.step{i + 1}_{step.op}.batch_prob"]
-            assert [bool(v > 0.5) for v in prob] == [row[i]["applied"] for row in expected.params]
-
+from conftest import DESIGN_CHAIN, ENV, ROOT, assert_save_equals_run, random_step_dict, run_script
 
 @pytest.mark.parametrize("op", wb.list_ops())
 def test_every_op_save_equals_run(op, small_folder, tmp_path):
