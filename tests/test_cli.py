@@ -70,3 +70,20 @@ def test_installed_console_script(tmp_path, chain_file):
     proc = subprocess.run([exe, "export", str(chain_file), "-o", str(tmp_path / "a.py")], capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0 and (tmp_path / "a.py").exists()
+
+
+def test_docs_ops_md_is_current():
+    """docs/ops.md is generated from the registry; regenerate with the command it names."""
+    from workbench.support_matrix import support_matrix_markdown
+
+    current = (ROOT / "docs" / "ops.md").read_text()
+    assert current == support_matrix_markdown(), "docs/ops.md is stale: run `workbench ops --markdown -o docs/ops.md`"
+    for op in wb.list_ops():
+        assert f"| {op} |" in current and f"## {op}" in current
+    assert "| Affine | geometric | yes | no | - |" in current
+
+
+def test_ops_markdown_to_file(tmp_path, capsys):
+    out = tmp_path / "ops.md"
+    assert main(["ops", "--markdown", "-o", str(out)]) == 0
+    assert out.read_text().startswith("# Ops and backends")

@@ -3,6 +3,7 @@
 Example:
     workbench preview chain.yaml --images sample_data -o grid.png
     workbench export chain.yaml --backend kornia -o train_aug.py
+    workbench ops --markdown -o docs/ops.md
 """
 from __future__ import annotations
 
@@ -43,6 +44,17 @@ def _export(args) -> int:
 def _ops(args) -> int:
     from .ops import REGISTRY
 
+    if args.markdown:
+        from .support_matrix import support_matrix_markdown
+
+        text = support_matrix_markdown()
+        if args.output:
+            Path(args.output).write_text(text, encoding="utf-8")
+            print(f"wrote {args.output}")
+        else:
+            print(text)
+        return 0
+
     for spec in REGISTRY.values():
         print(f"{spec.name:18s} {spec.family:11s} [{', '.join(spec.backends)}]  {spec.doc}")
         for p in spec.params:
@@ -72,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=_export)
 
     o = sub.add_parser("ops", help="list the ops, their parameters and backends")
+    o.add_argument("--markdown", action="store_true", help="the support matrix as Markdown (docs/ops.md)")
+    o.add_argument("-o", "--output", help="with --markdown: write to this file")
     o.set_defaults(func=_ops)
     return parser
 

@@ -1,0 +1,63 @@
+"""The support matrix (docs/ops.md), generated from the op registry.
+
+Example:
+    >>> text = support_matrix_markdown()
+    >>> "| Rotate | geometric | yes | yes |" in text
+    True
+"""
+from __future__ import annotations
+
+from .ops import REGISTRY
+from .ops.spec import BACKEND_NAMES
+
+HEADER = """# Ops and backends
+
+Generated from the op registry by `workbench ops --markdown -o docs/ops.md`; a test fails
+when this file is out of date. Parity: with ranges collapsed and p = 1, backends agree on
+the sample photographs within the stated mean absolute error (in grey levels of 255) and
+PSNR, `border` pixels from the edge left out (see `tests/test_parity.py`).
+"""
+
+
+def _cell(ok: bool) -> str:
+    return "yes" if ok else "no"
+
+
+def support_matrix_markdown() -> str:
+    """Markdown: a matrix of ops by backend, then each op's parameters, p and notes."""
+    lines = [HEADER, "| op | family | " + " | ".join(BACKEND_NAMES) + " | parity (MAE, PSNR) |",
+             "|---|---|" + "---|" * len(BACKEND_NAMES) + "---|"]
+    for spec in REGISTRY.values():
+        shared = len(spec.backends) > 1
+        if not shared:
+            parity = "-"
+        elif spec.parity.mae * 255 < 0.01:
+            parity = "exact (float rounding)"
+        else:
+            parity = f"<= {spec.parity.mae * 255:.2g}/255, >= {spec.parity.psnr:g} dB, border {spec.parity.border} px"
+        lines.append(f"| {spec.name} | {spec.family} | "
+                     + " | ".join(_cell(spec.supports(b)) for b in BACKEND_NAMES) + f" | {parity} |")
+    lines.append("")
+    for spec in REGISTRY.values():
+        lines += [f"## {spec.name}", "", spec.doc, ""]
+        p_note = "always 1 (changes size or value scale)" if spec.always_applies else f"default {spec.default_p:g}"
+        lines.append(f"- backends: {', '.join(spec.backends)}; p: {p_note}")
+        for param in spec.params:
+            lines.append(f"- `{param.name}`: {param.doc}; default `{spec.defaults()[param.name]}`"
+                         + _range_text(param))
+        missing = [b for b in BACKEND_NAMES if not spec.supports(b)]
+        if missing:
+            lines.append(f"- not on {', '.join(missing)}: `run` and `export` refuse it there")
+        if spec.dali is not None and spec.dali.note:
+            lines.append(f"- DALI: {spec.dali.note}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _range_text(param) -> str:
+    if hasattr(param, "options") and param.options:
+        return f"; one of {', '.join(param.options)}"
+    lo, hi = getattr(param, "lo", None), getattr(param, "hi", None)
+    if lo is None or param.ui == "checkbox":
+        return ""
+    return f"; within [{lo:g}, {hi:g}]"
