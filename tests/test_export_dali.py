@@ -110,3 +110,21 @@ def test_dali_missing_is_a_clear_error(monkeypatch, small_images):
     monkeypatch.setattr(builtins, "__import__", no_dali)
     with pytest.raises(wb.WorkbenchError, match=r"pip install nvidia-dali-cuda120"):
         wb.Chain().add("HorizontalFlip").run(small_images, backend="dali")
+
+
+def test_flip_fuses_into_crop_mirror_normalize_exactly(small_images):
+    """A flip followed only by mirror-invariant steps and a Normalize becomes the `mirror`
+    argument of crop_mirror_normalize, with per-sample results unchanged."""
+    chain = wb.Chain(seed=4).add("HorizontalFlip", p=0.5).add("Brightness", factor=[1.2, 1.2]) \
+        .add("GaussianBlur", sigma=[1.0, 1.0], kernel_size=5).add("Normalize")
+    src = chain.export("dali")
+    assert "mirror=s1_applied" in src and "fn.flip(" not in src
+    fused = chain.run(small_images, backend="dali")
+    plain = wb.Chain.from_dict({**chain.to_dict(), "steps": chain.to_dict()["steps"][1:]}).run(small_images, backend="dali")
+    applied = [row[0]["applied"] for row in fused.params]
+    assert 0 < sum(applied) < len(applied)
+    for n, flipped in enumerate(applied):
+        assert np.array_equal(fused.images[n], plain.images[n][:, ::-1] if flipped else plain.images[n])
+    # A Rotate in between blocks the fusion (it does not commute with a mirror).
+    blocked = wb.Chain().add("HorizontalFlip").add("Rotate").add("Normalize").export("dali")
+    assert "fn.flip(" in blocked and "mirror=" not in blocked

@@ -9,8 +9,30 @@ from .literals import Name, call, comment, literal
 from .runtime_source import runtime_source
 
 
-def _step_lines(position: int, step, scale: float) -> tuple[list[str], list[tuple[str, str]], float]:
-    """(statements, [(reported name, variable)], scale after) for one enabled step."""
+def fused_flip(chain: Chain) -> int | None:
+    """Chain index of a HorizontalFlip that crop_mirror_normalize can apply instead: the
+    chain ends in Normalize and only mirror-invariant steps stand between the two."""
+    enabled = chain.enabled_steps()
+    if not enabled or enabled[-1][1].op != "Normalize":
+        return None
+    for i, step in reversed(enabled[:-1]):
+        if step.op == "HorizontalFlip":
+            return i
+        if step.spec.dali is None or not step.spec.dali.mirror_invariant:
+            return None
+    return None
+
+
+def _coin(index: int, step) -> Name:
+    """The variable holding a step's coin (the literal 1 when p == 1)."""
+    return Name(f"s{index + 1}_applied") if step.p < 1.0 else Name("1")
+
+
+def _step_lines(position: int, step, scale: float, fuse: str = "", fuse_mirror=None) -> tuple[list[str], list[tuple[str, str]], float]:
+    """(statements, [(reported name, variable)], scale after) for one enabled step.
+
+    `fuse`: "flip" leaves the mirroring to a later crop_mirror_normalize; "normalize"
+    makes this Normalize apply the fused flip's coin."""
     spec = step.spec
     low = spec.dali
     if low is None:
@@ -29,7 +51,8 @@ def _step_lines(position: int, step, scale: float) -> tuple[list[str], list[tupl
     if low.needs_size:
         lines.append(f"{prefix}hw = fn.cast(images.shape(), dtype=types.FLOAT)")
         height, width = Name(f"{prefix}hw[0]"), Name(f"{prefix}hw[1]")
-    ctx = DaliContext(x=Name("images"), scale=scale, height=height, width=width, applied=applied, prefix=prefix)
+    ctx = DaliContext(x=Name("images"), scale=scale, height=height, width=width, applied=applied, prefix=prefix,
+                      mirror=fuse_mirror if fuse == "normalize" else None)
     draws = {}
     for name, source in low.draws(step.params).items():
         var = ctx.var(name.lstrip("_"))
@@ -37,7 +60,8 @@ def _step_lines(position: int, step, scale: float) -> tuple[list[str], list[tupl
         draws[name] = var
         if not name.startswith("_"):
             reported.append((name, var))
-    body = low.apply(step.params, ctx, draws)
+    body = low.apply(step.params, ctx, draws) if fuse != "flip" else [
+        comment("mirrored by crop_mirror_normalize below (only mirror-invariant steps in between)")]
     if step.p < 1.0 and low.gate == "if":
         # Only the statements that change the images go under the condition: values the
         # step reports must exist for every sample.
@@ -60,8 +84,12 @@ def emit_dali(chain: Chain) -> str:
     draw_names: list[str] = []
     draw_vars: list[str] = []
     scale = 255.0
+    flip = fused_flip(chain)
+    last = chain.enabled_steps()[-1][0] if chain.enabled_steps() else None
     for i, step in chain.enabled_steps():
-        step_lines, reported, scale = _step_lines(i, step, scale)
+        fuse = "flip" if i == flip else ("normalize" if flip is not None and i == last else "")
+        step_lines, reported, scale = _step_lines(i, step, scale, fuse,
+                                                  _coin(flip, chain.steps[flip]) if flip is not None else None)
         body.append(comment(f"{i + 1}. {step.describe()}"))
         body += step_lines
         for name, var in reported:

@@ -41,7 +41,7 @@ _HUE_NOTE = ("fn.hue is not the HSV hue shift of Kornia and torchvision: equal a
 
 def _dali_single(kind: str, param: str, note: str = "") -> DaliLowering:
     return DaliLowering(draws=lambda a: {param: uniform(*a[param])},
-                        apply=lambda a, c, d: _dali_color(kind, c, d[param]), note=note)
+                        apply=lambda a, c, d: _dali_color(kind, c, d[param]), note=note, mirror_invariant=True)
 
 BRIGHTNESS = OpSpec(
     name="Brightness", family="color", parity=Parity(border=0, params={"factor": [1.3, 1.3]}),
@@ -98,7 +98,7 @@ COLOR_JITTER = OpSpec(
         draws=lambda a: {k: uniform(*a[k]) for k in ("brightness", "contrast", "saturation", "hue")},
         apply=lambda a, c, d: [line for k in ("brightness", "contrast", "saturation", "hue")
                                for line in _dali_color(k, c, d[k])],
-        note="hue as in Hue",
+        note="hue as in Hue", mirror_invariant=True,
     ),
 )
 
@@ -107,7 +107,7 @@ GRAYSCALE = OpSpec(
     doc="Replace the image by its luma (ITU-R 601 weights), kept as three channels.",
     kornia=KorniaLowering("RandomGrayscale", lambda a: {}),
     # Saturation 0 is the BT.601 luma in all three channels; the coin switches it per sample.
-    dali=DaliLowering(gate="arg", apply=lambda a, c, d: [
+    dali=DaliLowering(gate="arg", mirror_invariant=True, apply=lambda a, c, d: [
         assign(c.x, "fn.saturation", {"saturation": Name(f"1.0 - {c.applied}")})]),
 )
 

@@ -1,8 +1,6 @@
 """Small builders shared by the DALI lowerings: every value goes through `call`/`literal`."""
 from __future__ import annotations
 
-import math
-
 from ..codegen.literals import Name, call, identifier
 
 INTERP = {"bilinear": Name("types.INTERP_LINEAR"), "nearest": Name("types.INTERP_NN")}
@@ -14,11 +12,6 @@ def uniform(lo: float, hi: float) -> str:
     if lo == hi:
         return call("fn.random.uniform", {"values": [float(lo)]})
     return call("fn.random.uniform", {"range": (float(lo), float(hi))})
-
-
-def log_uniform(lo: float, hi: float) -> str:
-    """Source of a per-sample draw whose logarithm is uniform (for aspect ratios)."""
-    return f"dmath.exp({uniform(math.log(lo), math.log(hi))})"
 
 
 def assign(target, func: str, args: dict) -> str:

@@ -19,6 +19,7 @@ GAUSSIAN_BLUR = OpSpec(
     ),
     # DALI's default border is reflect-101 too.
     dali=DaliLowering(
+        mirror_invariant=True,  # the kernel is symmetric
         draws=lambda a: {"sigma": uniform(*a["sigma"])},
         apply=lambda a, c, d: [assign(c.x, "fn.gaussian_blur", {"sigma": d["sigma"], "window_size": a["kernel_size"]})],
     ),

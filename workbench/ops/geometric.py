@@ -1,6 +1,6 @@
 """Geometric ops: flips, rotations, affine warps, crops and resizes."""
-from ..codegen.literals import Name
-from .dali_helpers import INTERP, assign, log_uniform, uniform
+from ..codegen.literals import Name, call
+from .dali_helpers import INTERP, assign, uniform
 from .params import Choice, Flag, Floats, Range, Size
 from .spec import DaliLowering, KorniaLowering, OpSpec, Parity
 
@@ -84,12 +84,9 @@ RANDOM_RESIZED_CROP = OpSpec(
         record={"src": "crop_box"},
     ),
     dali=DaliLowering(
-        needs_size=True, reports=("crop_box",),
-        draws=lambda a: {"_area": uniform(*a["scale"]), "_ratio": log_uniform(*a["ratio"]),
-                         "_u": uniform(0.0, 1.0), "_v": uniform(0.0, 1.0)},
-        apply=lambda a, c, d: _dali_resized_crop(a, c, d),
-        note="the crop window is drawn by the workbench's own formula (area, log-ratio, position), "
-             "not Kornia's; with the same window both resample alike",
+        reports=("crop_box",), apply=lambda a, c, d: _dali_resized_crop(a, c, d),
+        note="the window comes from DALI's sampler (fn.random_crop_generator), Kornia's from its own: "
+             "draws differ, the same window resamples alike",
     ),
 )
 
@@ -133,17 +130,18 @@ CENTER_CROP = OpSpec(
 )
 
 def _dali_resized_crop(a, c, d):
-    """Crop window from area fraction and log-uniform aspect ratio, then resize the window."""
-    cw, ch, x0, y0, box = (c.var(n) for n in ("cw", "ch", "x0", "y0", "crop_box"))
+    """DALI's own window sampler (the one inside fn.random_resized_crop), kept visible so
+    the window can be reported, then a resize of that window."""
+    anchor, shape, box = (c.var(n) for n in ("anchor", "shape", "crop_box"))
     return [
-        f"{cw} = dmath.min(dmath.sqrt({d['_area']} * {c.height} * {c.width} * {d['_ratio']}), {c.width})",
-        f"{ch} = dmath.min(dmath.sqrt({d['_area']} * {c.height} * {c.width} / {d['_ratio']}), {c.height})",
-        f"{x0} = {d['_u']} * ({c.width} - {cw})",
-        f"{y0} = {d['_v']} * ({c.height} - {ch})",
-        f"{box} = fn.stack({x0}, {y0}, {x0} + {cw}, {y0} + {ch})",
+        f"{anchor}, {shape} = " + call("fn.random_crop_generator", {
+            "__input__": Name(f"{c.x}.shape()"), "random_area": tuple(a["scale"]),
+            "random_aspect_ratio": tuple(a["ratio"])}),
+        f"{box} = fn.cast(fn.stack({anchor}[1], {anchor}[0], {anchor}[1] + {shape}[1], {anchor}[0] + {shape}[0]), "
+        f"dtype=types.FLOAT)",
         assign(c.x, "fn.resize", {
-            "size": tuple(a["size"]), "roi_start": Name(f"fn.stack({y0}, {x0})"),
-            "roi_end": Name(f"fn.stack({y0} + {ch}, {x0} + {cw})"), "roi_relative": False,
+            "size": tuple(a["size"]), "roi_start": Name(f"fn.cast({anchor}, dtype=types.FLOAT)"),
+            "roi_end": Name(f"fn.cast({anchor} + {shape}, dtype=types.FLOAT)"), "roi_relative": False,
             "interp_type": INTERP[a["interpolation"]], "antialias": False}),
     ]
 

@@ -22,7 +22,8 @@ NORMALIZE = OpSpec(
         unit_scale_after=True,
         apply=lambda a, c, d: [assign(c.x, "fn.crop_mirror_normalize", {
             "dtype": Name("types.FLOAT"), "output_layout": "HWC",
-            "mean": [_short(m * c.scale) for m in a["mean"]], "std": [_short(s * c.scale) for s in a["std"]]})],
+            "mean": [_short(m * c.scale) for m in a["mean"]], "std": [_short(s * c.scale) for s in a["std"]],
+            **({"mirror": c.mirror} if c.mirror is not None else {})})],
     ),
 )
 

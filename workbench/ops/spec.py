@@ -41,6 +41,8 @@ class DaliContext:
     width: Any
     applied: Any
     prefix: str = "s1_"
+    # A horizontal flip's coin that this (Normalize) step may apply as crop_mirror_normalize's mirror.
+    mirror: Any = None
 
     def var(self, name: str):
         """A step-local variable of the generated code (e.g. s3_crop_box)."""
@@ -70,6 +72,9 @@ class DaliLowering:
     unit_scale_after: bool = False
     # What DALI does differently from Kornia, for the support matrix (empty: nothing known).
     note: str = ""
+    # The op gives the same result before or after a horizontal mirror (colour, blur), so a
+    # flip can move past it into crop_mirror_normalize.
+    mirror_invariant: bool = False
 
 
 @dataclass(frozen=True)
