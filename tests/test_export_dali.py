@@ -128,3 +128,11 @@ def test_flip_fuses_into_crop_mirror_normalize_exactly(small_images):
     # A Rotate in between blocks the fusion (it does not commute with a mirror).
     blocked = wb.Chain().add("HorizontalFlip").add("Rotate").add("Normalize").export("dali")
     assert "fn.flip(" in blocked and "mirror=" not in blocked
+
+
+def test_bench_with_a_batch_larger_than_the_folder(tmp_path, design_chain):
+    script = tmp_path / "aug.py"
+    design_chain.export("dali", path=script.name, folder=tmp_path)
+    bench = run_script(script, "--images", str(ROOT / "sample_data"), "--bench", "--batch-size", "16",
+                       "--batches", "3", "--warmup", "1", "--workers", "1", "--device", "cpu")
+    assert bench.stdout.strip().splitlines()[-1].startswith("images/s: ")

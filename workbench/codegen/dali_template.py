@@ -126,8 +126,11 @@ def make_loader(root, batch_size, seed=SEED, gpu=None, threads=None):
                              batch_size=batch_size, num_threads=threads or _threads(),
                              device_id=local_rank if gpu else None, seed=derive_seed(seed, rank))
     pipe.build()
-    return DALIGenericIterator([pipe], ["images", "labels"], reader_name="Reader",
-                               last_batch_policy=LastBatchPolicy.DROP, auto_reset=True)
+    # Drop the ragged last batch, unless a shard holds less than one batch (small folders):
+    # then fill it by repeating samples, or there would be nothing to train on.
+    policy = LastBatchPolicy.DROP if len(files) // world_size >= batch_size else LastBatchPolicy.FILL
+    return DALIGenericIterator([pipe], ["images", "labels"], reader_name="Reader", last_batch_policy=policy,
+                               auto_reset=True)
 
 
 def _save(args):
