@@ -49,8 +49,11 @@ def test_op_agrees_across_backends(op, photos, small_images):
     for name, value in spec.parity.params.items():
         if isinstance(value, list) and len(value) == 2 and value[0] == value[1] and op != "RandomResizedCrop" \
                 and op != "Erase":
-            reported = {r[0].get(name, r[0].get("factor", r[0].get("angle", r[0].get("shift")))) for r in dali.params}
-            assert all(v == pytest.approx(value[0], rel=1e-6) for v in reported if v is not None)
+            for rows in (kornia.params, dali.params):
+                for row in rows:
+                    v = row[0].get(name, row[0].get("angle") if name == "degrees" else None)
+                    v = v[0] if isinstance(v, list) else v  # Affine reports scale as [sx, sy]
+                    assert v is None or v == pytest.approx(value[0], rel=1e-6), (name, v)
 
 
 def test_hue_is_the_documented_exception(photos):
@@ -65,10 +68,20 @@ def test_hue_is_the_documented_exception(photos):
     assert "HSV" in wb.get_op("Hue").dali.note
 
 
-def test_unsupported_op_is_refused_with_the_backends_that_can():
-    chain = wb.Chain().add("Affine")
-    with pytest.raises(wb.UnsupportedOpError, match=r"cannot export to dali: Affine runs on kornia"):
+def test_unsupported_op_is_refused_with_the_backends_that_can(monkeypatch):
+    """Every op runs on both backends today; an op without a DALI lowering must be refused."""
+    import dataclasses
+
+    kornia_only = dataclasses.replace(wb.get_op("Rotate"), name="KorniaOnlyRotate", dali=None)
+    monkeypatch.setitem(REGISTRY, "KorniaOnlyRotate", kornia_only)
+    chain = wb.Chain().add("KorniaOnlyRotate")
+    with pytest.raises(wb.UnsupportedOpError, match=r"cannot export to dali: KorniaOnlyRotate runs on kornia"):
         chain.export("dali")
-    with pytest.raises(wb.UnsupportedOpError, match=r"Affine cannot run on dali: it runs on kornia"):
+    with pytest.raises(wb.UnsupportedOpError, match=r"KorniaOnlyRotate cannot run on dali: it runs on kornia"):
         chain.run([np.zeros((8, 8, 3), np.uint8)], backend="dali")
-    assert chain.to_dict()["steps"][0]["op"] == "Affine"
+    assert chain.to_dict()["steps"][0]["op"] == "KorniaOnlyRotate"
+    assert chain.run([np.zeros((8, 8, 3), np.uint8)], backend="kornia").images.shape == (1, 8, 8, 3)
+
+
+def test_every_op_runs_on_both_backends():
+    assert SHARED == wb.list_ops()

@@ -1,4 +1,6 @@
 """Geometric ops: flips, rotations, affine warps, crops and resizes."""
+import math
+
 from ..codegen.literals import Name, call
 from .dali_helpers import INTERP, assign, uniform
 from .params import Choice, Flag, Floats, Range, Size
@@ -46,9 +48,12 @@ ROTATE = OpSpec(
 
 AFFINE = OpSpec(
     name="Affine", family="geometric",
-    doc="Random rotation, translation, scale and shear in one warp; corners filled with 0.",
+    parity=Parity(params={"degrees": [25.0, 25.0], "translate": [0.0, 0.0], "scale": [0.8, 0.8],
+                          "shear": [15.0, 15.0]}),
+    doc="Random rotation (clockwise, as torchvision's affine), translation, scale and shear in one warp; "
+        "corners filled with 0.",
     params=(
-        Range("degrees", "rotation range in degrees", (-10.0, 10.0), lo=-180.0, hi=180.0),
+        Range("degrees", "rotation range in degrees, clockwise", (-10.0, 10.0), lo=-180.0, hi=180.0),
         Floats("translate", "largest shift as a fraction of width and height", (0.1, 0.1), length=2, lo=0.0, hi=1.0),
         Range("scale", "zoom factor range", (0.9, 1.1), lo=0.05, hi=10.0),
         Range("shear", "horizontal shear range in degrees", (0.0, 0.0), lo=-80.0, hi=80.0),
@@ -61,6 +66,13 @@ AFFINE = OpSpec(
             "shear": tuple(a["shear"]), "resample": _resample(a), "align_corners": False,
         },
         record={"angle": "angle", "translations": "translate_px", "scale": "scale", "shear_x": "shear"},
+    ),
+    dali=DaliLowering(
+        needs_size=True, reports=("translate_px", "scale"),
+        draws=lambda a: {"angle": uniform(*a["degrees"]), "shear": uniform(*a["shear"]), "_s": uniform(*a["scale"]),
+                         "_tx": uniform(-a["translate"][0], a["translate"][0]),
+                         "_ty": uniform(-a["translate"][1], a["translate"][1])},
+        apply=lambda a, c, d: _dali_affine(a, c, d),
     ),
 )
 
@@ -128,6 +140,32 @@ CENTER_CROP = OpSpec(
             "shape": tuple(a["size"]), "axis_names": "HW"})],
     ),
 )
+
+def _dali_affine(a, c, d):
+    """Kornia's forward map p' = A (p - c) + c + t with A = s R(angle) Shear_x, written in
+    DALI's pixel-edge coordinates (there the centre c is (W/2, H/2))."""
+    v = c.var
+    deg = math.pi / 180.0
+    return [
+        f"{v('tx')} = {d['_tx']} * {c.width}",
+        f"{v('ty')} = {d['_ty']} * {c.height}",
+        f"{v('translate_px')} = fn.stack({v('tx')}, {v('ty')})",
+        f"{v('scale')} = fn.stack({d['_s']}, {d['_s']})",
+        f"{v('cos')} = dmath.cos({d['angle']} * {deg!r})",
+        f"{v('sin')} = dmath.sin({d['angle']} * {deg!r})",
+        f"{v('k')} = dmath.tan({d['shear']} * {deg!r})",
+        f"{v('a')} = fn.stack({d['_s']} * {v('cos')}, {d['_s']} * (0.0 - {v('k')} * {v('cos')} - {v('sin')}), "
+        f"{d['_s']} * {v('sin')}, {d['_s']} * ({v('cos')} - {v('k')} * {v('sin')}))",
+        f"{v('cx')} = {c.width} * 0.5",
+        f"{v('cy')} = {c.height} * 0.5",
+        f"{v('matrix')} = fn.reshape(fn.stack("
+        f"{v('a')}[0], {v('a')}[1], {v('cx')} + {v('tx')} - {v('a')}[0] * {v('cx')} - {v('a')}[1] * {v('cy')}, "
+        f"{v('a')}[2], {v('a')}[3], {v('cy')} + {v('ty')} - {v('a')}[2] * {v('cx')} - {v('a')}[3] * {v('cy')}), "
+        f"shape=[2, 3])",
+        assign(c.x, "fn.warp_affine", {"matrix": v("matrix"), "inverse_map": False, "fill_value": 0.0,
+                                       "interp_type": INTERP[a["interpolation"]]}),
+    ]
+
 
 def _dali_resized_crop(a, c, d):
     """DALI's own window sampler (the one inside fn.random_resized_crop), kept visible so
