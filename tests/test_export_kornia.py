@@ -141,7 +141,9 @@ def test_torchrun_shards_by_rank(tmp_path, small_folder, design_chain):
         "dist.init_process_group('gloo')\n"
         f"loader = aug.make_loader({str(small_folder)!r}, batch_size=1, workers=0, seed=3)\n"
         "files = [str(loader.dataset.files[i]) for i in loader.sampler]\n"
-        "print('RANK', dist.get_rank(), type(loader.sampler).__name__, ','.join(files))\n"
+        f"out = open({str(tmp_path)!r} + f'/rank{{dist.get_rank()}}.txt', 'w')\n"
+        "out.write(' '.join(['RANK', str(dist.get_rank()), type(loader.sampler).__name__, ','.join(files)]))\n"
+        "out.close()\n"
         "dist.destroy_process_group()\n")
     import socket
 
@@ -152,7 +154,8 @@ def test_torchrun_shards_by_rank(tmp_path, small_folder, design_chain):
                            "--master-addr", "127.0.0.1", "--master-port", str(port), str(probe)], capture_output=True, text=True, env=ENV,
                           timeout=240)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    lines = sorted(line for line in proc.stdout.splitlines() if line.startswith("RANK"))
+    # One file per rank: the ranks' stdout lines could interleave.
+    lines = [(tmp_path / f"rank{r}.txt").read_text() for r in (0, 1)]
     assert len(lines) == 2 and all("DistributedSampler" in line for line in lines)
     shards = [set(line.split()[-1].split(",")) for line in lines]
     assert not shards[0] & shards[1] and len(shards[0] | shards[1]) == 6

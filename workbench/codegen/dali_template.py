@@ -98,16 +98,6 @@ def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False):
     return images, (label.gpu() if gpu else label)
 
 
-def distributed_context():
-    """(rank, world_size, local_rank) from the torchrun environment; (0, 1, 0) otherwise."""
-    return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1)), int(os.environ.get("LOCAL_RANK", 0))
-
-
-def derive_seed(seed, *keys):
-    """An independent 31-bit seed for (seed, rank, ...)."""
-    return int(np.random.SeedSequence([seed, *keys]).generate_state(1)[0]) % 2**31
-
-
 def make_loader(root, batch_size, seed=SEED, gpu=None, threads=None):
     """A DALIGenericIterator over the training pipeline: shard = rank under torchrun, each
     rank seeded from (seed, rank); yields [{"images": tensor NHWC, "labels": tensor}]."""
@@ -177,17 +167,7 @@ def _train(args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--images", required=True, help="folder of images (recursive; sub-folders are classes)")
-    parser.add_argument("--seed", type=int, default=SEED, help=f"random seed (default {SEED})")
-    parser.add_argument("--save", help="write augmented images and sampled params to this .npz file")
-    parser.add_argument("--bench", action="store_true", help="measure training-pipeline throughput")
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--batches", type=int, default=20, help="batches timed by --bench")
-    parser.add_argument("--warmup", type=int, default=3, help="batches run before timing")
-    parser.add_argument("--workers", type=int, default=_threads(), help="DALI CPU threads")
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cpu for --save, else cuda if present)")
+    parser = contract_parser(__doc__.splitlines()[0], SEED, _threads(), "DALI CPU threads")
     args = parser.parse_args(argv)
     if args.save:
         _save(args)

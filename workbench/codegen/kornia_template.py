@@ -145,16 +145,6 @@ def seed_worker(worker_id):
     random.seed(worker_seed)
 
 
-def distributed_context():
-    """(rank, world_size, local_rank) from the torchrun environment; (0, 1, 0) otherwise."""
-    return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1)), int(os.environ.get("LOCAL_RANK", 0))
-
-
-def derive_seed(seed, *keys):
-    """An independent 32-bit seed for (seed, rank, epoch, ...)."""
-    return int(np.random.SeedSequence([seed, *keys]).generate_state(1)[0])
-
-
 def make_loader(root, batch_size, workers=4, seed=SEED, device="cpu", num_samples=None):
     """DataLoader over an image folder: shuffled (seeded), sharded by rank under torchrun,
     decoding on `workers` processes, pinned memory when the GPU is used.
@@ -281,17 +271,7 @@ def _train(args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--images", required=True, help="folder of images (recursive; sub-folders are classes)")
-    parser.add_argument("--seed", type=int, default=SEED, help=f"random seed (default {SEED})")
-    parser.add_argument("--save", help="write augmented images and sampled params to this .npz file")
-    parser.add_argument("--bench", action="store_true", help="measure training-loader throughput")
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--batches", type=int, default=20, help="batches timed by --bench")
-    parser.add_argument("--warmup", type=int, default=3, help="batches run before timing")
-    parser.add_argument("--workers", type=int, default=min(4, os.cpu_count() or 1), help="decoding processes")
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cpu for --save, else cuda if present)")
+    parser = contract_parser(__doc__.splitlines()[0], SEED, min(4, os.cpu_count() or 1), "decoding processes")
     args = parser.parse_args(argv)
     if args.save:
         _save(args)

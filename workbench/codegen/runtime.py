@@ -1,9 +1,12 @@
-"""Image listing and decoding shared by `workbench.load_images` and every exported script.
+"""Code shared by `workbench.load_images` and every exported script.
 
 The exporters copy these functions' source into the files they write, so the preview and
-the exported code decode the same files the same way (PIL, RGB, files in name order).
-Keep them self-contained: only `Path`, `np` and `Image` may be used inside.
+the exported code decode the same files the same way (PIL, RGB, files in name order), and
+every export takes the same command-line flags. Keep them self-contained: only `argparse`,
+`os`, `Path`, `np` and `Image` may be used inside.
 """
+import argparse
+import os
 from pathlib import Path
 
 import numpy as np
@@ -30,3 +33,29 @@ def decode_image(path):
             grey = (np.asarray(image).astype(np.uint32) >> 8).clip(0, 255).astype(np.uint8)
             return np.repeat(grey[:, :, None], 3, axis=2)
         return np.asarray(image.convert("RGB"), dtype=np.uint8).copy()
+
+
+def distributed_context():
+    """(rank, world_size, local_rank) from the torchrun environment; (0, 1, 0) otherwise."""
+    return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1)), int(os.environ.get("LOCAL_RANK", 0))
+
+
+def derive_seed(seed, *keys):
+    """An independent 31-bit seed for (seed, rank, epoch, ...)."""
+    return int(np.random.SeedSequence([seed, *keys]).generate_state(1)[0]) % 2**31
+
+
+def contract_parser(description, seed, workers_default, workers_help):
+    """The flags every exported script takes (--images, --seed, --save, --bench, ...)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--images", required=True, help="folder of images (recursive; sub-folders are classes)")
+    parser.add_argument("--seed", type=int, default=seed, help=f"random seed (default {seed})")
+    parser.add_argument("--save", help="write augmented images and sampled params to this .npz file")
+    parser.add_argument("--bench", action="store_true", help="measure the training loader's throughput")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--batches", type=int, default=20, help="batches timed by --bench")
+    parser.add_argument("--warmup", type=int, default=3, help="batches run before timing")
+    parser.add_argument("--workers", type=int, default=workers_default, help=workers_help)
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cpu for --save, else cuda if present)")
+    return parser

@@ -10,8 +10,11 @@ from .literals import comment, literal
 
 @functools.cache
 def runtime_source() -> str:
-    """The decoding functions' source (read once: inspect is slow)."""
-    return "\n".join([comment("Image files and decoding: the same functions the workbench preview uses."),
-                      f"IMAGE_EXTENSIONS = {literal(runtime.IMAGE_EXTENSIONS)}", "", "",
-                      inspect.getsource(runtime.list_image_files), "",
-                      inspect.getsource(runtime.decode_image)])
+    """The shared functions' source (read once: inspect is slow)."""
+    parts = [comment("Shared with the workbench: decoding as its preview does it, the torchrun context,"),
+             comment("seed derivation and the command-line flags every export takes."),
+             f"IMAGE_EXTENSIONS = {literal(runtime.IMAGE_EXTENSIONS)}", "", ""]
+    for func in (runtime.list_image_files, runtime.decode_image, runtime.distributed_context,
+                 runtime.derive_seed, runtime.contract_parser):
+        parts += [inspect.getsource(func), ""]
+    return "\n".join(parts).rstrip() + "\n"
