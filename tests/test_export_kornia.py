@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 import workbench as wb
 
@@ -121,7 +122,11 @@ def test_image_folder_labels_and_worker_seeding(tmp_path, small_folder, design_c
 
     def epoch(seed):
         batches = aug_labels.training_batches(root, 2, epochs=2, workers=2, seed=seed, device="cpu", num_samples=8)
-        return [(e, x.numpy().copy(), y.tolist()) for e, x, y in batches]
+        out = []
+        for e, x, y in batches:
+            assert torch.is_grad_enabled(), "the loader must not leave autograd off in the training loop"
+            out.append((e, x.numpy().copy(), y.tolist()))
+        return out
 
     a, b, c = epoch(5), epoch(5), epoch(6)
     assert len(a) == 8 and [e for e, _, _ in a] == [0] * 4 + [1] * 4

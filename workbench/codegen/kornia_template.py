@@ -220,7 +220,9 @@ def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=No
         torch.manual_seed(derive_seed(seed, rank, epoch))
         for images, labels in CudaPrefetcher(loader, device):
             with torch.no_grad():
-                yield epoch, augment_batch(augmentation, images, device), labels
+                batch = augment_batch(augmentation, images, device)
+            # Yield outside no_grad: grad mode is global, and the caller trains with it on.
+            yield epoch, batch, labels
 
 
 def _save(args):
