@@ -1170,3 +1170,80 @@ def test_failed_export_or_load_leaves_the_chain_unchanged(user_chain, tmp_path):
     with pytest.raises(wb.ChainError):
         user_chain = wb.Chain.load(tmp_path / "bad.yaml") or user_chain
     assert user_chain.to_dict() == before
+
+
+# ---------------------------------------------------------------------------------------
+# DALI exports: the same guarantees for the pipeline source
+# ---------------------------------------------------------------------------------------
+DALI_IMPORTS = {"argparse", "os", "time", "pathlib", "numpy", "nvidia.dali.fn", "nvidia.dali.math",
+                "nvidia.dali.types", "nvidia.dali", "PIL", "nvidia.dali.plugin.base_iterator",
+                "nvidia.dali.plugin.pytorch", "torch"}
+DALI_STRINGS = {"HWC", "HW"}
+
+
+def check_dali_source(chain: wb.Chain, src: str) -> None:
+    tree = ast.parse(src)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            assert all(a.name in DALI_IMPORTS for a in node.names), ast.dump(node)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0 and node.module in DALI_IMPORTS, node.module
+        elif isinstance(node, ast.Name):
+            assert node.id not in FORBIDDEN_NAMES, node.id
+        elif isinstance(node, ast.Attribute):
+            assert node.attr not in FORBIDDEN_ATTRS, node.attr
+    augment = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "augment"]
+    assert len(augment) == 1
+    local = {"images", "fn", "dmath", "types"}
+    for node in ast.walk(augment[0]):
+        if isinstance(node, (ast.Assign,)):
+            for target in node.targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        local.add(name.id)
+    for node in ast.walk(augment[0]):
+        if isinstance(node, ast.Call):
+            func = ast.unparse(node.func)
+            assert func.startswith(("fn.", "dmath.")) or func == "images.shape", func
+        elif isinstance(node, ast.Name):
+            assert node.id in local, f"unknown name {node.id} in augment"
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            assert node.value in DALI_STRINGS or node.value.startswith("The chain on a batch"), node.value
+    assigned = {n.targets[0].id: n.value for n in tree.body
+                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)}
+    assert ast.literal_eval(assigned["SEED"]) == chain.seed
+    draws = ast.literal_eval(assigned["DRAWS"])
+    assert all(d.split(".")[0].split("_", 1)[1] in REGISTRY for d in draws)
+
+
+@pytest.mark.parametrize("k", range(24), ids=lambda k: f"rng{k}")
+def test_dali_export_of_random_valid_chains_is_safe(k):
+    chain = wb.Chain.from_dict(_random_chain_dict(k))
+    check_dali_source(chain, chain.export("dali"))
+
+
+@pytest.mark.parametrize("make", ["float-subclass", "real-subclass"])
+@pytest.mark.parametrize("op", NUMERIC_OPS)
+def test_dali_export_never_shows_a_malicious_repr(op, make):
+    spec = REGISTRY[op]
+    if make == "float-subclass":
+        params = _evil_params(spec, EvilFloat, EvilInt)
+    else:
+        params = _evil_params(spec, lambda v: evil_real(float(v)), lambda v: evil_real(float(v)))
+    chain = wb.Chain.from_dict({"seed": EvilInt(9), "steps": [{"op": op, "params": params, "p": 0.5 if not
+                                                                spec.always_applies else 1.0}]})
+    src = chain.export("dali")
+    assert MALICIOUS not in src and "pwned" not in src
+    check_dali_source(chain, src)
+
+
+@pytest.mark.parametrize("cls", [EvilStr, ShapeShiftingStr], ids=["str-subclass-evil-repr", "str-subclass-eq-anything"])
+@pytest.mark.parametrize("op, prm", [pytest.param(op, prm, id=f"{op}.{prm.name}")
+                                     for op, _, prm in _spec_params() if isinstance(prm, Choice)])
+def test_dali_export_never_shows_a_str_subclass(op, prm, cls):
+    try:
+        chain = wb.Chain.from_dict({"seed": 1, "steps": [{"op": op, "params": {prm.name: cls(prm.options[-1])}}]})
+    except wb.ChainError:
+        return
+    src = chain.export("dali")
+    assert MALICIOUS not in src and "pwned" not in src
