@@ -16,8 +16,17 @@ from .render import preview_grid, to_display
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name):
+    # The app needs ipywidgets; import it only when asked for, so the headless API stays light.
+    if name == "Workbench":
+        from .ui import Workbench
+
+        return Workbench
+    raise AttributeError(f"module 'workbench' has no attribute {name!r}")
+
 __all__ = [
     "BACKENDS", "Chain", "ChainError", "ExportError", "FORMAT_VERSION", "InputError", "RunResult",
     "SAMPLE_DATA", "Step", "UnsupportedOpError", "WorkbenchError", "__version__", "as_image_list",
-    "get_op", "list_ops", "load_images", "preview_grid", "to_display",
+    "Workbench", "get_op", "list_ops", "load_images", "preview_grid", "to_display",
 ]

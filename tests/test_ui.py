@@ -1,0 +1,147 @@
+"""The notebook app, driven headlessly: set widget values, click buttons, check the chain,
+the preview images and the exported file."""
+import io
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import workbench as wb
+
+from conftest import ENV, ROOT
+
+
+@pytest.fixture
+def app(small_images):
+    return wb.Workbench(images=small_images[:2], debounce_s=0, draws=2, cell=64)
+
+
+def said(app) -> str:
+    """The app's message as the user reads it."""
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", app.message.value))
+
+
+def tile(app, backend, image, draw):
+    """Decoded pixels of one preview tile (draw 0 is the original)."""
+    box = app.grid.children[[g.children[0].value for g in app.grid.children].index(f"<b>{backend}</b>")]
+    return np.asarray(Image.open(io.BytesIO(bytes(box.children[1 + image].children[draw].children[0].value))))
+
+
+def test_app_shows_originals_and_draws_of_the_same_chain(app, small_images):
+    assert app.chain.to_dict()["steps"] == wb.examples.example_chain().to_dict()["steps"]
+    assert len(app.grid.children) == 1  # one backend
+    rows = app.grid.children[0].children[1:]
+    assert len(rows) == 2 and all(len(r.children) == 1 + 2 for r in rows)
+    # Every augmented tile shows what chain.run gives for that seed.
+    res = app.chain.run(small_images[:2], seed=app.chain.seed + 1)
+    expected = wb.render._fit(wb.to_display(app.chain, res.images[1]), 64)
+    assert np.array_equal(tile(app, "kornia", 1, 2), expected)
+
+
+def test_control_change_edits_the_chain_and_the_preview(app):
+    before = tile(app, "kornia", 0, 1).copy()
+    rotate = app.steps_box.children[2].step_controls
+    rotate["degrees"].value = (90.0, 90.0)
+    assert app.chain.steps[2].params["degrees"] == [90.0, 90.0]
+    assert not np.array_equal(tile(app, "kornia", 0, 1), before)
+    assert app.inspect(0, 0)[2]["angle"] == pytest.approx(90.0)
+    rotate["p"].value = 0.0
+    assert app.chain.steps[2].p == 0.0 and app.inspect(0, 0)[2]["applied"] is False
+
+
+def test_palette_and_editor_buttons(app):
+    flip_button = next(b for section in app.palette.children for b in section.children if b.description == "VerticalFlip")
+    flip_button.click()
+    assert [s.op for s in app.chain.steps][-1] == "VerticalFlip" and len(app.steps_box.children) == 6
+    up, down, dup, reset, remove = app.steps_box.children[5].step_controls["buttons"]
+    up.click()
+    assert [s.op for s in app.chain.steps][4:] == ["VerticalFlip", "Normalize"]
+    app.steps_box.children[4].step_controls["buttons"][2].click()  # duplicate
+    assert [s.op for s in app.chain.steps][4:] == ["VerticalFlip", "VerticalFlip", "Normalize"]
+    app.steps_box.children[2].step_controls["degrees"].value = (5.0, 6.0)
+    app.steps_box.children[2].step_controls["buttons"][3].click()  # reset
+    assert app.chain.steps[2].params == wb.get_op("Rotate").defaults()
+    app.steps_box.children[5].step_controls["buttons"][4].click()  # remove
+    assert [s.op for s in app.chain.steps][4:] == ["VerticalFlip", "Normalize"]
+    app.steps_box.children[1].step_controls["enabled"].value = False
+    assert app.chain.steps[1].enabled is False
+    assert all(run.params[0][1]["applied"] is False for run in app.results["kornia"])
+
+
+def test_seed_resample_draws_and_step_through(app, small_images):
+    first = [r.images.copy() for r in app.results["kornia"]]
+    app.resample.click()
+    assert app.chain.seed == 8 and not np.array_equal(app.results["kornia"][0].images, first[0])
+    app.draws.value = 3
+    assert len(app.results["kornia"]) == 3
+    app.upto.value = 1  # after step 1 only: the crop
+    out = app.results["kornia"][0]
+    assert out.images.shape == (2, 224, 224, 3) and len(out.params[0]) == 1
+    assert np.array_equal(out.images, wb.Chain(seed=8, steps=app.chain.steps[:1]).run(small_images[:2]).images)
+
+
+def test_backend_switch_and_side_by_side(app):
+    app.backend.value = "dali"
+    assert list(app.results) == ["dali"] and app.results["dali"][0].backend == "dali"
+    app.compare.value = "kornia"
+    assert list(app.results) == ["dali", "kornia"] and len(app.grid.children) == 2
+
+
+def test_bad_values_and_failing_backends_keep_the_app_and_the_chain(app):
+    before = app.chain.to_dict()
+    size = app.steps_box.children[0].step_controls["size"]
+    app._set(0, "size", [0, 10])  # what a bad value from any control does
+    assert "step 1 (RandomResizedCrop): parameter 'size'" in said(app)
+    assert app.chain.to_dict() == before
+    app.chain.add("CenterCrop", size=[4000, 4000])
+    app.sync()
+    assert "larger than image" in said(app)
+    assert app.grid.children  # the last good preview stays
+    app.remove(len(app.chain.steps) - 1)
+    app.path.value = str(ROOT / "missing.yaml")
+    app.load_button.click()
+    assert "cannot read chain file" in said(app) and app.chain.to_dict() == before
+    app.estimate_button.click()
+    assert "not available yet" in said(app)
+
+
+def test_code_and_widgets_share_the_chain(app):
+    chain = app.chain
+    chain.add("Grayscale", p=1.0)
+    app.sync()
+    assert app.chain is chain and app.steps_box.children[-1].step_controls["p"].value == 1.0
+    assert all(run.params[0][-1]["applied"] for run in app.results["kornia"])
+
+
+def test_save_load_and_export(app, tmp_path, small_folder):
+    app.path.value = str(tmp_path / "c.yaml")
+    app.save_button.click()
+    assert wb.Chain.load(tmp_path / "c.yaml") == app.chain
+    app.steps_box.children[3].step_controls["factor"].value = (1.5, 1.5)
+    app.load_button.click()
+    assert app.chain.steps[3].params["factor"] == [0.7, 1.3]
+    app.export_folder.value = str(tmp_path / "out")
+    app.export_name.value = "../escape.py"
+    app.export_button.click()
+    assert "refusing to write" in said(app) and not (tmp_path / "escape.py").exists()
+    app.export_name.value = "aug.py"
+    app.export_button.click()
+    script = tmp_path / "out" / "aug.py"
+    assert script.read_text() == app.chain.export("kornia") and "<span" in app.code.value
+    proc = subprocess.run([sys.executable, str(script), "--images", str(small_folder), "--save", str(tmp_path / "o.npz"),
+                           "--seed", str(app.chain.seed)], capture_output=True, text=True, env=ENV, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert np.array_equal(np.load(tmp_path / "o.npz")["images"], app.chain.run(wb.load_images(small_folder)).images)
+
+
+def test_debounced_changes_coalesce(small_images):
+    app = wb.Workbench(images=small_images[:1], debounce_s=0.2, draws=1, cell=32)
+    app.steps_box.children[2].step_controls["degrees"].value = (30.0, 30.0)
+    app.steps_box.children[2].step_controls["degrees"].value = (40.0, 40.0)
+    app._timer.join()
+    assert app.inspect(0, 0)[2]["angle"] == pytest.approx(40.0)
