@@ -25,9 +25,10 @@ from ..render import _fit, to_display
 from .controls import control_for
 
 
-def _png(array: np.ndarray) -> bytes:
+def _jpeg(array: np.ndarray) -> bytes:
+    """Tile bytes: JPEG encodes several times faster than PNG, and this is only a preview."""
     buffer = io.BytesIO()
-    Image.fromarray(array).save(buffer, format="PNG")
+    Image.fromarray(array).save(buffer, format="JPEG", quality=90)
     return buffer.getvalue()
 
 
@@ -47,6 +48,8 @@ class Workbench:
         self.cell = cell
         self.debounce_s = debounce_s
         self.results: dict[str, list] = {}
+        self._original_tiles = [_jpeg(_fit(image, cell)) for image in self.images]  # never change
+        self._grids: dict[tuple, w.Widget] = {}
         self._timer: threading.Timer | None = None
         self._syncing = False
         self._lock = threading.Lock()
@@ -257,21 +260,34 @@ class Workbench:
                 self.say(str(exc), error=True)
                 return
             self.results = results
-            self.grid.children = [self._grid_for(backend, runs, chain) for backend, runs in results.items()]
+            grids = []
+            for backend, runs in results.items():
+                grid, tiles = self._grid_for(backend, len(runs))
+                for n in range(len(self.images)):
+                    for k, run in enumerate(runs):
+                        tiles[n][k].value = _jpeg(_fit(to_display(chain, run.images[n]), self.cell))
+                grids.append(grid)
+            self.grid.children = grids
             self.status.value = ""
 
-    def _grid_for(self, backend: str, runs: list, chain: Chain) -> w.Widget:
-        rows = []
-        for n, original in enumerate(self.images):
-            tiles = [w.VBox([w.Image(value=_png(_fit(original, self.cell)), format="png"), w.Label("original")])]
-            for k, run in enumerate(runs):
-                button = w.Button(description="params", layout=w.Layout(width=f"{self.cell}px"),
-                                  tooltip=f"what image {n}, draw {k + 1} drew")
-                button.on_click(lambda b, n=n, k=k, backend=backend: self.inspect(n, k, backend))
-                tiles.append(w.VBox([w.Image(value=_png(_fit(to_display(chain, run.images[n]), self.cell)),
-                                             format="png"), button]))
-            rows.append(w.HBox(tiles))
-        return w.VBox([w.HTML(f"<b>{html.escape(backend)}</b>"), *rows])
+    def _grid_for(self, backend: str, draws: int) -> tuple[w.Widget, list[list[w.Image]]]:
+        """The grid for (backend, draws), built once and then only refilled: creating
+        widgets costs more than updating their bytes."""
+        key = (backend, draws)
+        if key not in self._grids:
+            rows, tiles = [], []
+            for n, original in enumerate(self._original_tiles):
+                row_tiles = [w.Image(format="jpeg") for _ in range(draws)]
+                cells = [w.VBox([w.Image(value=original, format="jpeg"), w.Label("original")])]
+                for k, image in enumerate(row_tiles):
+                    button = w.Button(description="params", layout=w.Layout(width=f"{self.cell}px"),
+                                      tooltip=f"what image {n}, draw {k + 1} drew")
+                    button.on_click(lambda b, n=n, k=k, backend=backend: self.inspect(n, k, backend))
+                    cells.append(w.VBox([image, button]))
+                rows.append(w.HBox(cells))
+                tiles.append(row_tiles)
+            self._grids[key] = (w.VBox([w.HTML(f"<b>{html.escape(backend)}</b>"), *rows]), tiles)
+        return self._grids[key]
 
     def inspect(self, image: int, draw: int, backend: str | None = None) -> list[dict]:
         """Show (and return) the per-step draws of one preview sample."""
