@@ -5,5 +5,14 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/bootstrap.sh"
 cd "$root"
+# The browser test drives Debian's chromium (Playwright never downloads a browser here).
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "test.sh: installing Debian's chromium for the browser test"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "test.sh: the browser test needs Debian's chromium: sudo apt-get install chromium" >&2
+  fi
+fi
 # pytest exits 5 when it collected nothing; that is a failure here like any other non-zero.
 exec python -m pytest workbench tests notebooks --nbval-lax -p no:cacheprovider "$@"

@@ -57,5 +57,7 @@ def control_for(param: Param, value: Any, on_change: Callable[[str, Any], None])
         widget.observe(lambda ch: on_change(param.name, bool(ch["new"])), names="value")
     else:  # pragma: no cover - every Param kind is handled above
         raise TypeError(f"no control for {type(param).__name__}")
-    widget.tooltip = param.doc
+    # A tooltip on a Box breaks its view in the browser (ipywidgets 8): put it on the fields.
+    for field in (widget.children[1:] if isinstance(widget, w.Box) else [widget]):
+        field.tooltip = param.doc
     return widget
