@@ -2,7 +2,8 @@
 
 16 images of 256x256, a 6-step chain, the app with debouncing off (the debounce delay is a
 choice, not work); each measurement sets a parameter control and waits for the refreshed
-grid. Medians after a warm-up. Usage:
+grid. The app caches the state before each step (Kornia), so the cost depends on which step
+changes: later steps recompute less. Medians after a warm-up. Usage:
 
     python bench/preview_latency.py [--draws 1] [--backend kornia] [--runs 9]
 """
@@ -37,14 +38,17 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=1)
     parser.add_argument("--backend", default="kornia")
     parser.add_argument("--runs", type=int, default=9)
-    parser.add_argument("--step", type=int, default=3, help="index of the step whose control changes")
+    parser.add_argument("--step", type=int, default=3, help="index of the step whose control changes "
+                        "(0-based; a step with a range parameter)")
     args = parser.parse_args()
     photos = wb.load_images()
     images = [np.asarray(Image.fromarray(photos[i % len(photos)]).resize((256, 256), Image.BILINEAR))
               for i in range(16)]
     app = wb.Workbench(images=images, chain=wb.Chain.from_dict(CHAIN), backend=args.backend, draws=args.draws,
                        max_images=16, debounce_s=0)
-    control = app.steps_box.children[args.step].step_controls[wb.get_op(app.chain.steps[args.step].op).params[0].name]
+    spec = wb.get_op(app.chain.steps[args.step].op)
+    name = next(p.name for p in spec.params if p.ui == "range_slider")  # a slider a user would drag
+    control = app.steps_box.children[args.step].step_controls[name]
     lo, hi = control.value
     values = [(lo + d, hi - d) for d in (0.01, 0.02)]
     times = []

@@ -16,6 +16,7 @@ import numpy as np
 from PIL import Image
 
 from ..backends import BACKENDS
+from ..backends.kornia_cache import PrefixCache
 from ..chain import Chain, Step
 from ..data import SAMPLE_DATA, as_image_list
 from ..errors import WorkbenchError
@@ -50,6 +51,7 @@ class Workbench:
         self.results: dict[str, list] = {}
         self._original_tiles = [_jpeg(_fit(image, cell)) for image in self.images]  # never change
         self._grids: dict[tuple, w.Widget] = {}
+        self._cache = PrefixCache()  # Kornia previews recompute only from the edited step
         self._timer: threading.Timer | None = None
         self._syncing = False
         self._lock = threading.Lock()
@@ -253,8 +255,13 @@ class Workbench:
                 if not any(s.enabled for s in chain.steps):
                     raise WorkbenchError("no enabled step to preview: add an op from the palette or enable one")
                 for backend in backends:
-                    results[backend] = [chain.run(self.images, backend=backend, device=self.device.value,
-                                                  seed=(chain.seed + k) % 2**31) for k in range(self.draws.value)]
+                    seeds = [(chain.seed + k) % 2**31 for k in range(self.draws.value)]
+                    if backend == "kornia":
+                        results[backend] = [self._cache.run(chain, self.images, self.device.value, seed)
+                                            for seed in seeds]
+                    else:
+                        results[backend] = [chain.run(self.images, backend=backend, device=self.device.value,
+                                                      seed=seed) for seed in seeds]
             except (WorkbenchError, ValueError) as exc:
                 self.status.value = ""
                 self.say(str(exc), error=True)

@@ -1,0 +1,56 @@
+"""The app's prefix cache gives chain.run's results bit for bit, over sequences of edits."""
+import numpy as np
+import pytest
+
+import workbench as wb
+from workbench.backends.kornia_cache import PrefixCache
+
+from conftest import random_step_dict
+
+
+def edits(seed: int):
+    """A chain and a sequence of (edited step index, edit) pairs."""
+    rng = np.random.default_rng(seed)
+    ops = ["Rotate", "Brightness", "HorizontalFlip", "GaussianBlur", "Contrast", "Erase", "Normalize"]
+    steps = [{"op": "RandomResizedCrop", "params": {"size": [64, 80], "scale": [0.4, 1.0]}}]
+    steps += [random_step_dict(op, rng) for op in ops]
+    for s in steps:
+        s["enabled"] = True
+    return wb.Chain.from_dict({"seed": seed, "steps": steps}), rng
+
+
+@pytest.mark.parametrize("mixed", [False, True], ids=["same-size", "mixed-size"])
+def test_cached_previews_equal_chain_run_over_edits(mixed, small_images, sample_images):
+    images = sample_images[:4] if mixed else small_images[:4]
+    chain, rng = edits(11 if mixed else 5)
+    cache = PrefixCache()
+    starts = []
+    for round_ in range(10):
+        k = int(rng.integers(1, len(chain.steps)))
+        step = chain.steps[k]
+        before = step.to_dict()
+        param = step.spec.params[0] if step.spec.params else None
+        if param is not None and round_ % 3:
+            step.params[param.name] = param.random(rng)
+        elif not step.spec.always_applies:
+            step.p = round(float(rng.uniform(0, 1)), 2)
+        for draw in range(2):
+            got = cache.run(chain, images, seed=chain.seed + draw)
+            expected = chain.run(images, seed=chain.seed + draw)
+            assert np.array_equal(got.images, expected.images), (round_, k, draw)
+            assert got.params == expected.params
+            if step.to_dict() != before:  # a real edit (some draws leave the step as it was)
+                starts.append((k, cache.resumed_at))
+    # Edits at step k resume from the state before k (not from the start) once warm.
+    assert any(resumed == k for k, resumed in starts[2:])
+    assert all(resumed <= k for k, resumed in starts), [s for s in starts if s[1] > s[0]]
+
+
+def test_other_images_or_disabled_steps_invalidate(small_images):
+    chain, _ = edits(3)
+    cache = PrefixCache()
+    cache.run(chain, small_images[:2])
+    assert np.array_equal(cache.run(chain, small_images[2:4]).images, chain.run(small_images[2:4]).images)
+    assert cache.resumed_at == 0
+    chain.steps[3].enabled = False
+    assert np.array_equal(cache.run(chain, small_images[2:4]).images, chain.run(small_images[2:4]).images)

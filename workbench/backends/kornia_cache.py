@@ -1,0 +1,102 @@
+"""Live preview for Kornia: recompute a chain only from the first step that changed.
+
+Kornia draws every step's values from one torch generator, in step order, so the state
+after a step (its output batch, the generator state and the draws so far) is all a later
+step needs. The cache keeps those states per step boundary and resumes from the longest
+unchanged prefix. It runs the generated module's own pieces (`build_augmentation`,
+`to_float`, `augment_batch`, `sampled_params`) in `augment_images`' order, so its results
+equal `chain.run` bit for bit (tests check it over sequences of edits).
+
+Example:
+    >>> import workbench as wb
+    >>> cache, images = PrefixCache(), wb.load_images()[:2]
+    >>> chain = wb.Chain(seed=1).add("Resize", size=[64, 64]).add("Rotate").add("Brightness")
+    >>> res = cache.run(chain, images)
+    >>> chain.steps[2].params["factor"] = [1.1, 1.2]
+    >>> res = cache.run(chain, images); cache.resumed_at   # Resize and Rotate came from the cache
+    2
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import torch
+
+from ..codegen import emit, load_module
+from . import RunResult, check_sizes, per_sample_params, resolve_device
+from ..data import as_image_list
+
+
+class PrefixCache:
+    """Per-step states of recent Kornia runs, keyed by (images, seed, device, steps so far)."""
+
+    def __init__(self) -> None:
+        self._states: dict[tuple, tuple] = {}
+        self._images_key: tuple | None = None
+        self.resumed_at = 0  # steps taken from the cache by the last run (for tests and benchmarks)
+
+    def run(self, chain, images, device: str = "cpu", seed: int | None = None) -> RunResult:
+        """Same result as `chain.run(images, backend="kornia", device=device, seed=seed)`."""
+        chain.validate()
+        seed = chain.seed if seed is None else seed
+        arrays = as_image_list(images)
+        check_sizes(chain, arrays)
+        device = resolve_device(device)
+        images_key = tuple((a.__array_interface__["data"][0], a.shape) for a in arrays)
+        if images_key != self._images_key:  # other images: nothing cached applies
+            self._states.clear()
+            self._images_key = images_key
+        enabled = chain.enabled_steps()
+        module = load_module(emit(chain, "kornia"), "kornia")
+        head = module.HEAD_STEPS
+        same_size = len({a.shape for a in arrays}) == 1
+        if not same_size and head == len(enabled):  # no batch forms: every image runs alone
+            from . import run_chain
+
+            self.resumed_at = 0
+            return run_chain(chain, arrays, backend="kornia", device=device, seed=seed)
+        # Points where the random stream is at a step boundary for the whole batch.
+        resumable = range(1, len(enabled) + 1) if same_size else range(head, len(enabled) + 1)
+        step_keys = [json.dumps(s.to_dict(), sort_keys=True) for _, s in enabled]
+        key = lambda n: (seed, device, tuple(step_keys[:n]))  # noqa: E731
+
+        augmentation = module.build_augmentation().to(device)
+        dev = torch.device(device)
+        cuda = [dev] if dev.type == "cuda" else []
+        start = next((n for n in reversed(resumable) if key(n) in self._states), 0)
+        self.resumed_at = start
+        with torch.random.fork_rng(devices=cuda), torch.no_grad():
+            if start:
+                batch, cpu_state, cuda_state, records = self._states[key(start)]
+                torch.set_rng_state(cpu_state)
+                if cuda:
+                    torch.cuda.set_rng_state(cuda_state, dev)
+                records = list(records)
+            else:
+                torch.manual_seed(seed)
+                tensors = [torch.from_numpy(np.ascontiguousarray(a)).permute(2, 0, 1) for a in arrays]
+                records = []
+                if same_size:
+                    batch = module.to_float(torch.stack(tensors), dev)
+                else:  # the per-image head, exactly as augment_batch runs it
+                    batch = module.augment_batch(augmentation[:head], tensors, dev, records)
+                    start = head
+                    self._store(key(start), batch, records, cuda, dev)
+            for n in range(start, len(enabled)):
+                batch = module.apply_steps(augmentation[n:n + 1], batch, records)
+                self._store(key(n + 1), batch, records, cuda, dev)
+        self._prune({key(n) for n in resumable})
+        out = batch.permute(0, 2, 3, 1).contiguous().cpu().numpy()
+        params = per_sample_params(chain, records, len(arrays), lambda spec: spec.kornia.record)
+        return RunResult(images=out, params=params, backend="kornia", device=device, seed=seed, inputs=arrays)
+
+    def _store(self, key, batch, records, cuda, dev) -> None:
+        cuda_state = torch.cuda.get_rng_state(dev) if cuda else None
+        self._states[key] = (batch, torch.get_rng_state(), cuda_state, list(records))
+
+    def _prune(self, keep: set) -> None:
+        """Keep the current chain's states and those of one other seed/device (draws)."""
+        if len(self._states) > 64:
+            for k in [k for k in self._states if k not in keep][: len(self._states) - 64]:
+                del self._states[k]
