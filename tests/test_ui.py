@@ -148,3 +148,14 @@ def test_debounced_changes_coalesce(small_images):
     app.steps_box.children[2].step_controls["degrees"].value = (40.0, 40.0)
     app._timer.join()
     assert app.inspect(0, 0)[2]["angle"] == pytest.approx(40.0)
+
+
+def test_unreadable_images_are_skipped_with_a_message(tmp_path, small_folder):
+    folder = tmp_path / "imgs"
+    folder.mkdir()
+    for name in ("img_00.png", "img_01.png"):
+        (folder / name).write_bytes((small_folder / name).read_bytes())
+    (folder / "broken.jpg").write_bytes(b"not a jpeg at all")
+    app = wb.Workbench(images=folder, debounce_s=0, draws=1, cell=32)
+    assert len(app.images) == 2 and "broken.jpg" in said(app) and "skipped" in said(app)
+    assert app.progress.value == app.progress.max == 1 and app.results["kornia"][0].images.shape[0] == 2

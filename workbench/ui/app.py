@@ -44,7 +44,7 @@ class Workbench:
     def __init__(self, images: Any = None, chain: Chain | None = None, backend: str = "kornia",
                  device: str = "cpu", draws: int = 3, max_images: int = 4, cell: int = 150,
                  debounce_s: float = 0.15):
-        self.images = as_image_list(SAMPLE_DATA if images is None else images)[:max_images]
+        self.images, skipped = _load(SAMPLE_DATA if images is None else images, max_images)
         self.chain = chain if chain is not None else example_chain()
         self.cell = cell
         self.debounce_s = debounce_s
@@ -58,6 +58,7 @@ class Workbench:
 
         self.message = w.HTML()
         self.status = w.HTML()
+        self.progress = w.IntProgress(value=0, min=0, max=1, description="preview", layout=w.Layout(width="300px"))
         self.backend = w.Dropdown(options=list(BACKENDS), value=backend, description="backend")
         self.compare = w.Dropdown(options=["none", *BACKENDS], value="none", description="compare with")
         self.device = w.Dropdown(options=["cpu", "auto", "cuda"], value=device, description="device")
@@ -95,7 +96,7 @@ class Workbench:
                 w.VBox([w.HTML("<b>Ops</b>"), self.palette], layout=w.Layout(width="230px")),
                 w.VBox([w.HTML("<b>Chain</b>"), self.steps_box], layout=w.Layout(width="420px")),
                 w.VBox([w.HTML("<b>Preview</b> (original, then draws; click 'params' under a draw)"),
-                        self.status, self.grid, self.inspector]),
+                        self.progress, self.status, self.grid, self.inspector]),
             ]),
             self.message,
             w.HBox([self.path, self.save_button, self.load_button]),
@@ -103,6 +104,8 @@ class Workbench:
             self.code,
         ])
         self.sync()
+        if skipped:
+            self.say("skipped unreadable files: " + "; ".join(skipped), error=True)
 
     # ----- display ------------------------------------------------------------------------
     def _repr_mimebundle_(self, **kwargs):
@@ -254,14 +257,17 @@ class Workbench:
             try:
                 if not any(s.enabled for s in chain.steps):
                     raise WorkbenchError("no enabled step to preview: add an op from the palette or enable one")
+                seeds = [(chain.seed + k) % 2**31 for k in range(self.draws.value)]
+                self.progress.max, self.progress.value = len(backends) * len(seeds), 0
                 for backend in backends:
-                    seeds = [(chain.seed + k) % 2**31 for k in range(self.draws.value)]
-                    if backend == "kornia":
-                        results[backend] = [self._cache.run(chain, self.images, self.device.value, seed)
-                                            for seed in seeds]
-                    else:
-                        results[backend] = [chain.run(self.images, backend=backend, device=self.device.value,
-                                                      seed=seed) for seed in seeds]
+                    results[backend] = []
+                    for seed in seeds:
+                        if backend == "kornia":
+                            results[backend].append(self._cache.run(chain, self.images, self.device.value, seed))
+                        else:
+                            results[backend].append(chain.run(self.images, backend=backend,
+                                                              device=self.device.value, seed=seed))
+                        self.progress.value += 1
             except (WorkbenchError, ValueError) as exc:
                 self.status.value = ""
                 self.say(str(exc), error=True)
@@ -346,6 +352,20 @@ class Workbench:
     def estimate(self) -> None:
         self.say("The throughput estimate is not available yet: it arrives with chain.estimate(); until then, "
                  "run the exported file with --bench for a measured images/s.", error=True)
+
+
+def _load(images: Any, limit: int) -> tuple[list[np.ndarray], list[str]]:
+    """Images for the preview; files that cannot be decoded are skipped and named."""
+    import warnings
+
+    if isinstance(images, (str, Path)):
+        from ..data import load_images
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            loaded = load_images(images, on_error="skip")
+        return loaded[:limit], [str(c.message) for c in caught if "cannot decode" in str(c.message)]
+    return as_image_list(images)[:limit], []
 
 
 def _short(value: Any) -> str:
