@@ -37,8 +37,10 @@ class Workbench:
     """The notebook app: op palette, chain editor, live preview grid, save/load and export.
 
     Example:
-        >>> app = Workbench(images="sample_data", max_images=2, debounce_s=0)  # doctest: +SKIP
-        >>> app.chain.add("VerticalFlip"); app.sync()                           # doctest: +SKIP
+        >>> app = Workbench(images="sample_data", max_images=1, draws=1, debounce_s=0)
+        >>> _ = app.chain.add("VerticalFlip", p=1.0); app.sync()
+        >>> app.inspect(image=0, draw=0)[-1]["applied"]
+        True
     """
 
     def __init__(self, images: Any = None, chain: Chain | None = None, backend: str = "kornia",
