@@ -2,8 +2,8 @@
 
 16 images of 256x256, a 6-step chain, the app with debouncing off (the debounce delay is a
 choice, not work); each measurement sets a parameter control and waits for the refreshed
-grid. The app caches the state before each step (Kornia), so the cost depends on which step
-changes: later steps recompute less. Medians after a warm-up. Usage:
+grid. The app caches the state before each step (Kornia and DALI), so the cost depends on
+which step changes: later steps recompute less. Medians after a warm-up. Usage:
 
     python bench/preview_latency.py [--draws 1] [--backend kornia] [--runs 9]
 """

@@ -42,7 +42,8 @@ def test_source_is_idiomatic_dali(design_chain):
     assert "SEED = 7" in src
     for needle in ("@pipeline_def(enable_conditionals=True)", "fn.readers.file(", "shard_id=shard_id",
                    "num_shards=num_shards", 'device="mixed" if gpu else "cpu"', "DALIGenericIterator(",
-                   "fn.random.coin_flip(probability=0.5)", "fn.random.uniform(range=(-20.0, 20.0))",
+                   "fn.random.coin_flip(probability=0.5, seed=op_seed(seed, 3, 0))",
+                   "fn.random.uniform(range=(-20.0, 20.0), seed=op_seed(seed, 3, 1))", "def step_3_rotate(images, seed):",
                    "if s3_applied:", "fn.crop_mirror_normalize(", "WORLD_SIZE"):
         assert needle in src, needle
     for i, step in enumerate(design_chain.steps):
@@ -118,7 +119,9 @@ def test_flip_fuses_into_crop_mirror_normalize_exactly(small_images):
     chain = wb.Chain(seed=4).add("HorizontalFlip", p=0.5).add("Brightness", factor=[1.2, 1.2]) \
         .add("GaussianBlur", sigma=[1.0, 1.0], kernel_size=5).add("Normalize")
     src = chain.export("dali")
-    assert "mirror=s1_applied" in src and "fn.flip(" not in src
+    # The Normalize step re-creates step 1's coin from the same seed, so each step stands alone.
+    assert "mirror=s4_mirror" in src and "fn.flip(" not in src
+    assert "s4_mirror = fn.random.coin_flip(probability=0.5, seed=op_seed(seed, 1, 0))" in src
     fused = chain.run(small_images, backend="dali")
     plain = wb.Chain.from_dict({**chain.to_dict(), "steps": chain.to_dict()["steps"][1:]}).run(small_images, backend="dali")
     applied = [row[0]["applied"] for row in fused.params]

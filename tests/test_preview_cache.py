@@ -3,7 +3,10 @@ import numpy as np
 import pytest
 
 import workbench as wb
+from workbench.backends.dali_cache import DaliPrefixCache
 from workbench.backends.kornia_cache import PrefixCache
+
+CACHES = {"kornia": PrefixCache, "dali": DaliPrefixCache}
 
 from conftest import random_step_dict
 
@@ -19,11 +22,12 @@ def edits(seed: int):
     return wb.Chain.from_dict({"seed": seed, "steps": steps}), rng
 
 
+@pytest.mark.parametrize("backend", ["kornia", "dali"])
 @pytest.mark.parametrize("mixed", [False, True], ids=["same-size", "mixed-size"])
-def test_cached_previews_equal_chain_run_over_edits(mixed, small_images, sample_images):
+def test_cached_previews_equal_chain_run_over_edits(backend, mixed, small_images, sample_images):
     images = sample_images[:4] if mixed else small_images[:4]
     chain, rng = edits(11 if mixed else 5)
-    cache = PrefixCache()
+    cache = CACHES[backend]()
     starts = []
     for round_ in range(10):
         k = int(rng.integers(1, len(chain.steps)))
@@ -36,7 +40,7 @@ def test_cached_previews_equal_chain_run_over_edits(mixed, small_images, sample_
             step.p = round(float(rng.uniform(0, 1)), 2)
         for draw in range(2):
             got = cache.run(chain, images, seed=chain.seed + draw)
-            expected = chain.run(images, seed=chain.seed + draw)
+            expected = chain.run(images, backend=backend, seed=chain.seed + draw)
             assert np.array_equal(got.images, expected.images), (round_, k, draw)
             assert got.params == expected.params
             if step.to_dict() != before:  # a real edit (some draws leave the step as it was)
@@ -46,11 +50,24 @@ def test_cached_previews_equal_chain_run_over_edits(mixed, small_images, sample_
     assert all(resumed <= k for k, resumed in starts), [s for s in starts if s[1] > s[0]]
 
 
-def test_other_images_or_disabled_steps_invalidate(small_images):
+@pytest.mark.parametrize("backend", ["kornia", "dali"])
+def test_other_images_or_disabled_steps_invalidate(backend, small_images):
     chain, _ = edits(3)
-    cache = PrefixCache()
+    cache = CACHES[backend]()
+    run = lambda imgs: chain.run(imgs, backend=backend).images  # noqa: E731
     cache.run(chain, small_images[:2])
-    assert np.array_equal(cache.run(chain, small_images[2:4]).images, chain.run(small_images[2:4]).images)
+    assert np.array_equal(cache.run(chain, small_images[2:4]).images, run(small_images[2:4]))
     assert cache.resumed_at == 0
     chain.steps[3].enabled = False
-    assert np.array_equal(cache.run(chain, small_images[2:4]).images, chain.run(small_images[2:4]).images)
+    assert np.array_equal(cache.run(chain, small_images[2:4]).images, run(small_images[2:4]))
+
+
+def test_dali_cache_follows_flip_fusion(small_images):
+    """Replacing the op after a flip can turn the flip's fusion into Normalize on or off;
+    states cached before must not be reused across that change."""
+    chain = wb.Chain(seed=2).add("HorizontalFlip", p=0.5).add("Brightness").add("Normalize")
+    cache = DaliPrefixCache()
+    for op in ("Rotate", "Contrast", "Rotate"):
+        chain.steps[1] = wb.Step.create(op)
+        assert np.array_equal(cache.run(chain, small_images[:3]).images,
+                              chain.run(small_images[:3], backend="dali").images)

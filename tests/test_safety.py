@@ -1192,23 +1192,22 @@ def check_dali_source(chain: wb.Chain, src: str) -> None:
             assert node.id not in FORBIDDEN_NAMES, node.id
         elif isinstance(node, ast.Attribute):
             assert node.attr not in FORBIDDEN_ATTRS, node.attr
-    augment = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "augment"]
-    assert len(augment) == 1
-    local = {"images", "fn", "dmath", "types"}
-    for node in ast.walk(augment[0]):
-        if isinstance(node, (ast.Assign,)):
-            for target in node.targets:
-                for name in ast.walk(target):
-                    if isinstance(name, ast.Name):
-                        local.add(name.id)
-    for node in ast.walk(augment[0]):
-        if isinstance(node, ast.Call):
-            func = ast.unparse(node.func)
-            assert func.startswith(("fn.", "dmath.")) or func == "images.shape", func
-        elif isinstance(node, ast.Name):
-            assert node.id in local, f"unknown name {node.id} in augment"
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            assert node.value in DALI_STRINGS or node.value.startswith("The chain on a batch"), node.value
+    steps = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("step_")]
+    assert len(steps) == len(chain.enabled_steps())
+    for function in steps:
+        local = {"images", "seed", "fn", "dmath", "types", "op_seed"}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    local |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Call):
+                func = ast.unparse(node.func)
+                assert func.startswith(("fn.", "dmath.")) or func in ("images.shape", "op_seed"), func
+            elif isinstance(node, ast.Name):
+                assert node.id in local, f"unknown name {node.id} in {function.name}"
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                assert node.value in DALI_STRINGS, node.value
     assigned = {n.targets[0].id: n.value for n in tree.body
                 if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)}
     assert ast.literal_eval(assigned["SEED"]) == chain.seed

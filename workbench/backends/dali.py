@@ -34,12 +34,15 @@ def run_dali(chain, images: list[np.ndarray], device: str):
         out, draws = module.augment_images(images, seed=chain.seed, device=device)
     except RuntimeError as exc:
         raise WorkbenchError(f"DALI could not run the chain: {_cause(str(exc))}") from exc
-    # Regroup "stepN_Op.name" draws into one record per enabled step, as Kornia reports them.
-    count = len(images)
+    return out, params_from_draws(chain, draws, len(images))
+
+
+def params_from_draws(chain, draws: dict, count: int) -> list:
+    """Regroup "stepN_Op.name" draws into one record per enabled step, as Kornia reports them."""
     records = []
     for i, step in chain.enabled_steps():
         prefix = f"step{i + 1}_{step.op}."
         record = {name[len(prefix):]: value for name, value in draws.items() if name.startswith(prefix)}
-        record["batch_prob"] = record.pop("applied", np.ones(count)).reshape(count)
+        record["batch_prob"] = np.asarray(record.pop("applied", np.ones(count))).reshape(count)
         records.append(record)
-    return out, per_sample_params(chain, records, count, lambda spec: None)
+    return per_sample_params(chain, records, count, lambda spec: None)

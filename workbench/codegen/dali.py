@@ -23,27 +23,24 @@ def fused_flip(chain: Chain) -> int | None:
     return None
 
 
-def _coin(index: int, step) -> Name:
-    """The variable holding a step's coin (the literal 1 when p == 1)."""
-    return Name(f"s{index + 1}_applied") if step.p < 1.0 else Name("1")
+def _step_function(i: int, step, scale: float, fuse: str = "", flip=None) -> tuple[str, list[str], list[str], float]:
+    """(function name, source lines, reported draw names, scale after) for enabled step i.
 
-
-def _step_lines(position: int, step, scale: float, fuse: str = "", fuse_mirror=None) -> tuple[list[str], list[tuple[str, str]], float]:
-    """(statements, [(reported name, variable)], scale after) for one enabled step.
-
-    `fuse`: "flip" leaves the mirroring to a later crop_mirror_normalize; "normalize"
-    makes this Normalize apply the fused flip's coin."""
+    `fuse`: "flip" leaves the mirroring to a later crop_mirror_normalize; "normalize" makes
+    this Normalize mirror with the fused flip's coin, re-created from the same seed so that
+    every step function stands alone. `flip` is (chain index, p) of that flip."""
     spec = step.spec
     low = spec.dali
     if low is None:
         raise UnsupportedOpError(f"{spec.name} cannot run on DALI; backends that support it: "
                                  f"{', '.join(spec.backends) or 'none'}")
-    prefix = f"s{position + 1}_"
+    prefix = f"s{i + 1}_"
     lines: list[str] = []
     reported: list[tuple[str, str]] = []
     if step.p < 1.0:
         applied = Name(prefix + "applied")
-        lines.append(f"{applied} = {call('fn.random.coin_flip', {'probability': float(step.p)})}")
+        lines.append(f"{applied} = " + call("fn.random.coin_flip", {"probability": float(step.p),
+                                                                     "seed": Name(f"op_seed(seed, {i + 1}, 0)")}))
         reported.append(("applied", applied))
     else:
         applied = Name("1")
@@ -51,17 +48,27 @@ def _step_lines(position: int, step, scale: float, fuse: str = "", fuse_mirror=N
     if low.needs_size:
         lines.append(f"{prefix}hw = fn.cast(images.shape(), dtype=types.FLOAT)")
         height, width = Name(f"{prefix}hw[0]"), Name(f"{prefix}hw[1]")
+    mirror = None
+    if fuse == "normalize":
+        flip_index, flip_p = flip
+        if flip_p < 1.0:
+            mirror = Name(prefix + "mirror")
+            lines.append(comment(f"step {flip_index + 1}'s coin again (same seed, same values): the flip happens here"))
+            lines.append(f"{mirror} = " + call("fn.random.coin_flip", {
+                "probability": float(flip_p), "seed": Name(f"op_seed(seed, {flip_index + 1}, 0)")}))
+        else:
+            mirror = Name("1")
     ctx = DaliContext(x=Name("images"), scale=scale, height=height, width=width, applied=applied, prefix=prefix,
-                      mirror=fuse_mirror if fuse == "normalize" else None)
+                      mirror=mirror, step=i + 1)
     draws = {}
-    for name, source in low.draws(step.params).items():
+    for k, (name, random_op) in enumerate(low.draws(step.params).items(), start=1):
         var = ctx.var(name.lstrip("_"))
-        lines.append(f"{var} = {source}")
+        lines.append(f"{var} = {random_op.source(ctx.seed(k))}")
         draws[name] = var
         if not name.startswith("_"):
             reported.append((name, var))
     body = low.apply(step.params, ctx, draws) if fuse != "flip" else [
-        comment("mirrored by crop_mirror_normalize below (only mirror-invariant steps in between)")]
+        comment("mirrored by crop_mirror_normalize in a later step (only mirror-invariant steps in between)")]
     if step.p < 1.0 and low.gate == "if":
         # Only the statements that change the images go under the condition: values the
         # step reports must exist for every sample.
@@ -72,7 +79,15 @@ def _step_lines(position: int, step, scale: float, fuse: str = "", fuse_mirror=N
     else:
         lines += body
     reported += [(name, ctx.var(name)) for name in low.reports]
-    return lines, reported, (1.0 if low.unit_scale_after else scale)
+    name = f"step_{i + 1}_{_snake(step.op)}"
+    source = [f"def {name}(images, seed):", "    " + comment(f"{i + 1}. {step.describe()}")]
+    source += ["    " + line for line in lines]
+    source.append(f"    return images, [{', '.join(var for _, var in reported)}]")
+    return name, source, [n for n, _ in reported], (1.0 if low.unit_scale_after else scale)
+
+
+def _snake(op: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() and k else c.lower() for k, c in enumerate(op))
 
 
 def emit_dali(chain: Chain) -> str:
@@ -80,26 +95,43 @@ def emit_dali(chain: Chain) -> str:
     lines = [HEADER, comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
     for i, step in enumerate(chain.steps):
         lines.append(comment(f"  {i + 1}. {step.describe()}"))
-    body: list[str] = []
-    draw_names: list[str] = []
-    draw_vars: list[str] = []
+    functions: list[str] = []
+    names: list[str] = []
+    draws_by_step: list[tuple[str, ...]] = []
     scale = 255.0
     flip = fused_flip(chain)
-    last = chain.enabled_steps()[-1][0] if chain.enabled_steps() else None
-    for i, step in chain.enabled_steps():
+    enabled = chain.enabled_steps()
+    last = enabled[-1][0] if enabled else None
+    for i, step in enabled:
         fuse = "flip" if i == flip else ("normalize" if flip is not None and i == last else "")
-        step_lines, reported, scale = _step_lines(i, step, scale, fuse,
-                                                  _coin(flip, chain.steps[flip]) if flip is not None else None)
-        body.append(comment(f"{i + 1}. {step.describe()}"))
-        body += step_lines
-        for name, var in reported:
-            draw_names.append(f"step{i + 1}_{step.op}.{name}")
-            draw_vars.append(var)
-    lines += ["", IMPORTS, "", f"SEED = {literal(chain.seed)}",
-              comment("Names of the per-sample draws that `augment` returns, in order."),
-              f"DRAWS = {literal(tuple(draw_names))}", "", "",
-              "def augment(images):",
-              '    """The chain on a batch of HWC images (CPU or GPU nodes); returns (images, draws)."""']
-    lines += ["    " + line for line in body] or ["    pass"]
-    lines += [f"    return images, [{', '.join(draw_vars)}]", "", "", runtime_source(), "", "", BODY]
+        name, source, reported, scale = _step_function(
+            i, step, scale, fuse, (flip, chain.steps[flip].p) if flip is not None else None)
+        functions += source + ["", ""]
+        names.append(name)
+        draws_by_step.append(tuple(f"step{i + 1}_{step.op}.{r}" for r in reported))
+    lines += ["", IMPORTS, "", f"SEED = {literal(chain.seed)}", "", "",
+              "def op_seed(seed, step, k):",
+              '    """The seed of step `step`\'s k-th random operator: every operator is seeded explicitly, so',
+              '    any stretch of the chain can run in a pipeline of its own and draw the same values."""',
+              "    return derive_seed(seed, step, k)", "", ""]
+    lines += functions
+    lines += [comment("The chain's enabled steps, in order, and the names of the per-sample draws each returns."),
+              f"STEP_FUNCTIONS = ({''.join(n + ', ' for n in names)})",
+              f"STEP_DRAWS = {literal(tuple(draws_by_step))}",
+              f"DRAWS = {literal(tuple(d for step in draws_by_step for d in step))}", "", "",
+              AUGMENT, "", runtime_source(), "", "", BODY]
     return "\n".join(lines)
+
+
+AUGMENT = '''def augment(images, seed=SEED, first=0, last=None, keep=False):
+    """Steps first..last-1 of the chain on a batch of HWC images (CPU or GPU nodes).
+
+    Returns (images, draws), plus the images after each step when `keep` (the workbench's
+    preview caches them and resumes from the step you edit)."""
+    draws, after = [], []
+    for step in STEP_FUNCTIONS[first:last]:
+        images, step_draws = step(images, seed)
+        draws += step_draws
+        after.append(images)
+    return (images, draws, after) if keep else (images, draws)
+'''

@@ -10,9 +10,9 @@ Use it as a module or as a script:
   torchrun --nproc-per-node 2 THIS_FILE --images DIR --epochs 1   # one shard per rank
 
 Reproducibility (`augment_images`, used by --save and by the workbench preview): images are
-decoded by PIL to RGB, taken in file-name order and fed as one batch to a pipeline seeded
-with the seed; every random value is a `fn.random.*` operator, so the same seed and the
-same batch give the same output. The training pipeline instead decodes with DALI
+decoded by PIL to RGB, taken in file-name order and fed as one batch; every random value is
+a `fn.random.*` operator with its own seed derived from the chain's seed (`op_seed`), so the
+same seed and the same batch give the same output. The training pipeline instead decodes with DALI
 (libjpeg-turbo on the CPU, nvJPEG with device="mixed" on a GPU) and shuffles.
 """
 '''
@@ -37,31 +37,37 @@ def _threads():
 
 
 @pipeline_def(enable_conditionals=True)
-def preview_pipeline(gpu=False):
-    """Augment a batch fed through the "images" input; outputs the images and every draw."""
-    images = fn.external_source(name="images", layout="HWC", dtype=types.UINT8)
+def preview_pipeline(aug_seed=SEED, gpu=False, first=0, dtype=types.UINT8, keep=False):
+    """Augment a batch fed through the "images" input, from step `first` on; outputs the
+    images, every draw and, with `keep`, the images after each step."""
+    images = fn.external_source(name="images", layout="HWC", dtype=dtype)
     if gpu:
         images = images.gpu()
-    images, draws = augment(images)
-    return (images, *draws)
+    images, draws, after = augment(images, aug_seed, first, None, True)
+    return (images, *draws, *(after if keep else []))
 
 
-def augment_images(images, seed=SEED, device="cpu"):
-    """Augment HxWx3 uint8 arrays in the given order with `seed`, as the workbench preview does.
+def augment_images(images, seed=SEED, device="cpu", first=0, keep=False):
+    """Augment HxWx3 arrays in the given order with `seed`, as the workbench preview does.
 
     Returns (images, params): images as an NxHxWxC array (uint8 0-255, or float32 after a
-    Normalize; a list when sizes differ), params as {name: per-sample array} per DRAWS.
+    Normalize; a list when sizes differ), params as {name: per-sample array} (see DRAWS).
+    `first` starts at that step (images are then that step's input); `keep` adds a third
+    result: the images after each step.
     """
     gpu = device != "cpu"
     device_id = int(device.split(":")[1]) if ":" in device else (0 if gpu else None)
     batch = [np.ascontiguousarray(image) for image in images]
-    pipe = preview_pipeline(gpu=gpu, batch_size=len(batch), num_threads=_threads(), device_id=device_id,
-                            seed=seed, prefetch_queue_depth=1)
+    dtype = types.UINT8 if batch[0].dtype == np.uint8 else types.FLOAT
+    pipe = preview_pipeline(aug_seed=seed, gpu=gpu, first=first, dtype=dtype, keep=keep, batch_size=len(batch),
+                            num_threads=_threads(), device_id=device_id, seed=seed, prefetch_queue_depth=1)
     pipe.build()
     pipe.feed_input("images", batch)
-    outputs = pipe.run()
-    arrays = [_to_numpy(out) for out in outputs]
-    params = {name: np.stack([np.asarray(v) for v in values]) for name, values in zip(DRAWS, arrays[1:])}
+    arrays = [_to_numpy(out) for out in pipe.run()]
+    names = [name for step in STEP_DRAWS[first:] for name in step]
+    params = {name: np.stack([np.asarray(v) for v in values]) for name, values in zip(names, arrays[1:])}
+    if keep:
+        return arrays[0], params, arrays[1 + len(names):]
     return arrays[0], params
 
 
@@ -89,12 +95,12 @@ def image_folder(root):
 
 
 @pipeline_def(enable_conditionals=True)
-def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False):
+def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_seed=SEED):
     """Read, decode (nvJPEG when gpu), augment; outputs (images, labels)."""
     encoded, label = fn.readers.file(files=files, labels=labels, random_shuffle=True, shard_id=shard_id,
                                      num_shards=num_shards, name="Reader")
     images = fn.decoders.image(encoded, device="mixed" if gpu else "cpu", output_type=types.RGB)
-    images, _ = augment(images)
+    images, _ = augment(images, aug_seed)
     return images, (label.gpu() if gpu else label)
 
 
@@ -112,9 +118,10 @@ def make_loader(root, batch_size, seed=SEED, gpu=None, threads=None):
     files, labels = image_folder(root)
     if not files:
         raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {root}")
-    pipe = training_pipeline(files, labels, shard_id=rank, num_shards=world_size, gpu=gpu,
+    rank_seed = derive_seed(seed, rank)
+    pipe = training_pipeline(files, labels, shard_id=rank, num_shards=world_size, gpu=gpu, aug_seed=rank_seed,
                              batch_size=batch_size, num_threads=threads or _threads(),
-                             device_id=local_rank if gpu else None, seed=derive_seed(seed, rank))
+                             device_id=local_rank if gpu else None, seed=rank_seed)
     pipe.build()
     # Drop the ragged last batch, unless a shard holds less than one batch (small folders):
     # then fill it by repeating samples, or there would be nothing to train on.

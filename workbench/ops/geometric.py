@@ -174,7 +174,7 @@ def _dali_resized_crop(a, c, d):
     return [
         f"{anchor}, {shape} = " + call("fn.random_crop_generator", {
             "__input__": Name(f"{c.x}.shape()"), "random_area": tuple(a["scale"]),
-            "random_aspect_ratio": tuple(a["ratio"])}),
+            "random_aspect_ratio": tuple(a["ratio"]), "seed": c.seed(90)}),
         f"{box} = fn.cast(fn.stack({anchor}[1], {anchor}[0], {anchor}[1] + {shape}[1], {anchor}[0] + {shape}[0]), "
         f"dtype=types.FLOAT)",
         assign(c.x, "fn.resize", {

@@ -43,6 +43,13 @@ class DaliContext:
     prefix: str = "s1_"
     # A horizontal flip's coin that this (Normalize) step may apply as crop_mirror_normalize's mirror.
     mirror: Any = None
+    step: int = 1
+
+    def seed(self, k: int):
+        """The explicit seed of this step's k-th random operator (see RandomOp)."""
+        from ..codegen.literals import Name
+
+        return Name(f"op_seed(seed, {int(self.step)}, {int(k)})")
 
     def var(self, name: str):
         """A step-local variable of the generated code (e.g. s3_crop_box)."""
@@ -56,13 +63,13 @@ class DaliLowering:
     """How an op becomes DALI operators inside the exported `augment` function.
 
     `draws(params)` gives the per-sample random values to create (reported name ->
-    source of a `fn.random.*` call); `apply(params, ctx, draws)` gives the statements that
+    a `RandomOp`); `apply(params, ctx, draws)` gives the statements that
     transform `ctx.x`. `gate` says how p < 1 is honoured: "if" runs the statements under
     DALI's conditional execution, "arg" means the op takes the coin as an argument.
     """
 
     apply: Callable[[Mapping[str, Any], DaliContext, Mapping[str, Any]], list[str]]
-    draws: Callable[[Mapping[str, Any]], dict[str, str]] = lambda params: {}
+    draws: Callable[[Mapping[str, Any]], dict[str, Any]] = lambda params: {}
     gate: str = "if"
     needs_size: bool = False
     # Step-local variables that `apply` defines and the run reports per sample; draws whose

@@ -16,6 +16,7 @@ import numpy as np
 from PIL import Image
 
 from ..backends import BACKENDS
+from ..backends.dali_cache import DaliPrefixCache
 from ..backends.kornia_cache import PrefixCache
 from ..chain import Chain, Step
 from ..data import SAMPLE_DATA, as_image_list
@@ -53,7 +54,8 @@ class Workbench:
         self.results: dict[str, list] = {}
         self._original_tiles = [_jpeg(_fit(image, cell)) for image in self.images]  # never change
         self._grids: dict[tuple, w.Widget] = {}
-        self._cache = PrefixCache()  # Kornia previews recompute only from the edited step
+        # Previews recompute only from the edited step on (per backend).
+        self._caches = {"kornia": PrefixCache(), "dali": DaliPrefixCache()}
         self._timer: threading.Timer | None = None
         self._syncing = False
         self._lock = threading.Lock()
@@ -264,11 +266,7 @@ class Workbench:
                 for backend in backends:
                     results[backend] = []
                     for seed in seeds:
-                        if backend == "kornia":
-                            results[backend].append(self._cache.run(chain, self.images, self.device.value, seed))
-                        else:
-                            results[backend].append(chain.run(self.images, backend=backend,
-                                                              device=self.device.value, seed=seed))
+                        results[backend].append(self._caches[backend].run(chain, self.images, self.device.value, seed))
                         self.progress.value += 1
             except (WorkbenchError, ValueError) as exc:
                 self.status.value = ""
