@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import statistics
-import time
 import warnings
 from pathlib import Path
 
 warnings.simplefilter("ignore", DeprecationWarning)
 
-from dali_export_vs_handwritten import hand_written
+from dali_export_vs_handwritten import block_rates, hand_written
 
 import workbench as wb
 
@@ -40,22 +38,9 @@ def main() -> None:
     common = dict(batch_size=args.batch, num_threads=2, device_id=None, seed=1)
     pipes = {path.name: m.training_pipeline(files, labels, **common) for path, m in zip(args.exports, modules)}
     pipes["hand-written"] = hand_written(files, **common)
-    for pipe in pipes.values():
-        pipe.build()
-    for _ in range(5):
-        for pipe in pipes.values():
-            pipe.run()
-    rates = {name: [] for name in pipes}
-    for _ in range(args.blocks):
-        for name, pipe in pipes.items():
-            start = time.perf_counter()
-            for _ in range(10):
-                pipe.run()
-            rates[name].append(args.batch * 10 / (time.perf_counter() - start))
-    hand = statistics.median(rates["hand-written"])
-    for name, values in rates.items():
-        print(f"{name}: {statistics.median(values):.1f} images/s, ratio to hand-written "
-              f"{statistics.median(values) / hand:.3f}")
+    rates = block_rates(pipes, args.batch, args.blocks, 10, warmup=5)
+    for name, rate in rates.items():
+        print(f"{name}: {rate:.1f} images/s, ratio to hand-written {rate / rates['hand-written']:.3f}")
 
 
 if __name__ == "__main__":

@@ -17,16 +17,14 @@ Example:
 """
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from ..codegen import emit, load_module
 from ..codegen.dali import fused_flip
-from ..data import as_image_list
 from ..errors import WorkbenchError
-from . import RunResult, check_sizes, resolve_device
+from . import RunResult
 from .dali import _cause, _require_dali, params_from_draws
+from .step_cache import StepStateCache
 
 
 def _samples(batch) -> list[np.ndarray]:
@@ -37,31 +35,18 @@ def _batch(samples: list[np.ndarray]):
     return np.stack(samples) if len({s.shape for s in samples}) == 1 else samples
 
 
-class DaliPrefixCache:
+class DaliPrefixCache(StepStateCache):
     """Per-step states of recent DALI runs, keyed by (images, seed, device, steps so far)."""
-
-    def __init__(self) -> None:
-        self._states: dict[tuple, tuple] = {}
-        self._images_key: tuple | None = None
-        self.resumed_at = 0
 
     def run(self, chain, images, device: str = "cpu", seed: int | None = None) -> RunResult:
         """Same result as `chain.run(images, backend="dali", device=device, seed=seed)`."""
         _require_dali()
-        chain.validate()
-        seed = chain.seed if seed is None else seed
-        arrays = as_image_list(images)
-        check_sizes(chain, arrays)
-        device = resolve_device(device)
-        images_key = tuple((a.__array_interface__["data"][0], a.shape) for a in arrays)
-        if images_key != self._images_key:
-            self._states.clear()
-            self._images_key = images_key
+        seed, arrays, device = self._prepare(chain, images, device, seed)
         module = load_module(emit(chain, "dali"), "dali")
         enabled = chain.enabled_steps()
         # The fusion of a flip into Normalize changes what earlier steps output: part of the key.
         flip = fused_flip(chain)
-        step_keys = [json.dumps(s.to_dict(), sort_keys=True) for _, s in enabled]
+        step_keys = self._step_keys(chain)
         key = lambda n: (seed, device, flip, tuple(step_keys[:n]))  # noqa: E731
         start = next((n for n in range(len(enabled), 0, -1) if key(n) in self._states), 0)
         self.resumed_at = start
@@ -77,8 +62,6 @@ class DaliPrefixCache:
                 self._states[key(n)] = (_samples(after[n - start - 1]), dict(draws))
         else:
             out = _batch(inputs)
-        if len(self._states) > 64:  # keep memory bounded: drop the oldest states
-            for k in list(self._states)[: len(self._states) - 64]:
-                del self._states[k]
+        self._bound(keep={key(n) for n in range(1, len(enabled) + 1)})
         return RunResult(images=out, params=params_from_draws(chain, draws, len(arrays)), backend="dali",
                          device=device, seed=seed, inputs=arrays)

@@ -18,35 +18,20 @@ Example:
 """
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import torch
 
 from ..codegen import emit, load_module
-from . import RunResult, check_sizes, per_sample_params, resolve_device
-from ..data import as_image_list
+from . import RunResult, per_sample_params
+from .step_cache import StepStateCache
 
 
-class PrefixCache:
+class PrefixCache(StepStateCache):
     """Per-step states of recent Kornia runs, keyed by (images, seed, device, steps so far)."""
-
-    def __init__(self) -> None:
-        self._states: dict[tuple, tuple] = {}
-        self._images_key: tuple | None = None
-        self.resumed_at = 0  # steps taken from the cache by the last run (for tests and benchmarks)
 
     def run(self, chain, images, device: str = "cpu", seed: int | None = None) -> RunResult:
         """Same result as `chain.run(images, backend="kornia", device=device, seed=seed)`."""
-        chain.validate()
-        seed = chain.seed if seed is None else seed
-        arrays = as_image_list(images)
-        check_sizes(chain, arrays)
-        device = resolve_device(device)
-        images_key = tuple((a.__array_interface__["data"][0], a.shape) for a in arrays)
-        if images_key != self._images_key:  # other images: nothing cached applies
-            self._states.clear()
-            self._images_key = images_key
+        seed, arrays, device = self._prepare(chain, images, device, seed)
         enabled = chain.enabled_steps()
         module = load_module(emit(chain, "kornia"), "kornia")
         head = module.HEAD_STEPS
@@ -58,7 +43,7 @@ class PrefixCache:
             return run_chain(chain, arrays, backend="kornia", device=device, seed=seed)
         # Points where the random stream is at a step boundary for the whole batch.
         resumable = range(1, len(enabled) + 1) if same_size else range(head, len(enabled) + 1)
-        step_keys = [json.dumps(s.to_dict(), sort_keys=True) for _, s in enabled]
+        step_keys = self._step_keys(chain)
         key = lambda n: (seed, device, tuple(step_keys[:n]))  # noqa: E731
 
         augmentation = module.build_augmentation().to(device)
@@ -86,7 +71,7 @@ class PrefixCache:
             for n in range(start, len(enabled)):
                 batch = module.apply_steps(augmentation[n:n + 1], batch, records)
                 self._store(key(n + 1), batch, records, cuda, dev)
-        self._prune({key(n) for n in resumable})
+        self._bound(keep={key(n) for n in resumable})
         out = batch.permute(0, 2, 3, 1).contiguous().cpu().numpy()
         params = per_sample_params(chain, records, len(arrays), lambda spec: spec.kornia.record)
         return RunResult(images=out, params=params, backend="kornia", device=device, seed=seed, inputs=arrays)
@@ -94,9 +79,3 @@ class PrefixCache:
     def _store(self, key, batch, records, cuda, dev) -> None:
         cuda_state = torch.cuda.get_rng_state(dev) if cuda else None
         self._states[key] = (batch, torch.get_rng_state(), cuda_state, list(records))
-
-    def _prune(self, keep: set) -> None:
-        """Keep the current chain's states and those of one other seed/device (draws)."""
-        if len(self._states) > 64:
-            for k in [k for k in self._states if k not in keep][: len(self._states) - 64]:
-                del self._states[k]
