@@ -87,3 +87,32 @@ def test_ops_markdown_to_file(tmp_path, capsys):
     out = tmp_path / "ops.md"
     assert main(["ops", "--markdown", "-o", str(out)]) == 0
     assert out.read_text().startswith("# Ops and backends")
+
+
+def test_estimate_prints_breakdown_advice_and_writes_plot_and_json(tmp_path, chain_file, capsys):
+    plot, data = tmp_path / "est.png", tmp_path / "est.json"
+    assert main(["estimate", str(chain_file), "--batch-size", "4", "--image-size", "240x256", "--workers", "0",
+                 "--runs", "2", "--batches", "1", "--target", "1e9", "--plot", str(plot), "--json", str(data),
+                 "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "kornia on cpu, batch 4, 240x256 images, 0 worker(s):" in out
+    assert "step 1 RandomResizedCrop" in out and "step 5 Normalize" in out
+    assert "Too slow:" in out and "The limit is" in out
+    assert Image.open(plot).format == "PNG"
+    [saved] = __import__("json").loads(data.read_text())
+    assert saved["backend"] == "kornia" and saved["image_size"] == [240, 256] and len(saved["run_rates"]) == 2
+    assert f"{saved['images_per_s']:.1f} images/s" in out
+
+
+def test_estimate_compare_and_bad_arguments(tmp_path, chain_file, capsys):
+    assert main(["estimate", str(chain_file), "--compare", "--batch-size", "2", "--image-size", "224",
+                 "--workers", "1", "--runs", "1", "--batches", "1", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "kornia on cpu:" in out and "dali on cpu:" in out
+    crop = tmp_path / "crop.json"
+    wb.Chain().add("CenterCrop", size=[128, 128]).save(crop)
+    assert main(["estimate", str(crop), "--image-size", "64", "-q"]) == 2
+    assert "step 1 (CenterCrop): size [128, 128] is larger than image 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["estimate", str(chain_file), "--image-size", "huge"])
+    assert "image size is N or HxW" in capsys.readouterr().err

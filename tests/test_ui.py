@@ -109,8 +109,37 @@ def test_bad_values_and_failing_backends_keep_the_app_and_the_chain(app):
     app.path.value = str(ROOT / "missing.yaml")
     app.load_button.click()
     assert "cannot read chain file" in said(app) and app.chain.to_dict() == before
+    app.estimates.image_size.value = "tiny"
     app.estimate_button.click()
-    assert "not available yet" in said(app)
+    assert "estimate failed: image size is empty (the images' own), N or HxW" in said(app)
+    app.chain.steps.insert(0, wb.Step.create("CenterCrop", size=[128, 128]))
+    app.estimates.image_size.value = "64"  # smaller than the crop: refused before measuring
+    app.estimate_button.click()
+    assert "estimate failed" in said(app) and "larger than image" in said(app)
+    app.remove(0)
+    assert app.chain.to_dict() == before
+
+
+def test_estimate_button_measures_and_shows_plot_and_advice(app):
+    panel = app.estimates
+    panel.batch_size.value, panel.image_size.value, panel.workers.value = 4, "240x256", 0
+    panel.target.value = 1e9  # no machine delivers this: the advice must say it falls short
+    app.estimate_button.click()
+    est = panel.result
+    from workbench.estimate import Estimate
+
+    assert isinstance(est, Estimate)
+    assert (est.backend, est.batch_size, est.image_size, est.workers) == ("kornia", 4, (240, 256), 0)
+    assert [s.op for s in est.steps] == [s.op for _, s in app.chain.enabled_steps()]
+    assert f"{est.images_per_s:.1f} images/s" in panel.report.value
+    assert "Too slow" in panel.report.value and "The limit is" in panel.report.value
+    assert panel.plot.value[:8] == b"\x89PNG\r\n\x1a\n" and panel.plot.layout.display == ""
+    assert panel.bar.value == 1.0
+    assert f"estimate: {est.images_per_s:.0f} images/s" in said(app)
+    panel.compare.value, panel.target.value = True, 0
+    app.estimate_button.click()
+    assert list(panel.result.estimates) == ["kornia", "dali"]
+    assert "dali on cpu" in panel.report.value and "Delivers" in panel.report.value
 
 
 def test_code_and_widgets_share_the_chain(app):

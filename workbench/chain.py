@@ -261,6 +261,28 @@ class Chain:
 
         return export_chain(self, backend=backend, path=path, folder=folder)
 
+    def estimate(self, backend: str = "kornia", device: str = "cpu", batch_size: int = 64, image_size: Any = None,
+                 workers: int | None = None, **kwargs: Any):
+        """Measure the exported training loader's images/s on this machine, with a stage and a
+        per-step breakdown (see `workbench.estimate.estimate` for every option).
+
+        Example:
+            >>> est = Chain().add("HorizontalFlip").estimate(batch_size=2, image_size=16, workers=0, runs=1,
+            ...                                              batches=1, progress=False)
+            >>> est.steps[0].op
+            'HorizontalFlip'
+        """
+        from .estimate import estimate
+
+        return estimate(self, backend=backend, device=device, batch_size=batch_size, image_size=image_size,
+                        workers=workers, **kwargs)
+
+    def compare_backends(self, backends=None, **kwargs: Any):
+        """`estimate` on each backend in one call; returns a Comparison (`.fastest`, `.plot()`, `.advise()`)."""
+        from .estimate import compare_backends
+
+        return compare_backends(self, backends, **kwargs)
+
     def copy(self) -> "Chain":
         return Chain.from_dict(self.to_dict())
 

@@ -3,6 +3,7 @@
 Example:
     workbench preview chain.yaml --images sample_data -o grid.png
     workbench export chain.yaml --backend kornia -o train_aug.py
+    workbench estimate chain.yaml --backend dali --batch-size 64 --image-size 224 --target 800
     workbench ops --markdown -o docs/ops.md
 """
 from __future__ import annotations
@@ -39,6 +40,48 @@ def _export(args) -> int:
     print(f"wrote {args.output} ({args.backend}); run it: python {args.output} --images DIR --seed {chain.seed} "
           "--save out.npz")
     return 0
+
+
+def _estimate(args) -> int:
+    import json
+
+    from .chain import Chain
+
+    chain = Chain.load(args.chain)
+    options = dict(device=args.device, batch_size=args.batch_size, image_size=args.image_size,
+                   workers=args.workers, images=args.images, runs=args.runs, batches=args.batches,
+                   progress=not args.quiet)
+    if args.compare:
+        result = chain.compare_backends(None if args.backend is None else args.backend.split(","), **options)
+        estimates = list(result.estimates.values())
+        advice = result.advise(args.target)
+    else:
+        result = chain.estimate(backend=args.backend or "kornia", **options)
+        estimates = [result]
+        advice = result.advise(args.target)
+    for est in estimates:
+        print(est.summary())
+    if args.compare:
+        print(result.summary())
+    print(advice)
+    if args.plot:
+        result.plot(args.target).savefig(args.plot, dpi=100, bbox_inches="tight")
+        print(f"wrote {args.plot}")
+    if args.json:
+        Path(args.json).write_text(json.dumps([e.to_dict() for e in estimates], indent=2), encoding="utf-8")
+        print(f"wrote {args.json}")
+    return 0
+
+
+def _image_size(text: str):
+    parts = text.lower().replace("x", ",").split(",")
+    try:
+        sizes = [int(p) for p in parts]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"image size is N or HxW (e.g. 224 or 240x320), got {text!r}") from None
+    if len(sizes) not in (1, 2):
+        raise argparse.ArgumentTypeError(f"image size is N or HxW (e.g. 224 or 240x320), got {text!r}")
+    return sizes[0] if len(sizes) == 1 else sizes
 
 
 def _ops(args) -> int:
@@ -82,6 +125,24 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--backend", default="kornia")
     e.add_argument("-o", "--output", required=True, help="Python file to write")
     e.set_defaults(func=_export)
+
+    m = sub.add_parser("estimate", help="measure the exported loader's images/s, with stage and step breakdowns")
+    m.add_argument("chain", help="chain file (.yaml, .yml or .json)")
+    m.add_argument("--backend", default=None, help="kornia or dali (with --compare: a comma list, default all)")
+    m.add_argument("--compare", action="store_true", help="measure every backend that can run the chain")
+    m.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
+    m.add_argument("--images", default=None, help="folder or glob of images to decode (default: bundled sample_data)")
+    m.add_argument("--batch-size", type=int, default=64)
+    m.add_argument("--image-size", type=_image_size, default=None,
+                   help="N or HxW: images are re-encoded at this size (default: their own, or the median size)")
+    m.add_argument("--workers", type=int, default=None, help="decoding processes (Kornia) / DALI threads")
+    m.add_argument("--runs", type=int, default=5, help="timed stretches of the whole loader (median)")
+    m.add_argument("--batches", type=int, default=None, help="batches per timed stretch (default: 256 images' worth)")
+    m.add_argument("--target", type=float, default=None, help="images/s your model consumes: advice says if it keeps up")
+    m.add_argument("--plot", help="write the breakdown plot to this PNG file")
+    m.add_argument("--json", help="write the estimate(s) to this JSON file")
+    m.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    m.set_defaults(func=_estimate)
 
     o = sub.add_parser("ops", help="list the ops, their parameters and backends")
     o.add_argument("--markdown", action="store_true", help="the support matrix as Markdown (docs/ops.md)")

@@ -95,16 +95,19 @@ def image_folder(root):
 
 
 @pipeline_def(enable_conditionals=True)
-def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_seed=SEED):
-    """Read, decode (nvJPEG when gpu), augment; outputs (images, labels)."""
+def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_seed=SEED, augmented=True):
+    """Read, decode (nvJPEG when gpu), augment; outputs (images, labels).
+
+    `augmented=False` stops after decoding (the workbench's estimate times decoding alone)."""
     encoded, label = fn.readers.file(files=files, labels=labels, random_shuffle=True, shard_id=shard_id,
                                      num_shards=num_shards, name="Reader")
     images = fn.decoders.image(encoded, device="mixed" if gpu else "cpu", output_type=types.RGB)
-    images, _ = augment(images, aug_seed)
+    if augmented:
+        images, _ = augment(images, aug_seed)
     return images, (label.gpu() if gpu else label)
 
 
-def make_loader(root, batch_size, seed=SEED, gpu=None, threads=None):
+def make_loader(root, batch_size, seed=SEED, gpu=None, threads=None, augmented=True):
     """A DALIGenericIterator over the training pipeline: shard = rank under torchrun, each
     rank seeded from (seed, rank); yields [{"images": tensor NHWC, "labels": tensor}]."""
     from nvidia.dali.plugin.base_iterator import LastBatchPolicy
@@ -120,7 +123,7 @@ def make_loader(root, batch_size, seed=SEED, gpu=None, threads=None):
         raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {root}")
     rank_seed = derive_seed(seed, rank)
     pipe = training_pipeline(files, labels, shard_id=rank, num_shards=world_size, gpu=gpu, aug_seed=rank_seed,
-                             batch_size=batch_size, num_threads=threads or _threads(),
+                             augmented=augmented, batch_size=batch_size, num_threads=threads or _threads(),
                              device_id=local_rank if gpu else None, seed=rank_seed)
     pipe.build()
     # Drop the ragged last batch, unless a shard holds less than one batch (small folders):
@@ -141,23 +144,31 @@ def _save(args):
     print(f"saved {len(files)} augmented images and their sampled parameters to {args.save}")
 
 
+def endless(loader):
+    """The loader's batches, epoch after epoch (`auto_reset` starts the next epoch; iterating
+    the loader again with `for` would ask it to reset mid-epoch)."""
+    while True:
+        try:
+            yield next(loader)
+        except StopIteration:
+            continue
+
+
+def bench_rates(root, batch_size, batches=20, warmup=3, runs=1, threads=None, seed=SEED, gpu=None, progress=None,
+                augmented=True):
+    """Images/s of the training loader (read, decode, augment, hand to PyTorch) over `runs`
+    stretches of `batches` batches after `warmup`; --bench prints one, the workbench's
+    estimate several (and, with `augmented=False`, times decoding alone)."""
+    loader = make_loader(root, batch_size, seed=seed, gpu=gpu, threads=threads, augmented=augmented)
+    return timed_rates(endless(loader), lambda batch: batch[0]["images"].shape[0], batches, warmup, runs,
+                       progress=progress)
+
+
 def _bench(args):
     gpu = None if args.device is None else args.device != "cpu"
-    loader = make_loader(args.images, args.batch_size, seed=args.seed, gpu=gpu, threads=args.workers)
-    count, start, seen = 0, None, 0
-    while seen < args.warmup + args.batches:
-        for batch in loader:
-            seen += 1
-            if seen == args.warmup + 1:
-                start = time.perf_counter()
-            elif seen > args.warmup + 1:
-                count += batch[0]["images"].shape[0]
-            if seen >= args.warmup + args.batches:
-                break
-    loader_seconds = time.perf_counter() - start
-    # The batch that started the clock is not counted: batches - 1 intervals were timed.
-    print(f"batch size: {args.batch_size}, batches timed: {args.batches - 1}, threads: {args.workers}")
-    print(f"images/s: {count / loader_seconds:.1f}")
+    rate = bench_rates(args.images, args.batch_size, args.batches, args.warmup, 1, args.workers, args.seed, gpu)[0]
+    print(f"batch size: {args.batch_size}, batches timed: {args.batches}, threads: {args.workers}")
+    print(f"images/s: {rate:.1f}")
 
 
 def _train(args):

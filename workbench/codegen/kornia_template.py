@@ -239,23 +239,28 @@ def _save(args):
     print(f"saved {len(images)} augmented images and their sampled parameters to {args.save}")
 
 
+def bench_rates(root, batch_size, batches=20, warmup=3, runs=1, workers=4, seed=SEED, device=None,
+                progress=None):
+    """Images/s of the training loop (decode on workers, copy, augment) over `runs` stretches
+    of `batches` batches after `warmup`; --bench prints one, the workbench's estimate several."""
+    device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    # Samples to spare: the workers keep decoding (and competing for the cores) until the last
+    # timed batch, as they do in training; at the very end of a loader they would be idle.
+    spare = 4 * max(1, workers) + 1
+    total = batch_size * (warmup + batches * runs + spare)
+    loop = training_batches(root, batch_size, epochs=1, workers=workers, seed=seed, device=device, num_samples=total)
+    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else None
+    try:
+        return timed_rates(loop, lambda batch: len(batch[1]), batches, warmup, runs, sync, progress)
+    finally:
+        loop.close()  # stops the decoding processes now, not whenever the loader is collected
+
+
 def _bench(args):
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    total = args.batch_size * (args.warmup + args.batches)
-    batches = training_batches(args.images, args.batch_size, epochs=1, workers=args.workers, seed=args.seed,
-                               device=device, num_samples=total)
-    sync = torch.cuda.synchronize if torch.device(device).type == "cuda" else (lambda: None)
-    for _ in range(args.warmup):
-        next(batches)
-    sync()
-    start = time.perf_counter()
-    count = 0
-    for _, images, _ in batches:
-        count += images.shape[0] if torch.is_tensor(images) else len(images)
-    sync()
-    seconds = time.perf_counter() - start
+    rate = bench_rates(args.images, args.batch_size, args.batches, args.warmup, 1, args.workers, args.seed, device)[0]
     print(f"device: {device}, batch size: {args.batch_size}, batches timed: {args.batches}, workers: {args.workers}")
-    print(f"images/s: {count / seconds:.1f}")
+    print(f"images/s: {rate:.1f}")
 
 
 def _train(args):

@@ -3,10 +3,11 @@
 The exporters copy these functions' source into the files they write, so the preview and
 the exported code decode the same files the same way (PIL, RGB, files in name order), and
 every export takes the same command-line flags. Keep them self-contained: only `argparse`,
-`os`, `Path`, `np` and `Image` may be used inside.
+`os`, `time`, `Path`, `np` and `Image` may be used inside.
 """
 import argparse
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +44,38 @@ def distributed_context():
 def derive_seed(seed, *keys):
     """An independent 31-bit seed for (seed, rank, epoch, ...)."""
     return int(np.random.SeedSequence([seed, *keys]).generate_state(1)[0]) % 2**31
+
+
+def timed_rates(batches, count, batch_count, warmup=3, runs=1, sync=None, progress=None):
+    """Images/s of `runs` back-to-back stretches of `batch_count` batches drawn from the
+    iterator `batches`, after `warmup` untimed batches; `count(batch)` is its image count.
+
+    `--bench` prints one stretch; the workbench's estimate takes the median of several.
+    `sync` waits for queued GPU work; `progress(done, total)` is called after each batch.
+    """
+    total, done = warmup + batch_count * runs, 0
+
+    def take():
+        nonlocal done
+        batch = next(batches)
+        done += 1
+        if progress is not None:
+            progress(done, total)
+        return batch
+
+    for _ in range(warmup):
+        take()
+    if sync is not None:
+        sync()
+    rates, start = [], time.perf_counter()
+    for _ in range(runs):
+        images = sum(count(take()) for _ in range(batch_count))
+        if sync is not None:
+            sync()
+        now = time.perf_counter()
+        rates.append(images / (now - start))
+        start = now
+    return rates
 
 
 def contract_parser(description, seed, workers_default, workers_help):

@@ -12,9 +12,9 @@ from .literals import comment, literal
 def runtime_source() -> str:
     """The shared functions' source (read once: inspect is slow)."""
     parts = [comment("Shared with the workbench: decoding as its preview does it, the torchrun context,"),
-             comment("seed derivation and the command-line flags every export takes."),
+             comment("seed derivation, the --bench timer and the command-line flags every export takes."),
              f"IMAGE_EXTENSIONS = {literal(runtime.IMAGE_EXTENSIONS)}", "", ""]
     for func in (runtime.list_image_files, runtime.decode_image, runtime.distributed_context,
-                 runtime.derive_seed, runtime.contract_parser):
+                 runtime.derive_seed, runtime.timed_rates, runtime.contract_parser):
         parts += [inspect.getsource(func), ""]
     return "\n".join(parts).rstrip() + "\n"

@@ -124,6 +124,8 @@ class OpSpec:
     kornia: KorniaLowering | None = None
     dali: DaliLowering | None = None
     parity: Parity = field(default_factory=Parity)
+    # What makes this op expensive and how to make it cheaper (the estimate's advice quotes it).
+    cost_hint: str = ""
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:

@@ -25,6 +25,7 @@ from ..examples import example_chain
 from ..ops import FAMILIES, REGISTRY
 from ..render import _fit, to_display
 from .controls import control_for
+from .estimate_panel import EstimatePanel
 
 
 def _jpeg(array: np.ndarray) -> bytes:
@@ -47,7 +48,8 @@ class Workbench:
     def __init__(self, images: Any = None, chain: Chain | None = None, backend: str = "kornia",
                  device: str = "cpu", draws: int = 3, max_images: int = 4, cell: int = 150,
                  debounce_s: float = 0.15):
-        self.images, skipped = _load(SAMPLE_DATA if images is None else images, max_images)
+        self.source = SAMPLE_DATA if images is None else images  # all of it is what the estimate decodes
+        self.images, skipped = _load(self.source, max_images)
         self.chain = chain if chain is not None else example_chain()
         self.cell = cell
         self.debounce_s = debounce_s
@@ -81,7 +83,9 @@ class Workbench:
         self.export_folder = w.Text(value="exports", description="folder")
         self.export_name = w.Text(value="", placeholder="augment_<backend>.py", description="file")
         self.export_button = w.Button(description="export", icon="download", button_style="primary")
-        self.estimate_button = w.Button(description="estimate", icon="tachometer")
+        self.estimate_button = w.Button(description="estimate", icon="tachometer",
+                                        tooltip="measure the exported loader's images/s on this machine")
+        self.estimates = EstimatePanel(self.say)
         self.code = w.HTML()
 
         for control in (self.backend, self.compare, self.device, self.draws, self.upto):
@@ -104,8 +108,10 @@ class Workbench:
             ]),
             self.message,
             w.HBox([self.path, self.save_button, self.load_button]),
-            w.HBox([self.export_folder, self.export_name, self.export_button, self.estimate_button]),
+            w.HBox([self.export_folder, self.export_name, self.export_button]),
             self.code,
+            w.HTML("<b>Throughput</b> (the exported training loader, measured here: decode, copy, augment)"),
+            w.HBox([self.estimate_button]), self.estimates.widget,
         ])
         self.sync()
         if skipped:
@@ -349,9 +355,10 @@ class Workbench:
         self.code.value = _highlight(source)
         return source
 
-    def estimate(self) -> None:
-        self.say("The throughput estimate is not available yet: it arrives with chain.estimate(); until then, "
-                 "run the exported file with --bench for a measured images/s.", error=True)
+    def estimate(self):
+        """Measure the chain with the throughput panel's settings on the selected backend and
+        device (or every backend, with 'compare backends'); shows the plot and the advice."""
+        return self.estimates.run(self.chain, self.backend.value, self.device.value, self.source)
 
 
 def _load(images: Any, limit: int) -> tuple[list[np.ndarray], list[str]]:

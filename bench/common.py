@@ -1,0 +1,64 @@
+"""Helpers shared by the benchmarks: the machine line, running an export's --bench, tables."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from workbench.estimate import describe_machine, machine_info
+
+CHAINS = {
+    # The DESIGN.md example: crop, flip, rotate, brightness, normalize.
+    "example": [
+        {"op": "RandomResizedCrop", "params": {"size": [224, 224], "scale": [0.5, 1.0]}},
+        {"op": "HorizontalFlip", "p": 0.5},
+        {"op": "Rotate", "p": 1.0, "params": {"degrees": [-20, 20]}},
+        {"op": "Brightness", "params": {"factor": [0.7, 1.3]}},
+        {"op": "Normalize", "params": {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}},
+    ],
+    # Cheap: decoding dominates.
+    "light": [
+        {"op": "Resize", "params": {"size": [224, 224]}},
+        {"op": "HorizontalFlip", "p": 0.5},
+        {"op": "Normalize", "params": {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}},
+    ],
+    # Expensive: colour, blur and occlusion on top of the geometry.
+    "heavy": [
+        {"op": "RandomResizedCrop", "params": {"size": [224, 224], "scale": [0.3, 1.0]}},
+        {"op": "Rotate", "params": {"degrees": [-30, 30]}},
+        {"op": "ColorJitter", "params": {"brightness": [0.8, 1.2], "contrast": [0.8, 1.2],
+                                         "saturation": [0.8, 1.2], "hue": [-0.05, 0.05]}},
+        {"op": "GaussianBlur", "params": {"sigma": [0.5, 2.0], "kernel_size": 9}},
+        {"op": "Erase", "p": 0.5},
+        {"op": "Normalize", "params": {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}},
+    ],
+}
+
+
+def chain_named(name: str, seed: int = 7):
+    import workbench as wb
+
+    return wb.Chain.from_dict({"seed": seed, "steps": CHAINS[name]})
+
+
+def machine_line(device: str = "cpu") -> str:
+    return "Machine: " + describe_machine(machine_info(device))
+
+
+def export_bench(script: Path, images: Path, batch: int, workers: int, device: str = "cpu",
+                 batches: int = 20, warmup: int = 3) -> float:
+    """images/s from an exported script's own `--bench` (the last line it prints)."""
+    out = subprocess.run([sys.executable, str(script), "--images", str(images), "--bench", "--batch-size", str(batch),
+                          "--batches", str(batches), "--warmup", str(warmup), "--workers", str(workers),
+                          "--device", device], capture_output=True, text=True, check=True).stdout
+    last = out.strip().splitlines()[-1]
+    if not last.startswith("images/s: "):
+        raise RuntimeError(f"{script}: unexpected --bench output {last!r}")
+    return float(last.split(": ")[1])
+
+
+def table(header: list[str], rows: list[list]) -> str:
+    """A markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)

@@ -1,0 +1,242 @@
+"""chain.estimate, compare_backends, the advice and the plot: behaviour, never speed targets."""
+from __future__ import annotations
+
+import json
+import math
+import statistics
+
+import matplotlib
+import numpy as np
+import pytest
+from PIL import Image
+
+matplotlib.use("Agg")
+
+import workbench as wb
+from workbench.estimate import Comparison, Estimate, StageCost, StepCost, advise
+from workbench.estimate.files import MAX_FILES, prepare_input
+
+# Small and short: these tests check what an estimate contains, not how fast anything is.
+FAST = dict(batch_size=4, image_size=48, runs=3, batches=1, warmup=1, progress=False)
+
+
+def _chain(*steps, seed=3):
+    return wb.Chain.from_dict({"seed": seed, "steps": list(steps)})
+
+
+FLIP = {"op": "HorizontalFlip", "p": 0.5}
+BRIGHT = {"op": "Brightness", "params": {"factor": [0.8, 1.2]}}
+RESIZE = {"op": "Resize", "params": {"size": [32, 32]}}
+
+
+@pytest.mark.parametrize("backend,workers", [("kornia", 0), ("kornia", 1), ("dali", 1)])
+def test_estimate_reports_rate_stages_and_steps(backend, workers):
+    chain = _chain(FLIP, {"op": "Rotate", "enabled": False}, BRIGHT, RESIZE)
+    est = chain.estimate(backend=backend, device="cpu", workers=workers, **FAST)
+    assert isinstance(est, Estimate)
+    assert (est.backend, est.device, est.batch_size, est.image_size, est.workers) == (backend, "cpu", 4, (48, 48),
+                                                                                       workers)
+    assert len(est.run_rates) == 3 and all(r > 0 and math.isfinite(r) for r in est.run_rates)
+    assert est.images_per_s == statistics.median(est.run_rates)
+    assert est.spread[0] <= est.images_per_s <= est.spread[1]
+    # No GPU here: no host-to-device stage; each stage is consistent in both units.
+    assert list(est.stages) == ["decode", "augment"]
+    for stage in est.stages.values():
+        assert stage.images_per_s == pytest.approx(4 / (stage.ms_per_batch / 1000), rel=1e-6)
+        assert stage.detail
+    # One row per enabled step, in chain order, with the sizes it sees.
+    assert [(s.step, s.op) for s in est.steps] == [(1, "HorizontalFlip"), (3, "Brightness"), (4, "Resize")]
+    assert [s.input_size for s in est.steps] == [(48, 48), (48, 48), (48, 48)]
+    assert est.steps[-1].output_size == (32, 32)
+    assert all(s.ms_per_batch >= 0 for s in est.steps)
+    assert sum(s.share for s in est.steps) == pytest.approx(1.0)
+    assert any("re-encoded as JPEG" in n and "48x48" in n for n in est.notes)
+    assert est.machine["cpu_cores"] and est.machine["torch"]
+    json.dumps(est.to_dict())  # plain data, ready for a file
+    text = est.summary()
+    assert f"{est.images_per_s:.1f} images/s" in text and "step 4 Resize" in text
+    assert "| 3 | Brightness |" in est._repr_markdown_()
+
+
+def test_more_steps_are_never_faster_on_the_same_data():
+    """A heavy blur added in front of the same chain costs augmentation time; the cheap steps'
+    breakdown keeps its rows. The blur (31 taps, 256x256) costs tens of times a flip, so the
+    comparison holds far outside timing noise."""
+    flip = {"op": "VerticalFlip", "p": 1.0}
+    base = _chain(flip)
+    heavier = _chain({"op": "GaussianBlur", "params": {"sigma": [8.0, 8.0], "kernel_size": 31}}, flip)
+    options = dict(FAST, image_size=256, batch_size=8, workers=0)
+    light, heavy = base.estimate(**options), heavier.estimate(**options)
+    assert heavy.stages["augment"].ms_per_batch > light.stages["augment"].ms_per_batch
+    assert heavy.stages["augment"].images_per_s < light.stages["augment"].images_per_s
+    assert [s.op for s in heavy.steps] == ["GaussianBlur", "VerticalFlip"]
+    assert heavy.slowest_step.op == "GaussianBlur"
+    # Decoding is the same data, so it stays a stage of its own in both.
+    assert set(heavy.stages) == set(light.stages) == {"decode", "augment"}
+
+
+def test_the_estimate_runs_the_code_export_writes(tmp_path, monkeypatch):
+    """The whole-loader figure comes from the exported module's own bench_rates (what --bench
+    prints), called with the estimate's settings."""
+    from workbench.codegen import load_module
+
+    chain = _chain(FLIP)
+    module = load_module(chain.export("kornia"), "kornia")
+    calls = []
+    original = module.bench_rates
+
+    def spy(*args, **kwargs):
+        calls.append(args)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, "bench_rates", spy)
+    est = chain.estimate(workers=0, **FAST)
+    assert len(calls) == 1
+    root, batch_size, batches, warmup, runs, workers = calls[0][:6]
+    assert (batch_size, batches, warmup, runs, workers) == (4, 1, 1, 3, 0)
+    assert len(est.run_rates) == 3
+
+
+def test_progress_reaches_one_and_never_goes_back():
+    seen = []
+    _chain(FLIP, BRIGHT).estimate(**dict(FAST, progress=lambda f, m: seen.append((f, m))), workers=0)
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0 and 0 <= fractions[0] < 1
+    assert {"whole loader", "decoding alone", "augmentation"} <= {m for _, m in seen}
+
+
+def test_compare_backends_measures_each_backend_with_the_same_settings():
+    cmp = _chain(FLIP, BRIGHT).compare_backends(workers=1, **FAST)
+    assert isinstance(cmp, Comparison) and list(cmp.estimates) == ["kornia", "dali"] and not cmp.skipped
+    assert {(e.batch_size, e.image_size, e.workers) for e in cmp.estimates.values()} == {(4, (48, 48), 1)}
+    assert cmp.fastest.images_per_s == max(e.images_per_s for e in cmp.estimates.values())
+    assert cmp.ratio("dali", "kornia") == pytest.approx(
+        cmp.estimates["dali"].images_per_s / cmp.estimates["kornia"].images_per_s)
+    assert "kornia on cpu" in cmp.summary() and "| dali on cpu |" in cmp._repr_markdown_()
+    with pytest.raises(wb.ChainError, match="unknown backend"):
+        _chain(FLIP).compare_backends(["kornia", "opencv"], **FAST)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"backend": "opencv"}, "unknown backend 'opencv'"),
+    ({"batch_size": 0}, "batch_size must be an integer from 1 to 4096, got 0"),
+    ({"batch_size": 2.5}, "batch_size must be an integer"),
+    ({"batch_size": True}, "batch_size must be an integer"),
+    ({"workers": -1}, "workers must be an integer from 0"),
+    ({"runs": 0}, "runs must be an integer from 1"),
+    ({"batches": 0}, "batches must be an integer from 1"),
+    ({"image_size": 4}, r"image_size must be an int or \[height, width\] with sides 8..8192, got 4"),
+    ({"image_size": "big"}, "image_size must be an int or"),
+    ({"image_size": [32, 32, 3]}, "image_size must be an int or"),
+    ({"image_size": [32.5, 32]}, "image_size must be an int or"),
+    ({"device": "tpu"}, "device must be 'cpu', 'cuda'"),
+])
+def test_bad_arguments_are_named(kwargs, message):
+    options = dict(FAST, **kwargs)
+    with pytest.raises(wb.WorkbenchError, match=message):
+        _chain(FLIP).estimate(**options)
+
+
+def test_a_crop_larger_than_the_estimate_images_is_refused_before_measuring():
+    chain = _chain({"op": "CenterCrop", "params": {"size": [64, 64]}})
+    with pytest.raises(wb.InputError, match=r"step 1 \(CenterCrop\): size \[64, 64\] is larger than image 0"):
+        chain.estimate(**FAST)
+
+
+def test_an_invalid_chain_is_refused_with_its_own_message():
+    chain = _chain(FLIP)
+    chain.steps[0].p = 2.0
+    with pytest.raises(wb.ChainError, match=r"step 1 \(HorizontalFlip\).*p"):
+        chain.estimate(**FAST)
+
+
+# ----- input files -----------------------------------------------------------------------
+def test_a_folder_of_one_size_is_decoded_as_it_is(small_folder):
+    inp = prepare_input(small_folder)
+    assert inp.folder == small_folder and inp.size == (96, 128) and len(inp.files) == 6
+    assert "as they are" in inp.notes[0]
+
+
+def test_other_sizes_and_arrays_are_reencoded_once(small_folder, sample_images):
+    resized = prepare_input(small_folder, (40, 50))
+    assert resized.folder != small_folder
+    assert {Image.open(f).size for f in resized.files} == {(50, 40)}
+    assert all(f.suffix == ".jpg" for f in resized.files)
+    assert prepare_input(small_folder, (40, 50)).folder == resized.folder  # same input -> same folder
+    mixed = prepare_input(sample_images)  # the sample photos have several sizes
+    heights, widths = zip(*(a.shape[:2] for a in sample_images))
+    assert mixed.size == (int(np.median(heights)), int(np.median(widths)))
+    assert any("median" in n for n in mixed.notes)
+    many = prepare_input([sample_images[0]] * (MAX_FILES + 5), (16, 16))
+    assert len(many.files) == MAX_FILES
+
+
+# ----- advice -------------------------------------------------------------------------------
+def _synthetic(rate, decode, augment, steps=(), backend="kornia", workers=1, size=(256, 256)):
+    stages = {"decode": StageCost("decode", decode, 64000 / decode, "PIL"),
+              "augment": StageCost("augment", augment, 64000 / augment, "Kornia")}
+    return Estimate(backend, "cpu", 64, size, workers, rate, [rate], stages, list(steps))
+
+
+def test_advice_when_decoding_limits(monkeypatch):
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    advice = advise(_synthetic(150.0, 160.0, 900.0), target=300)
+    assert advice.keeps_up is False and advice.limiting_stage == "decode"
+    assert "Too slow: 150 images/s against the 300 needed (50% short" in advice.verdict
+    assert "The limit is decode: 160 images/s" in advice.verdict
+    assert any("workers=8" in s for s in advice.suggestions)
+    assert any("resized close to the training size" in s for s in advice.suggestions)
+
+
+def test_advice_when_augmentation_limits_names_the_step_and_a_cheaper_order():
+    steps = [StepCost(1, "GaussianBlur", 80.0, 0.8, (512, 512), (512, 512)),
+             StepCost(2, "RandomResizedCrop", 20.0, 0.2, (512, 512), (224, 224))]
+    advice = _synthetic(90.0, 2000.0, 100.0, steps).advise(target=400)
+    assert advice.limiting_stage == "augment" and advice.limiting_step.op == "GaussianBlur"
+    text = str(advice)
+    assert "Step 1 (GaussianBlur) takes 80% of the augmentation" in text
+    assert "kernel_size" in text  # the op's own cost hint, from its spec
+    assert "Move GaussianBlur after step 2 (RandomResizedCrop)" in text and "5.2x fewer pixels" in text
+
+
+def test_advice_keeps_up_and_points_to_a_faster_backend():
+    slow, fast = _synthetic(100.0, 500.0, 120.0), _synthetic(300.0, 900.0, 400.0, backend="dali")
+    assert advise(slow, target=80).keeps_up is True
+    assert advise(slow, target=80).suggestions[0] == "Nothing needs to change."
+    assert advise(slow).keeps_up is None
+    cmp = Comparison({"kornia": slow, "dali": fast})
+    assert "Switch backend: dali on cpu delivers 300 images/s (3.00x)" in str(slow.advise(200, cmp))
+    assert cmp.advise(200).keeps_up is True  # the fastest backend's verdict
+
+
+def test_advice_mentions_cores_shared_between_stages():
+    advice = advise(_synthetic(100.0, 400.0, 300.0), target=250)
+    assert any("share this machine's" in s for s in advice.suggestions)
+
+
+@pytest.mark.parametrize("target", [0, -5, "fast", True])
+def test_advice_refuses_a_bad_target(target):
+    with pytest.raises(wb.WorkbenchError, match="target must be a positive number"):
+        advise(_synthetic(100.0, 400.0, 300.0), target=target)
+
+
+# ----- plots --------------------------------------------------------------------------------
+def test_plot_shows_stages_steps_and_lines():
+    steps = [StepCost(1, "Rotate", 12.0, 0.75, (64, 64), (64, 64)), StepCost(2, "Normalize", 4.0, 0.25)]
+    fig = _synthetic(150.0, 160.0, 900.0, steps).plot(target=300)
+    stage_ax, step_ax = fig.axes
+    assert [t.get_text() for t in stage_ax.get_yticklabels()] == ["decode", "augment"]
+    assert [round(p.get_width(), 6) for p in stage_ax.patches] == [160.0, 900.0]
+    assert sorted(line.get_xdata()[0] for line in stage_ax.lines) == [150.0, 300.0]  # whole loader, target
+    assert [t.get_text() for t in step_ax.get_yticklabels()] == ["1. Rotate", "2. Normalize"]
+    assert [p.get_width() for p in step_ax.patches] == [12.0, 4.0]
+    # The limiting stage stands out.
+    assert stage_ax.patches[0].get_facecolor() != stage_ax.patches[1].get_facecolor()
+
+
+def test_comparison_plot_has_an_overview_and_a_row_per_backend():
+    cmp = Comparison({"kornia": _synthetic(100.0, 500.0, 120.0), "dali": _synthetic(300.0, 900.0, 400.0, backend="dali")})
+    fig = cmp.plot(target=200)
+    overview = fig.axes[0]
+    assert [p.get_width() for p in overview.patches] == [100.0, 300.0]
+    assert len(fig.axes) == 6

@@ -1,0 +1,138 @@
+"""Throughput estimate: how many images/s a chain's exported loader delivers on this machine,
+and where the time goes (decode, host-to-device, augment; each step).
+
+Example:
+    >>> import workbench as wb
+    >>> chain = wb.Chain(seed=1).add("HorizontalFlip").add("Brightness", factor=[0.8, 1.2])
+    >>> est = chain.estimate(backend="kornia", batch_size=4, image_size=32, workers=0, runs=2, batches=1,
+    ...                      progress=False)
+    >>> est.images_per_s > 0, [s.op for s in est.steps], sorted(est.stages)
+    (True, ['HorizontalFlip', 'Brightness'], ['augment', 'decode'])
+"""
+from __future__ import annotations
+
+import math
+import os
+import statistics
+from typing import Any, Sequence
+
+from ..backends import BACKENDS, check_sizes, resolve_device
+from ..errors import ChainError, UnsupportedOpError, WorkbenchError
+from .advice import Advice, advise
+from .files import BenchInput, check_image_size, prepare_input
+from .machine import describe_machine, machine_info
+from .measure import PHASES, Settings, measure
+from .progress import Phases, resolve_progress
+from .result import Comparison, Estimate, StageCost, StepCost
+
+# Each timed run covers at least this many images, so a run is longer than timer noise.
+IMAGES_PER_RUN = 256
+
+
+def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: int = 64, image_size=None,
+             workers: int | None = None, images: Any = None, runs: int = 5, batches: int | None = None,
+             warmup: int = 3, progress: Any = True) -> Estimate:
+    """Measure `chain`'s exported training loader for `backend` on `device`.
+
+    Decodes real files (`images`: a folder, glob, arrays...; the sample images by default;
+    re-encoded as JPEG at `image_size` when they are not all that size) with `workers`
+    DataLoader processes (Kornia) or DALI threads, `warmup` batches untimed, then `runs`
+    stretches of `batches` batches: images/s is their median. Then decode, host-to-device
+    (on a GPU) and augmentation are timed alone, and each enabled step alone.
+
+    Example:
+        >>> import workbench as wb
+        >>> est = wb.Chain().add("VerticalFlip").estimate(batch_size=2, image_size=16, workers=0, runs=1,
+        ...                                              batches=1, progress=False)
+        >>> est.batch_size, est.image_size
+        (2, (16, 16))
+    """
+    settings = _settings(chain, backend, device, batch_size, workers, runs, batches, warmup)
+    inp = prepare_input(images, check_image_size(image_size))
+    _check_chain_fits(chain, inp)
+    phases = Phases(resolve_progress(progress), PHASES)
+    result = measure(chain, inp, settings, phases)
+    phases.done(f"{backend}: measured")
+    return _estimate_from(chain, inp, settings, result)
+
+
+def compare_backends(chain, backends: Sequence[str] | None = None, **kwargs) -> Comparison:
+    """Estimate `chain` on each backend (default: all that can run it), one after the other
+    with the same settings (see `estimate`); backends that cannot run it are listed as skipped.
+
+    Example:
+        >>> import workbench as wb
+        >>> cmp = compare_backends(wb.Chain().add("HorizontalFlip"), batch_size=2, image_size=16, workers=1,
+        ...                        runs=1, batches=1, progress=False)
+        >>> sorted(cmp.estimates)
+        ['dali', 'kornia']
+    """
+    backends = list(BACKENDS if backends is None else backends)
+    unknown = [b for b in backends if b not in BACKENDS]
+    if unknown or not backends:
+        raise ChainError(f"unknown backend(s) {unknown or backends}; choose from {', '.join(BACKENDS)}")
+    report = resolve_progress(kwargs.pop("progress", True))
+    estimates, skipped = {}, {}
+    for n, backend in enumerate(backends):
+        missing = [s.op for _, s in chain.enabled_steps() if not s.spec.supports(backend)]
+        if missing:
+            skipped[backend] = f"{', '.join(missing)} cannot run on {backend}"
+            continue
+        part = None if report is None else (lambda f, m, n=n: report((n + f) / len(backends), f"{backend}: {m}"))
+        estimates[backend] = estimate(chain, backend=backend, progress=part or False, **kwargs)
+    if not estimates:
+        raise UnsupportedOpError("no backend can run this chain: " + "; ".join(skipped.values()))
+    return Comparison(estimates, skipped)
+
+
+def _settings(chain, backend, device, batch_size, workers, runs, batches, warmup) -> Settings:
+    if backend not in BACKENDS:
+        raise ChainError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    chain.validate()
+    missing = [s.op for _, s in chain.enabled_steps() if not s.spec.supports(backend)]
+    if missing:
+        raise UnsupportedOpError(f"cannot estimate on {backend}: {', '.join(missing)} cannot run there")
+    _check_int("batch_size", batch_size, 1, 4096)
+    if workers is None:
+        workers = max(1, min(4, os.cpu_count() or 1))
+    _check_int("workers", workers, 0, 256)
+    _check_int("runs", runs, 1, 1000)
+    _check_int("warmup", warmup, 0, 1000)
+    if batches is None:
+        batches = max(2, math.ceil(IMAGES_PER_RUN / batch_size))
+    _check_int("batches", batches, 1, 100_000)
+    return Settings(backend, resolve_device(device), batch_size, workers, runs, batches, warmup)
+
+
+def _check_int(name: str, value: Any, lo: int, hi: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise WorkbenchError(f"{name} must be an integer from {lo} to {hi}, got {value!r}")
+
+
+def _check_chain_fits(chain, inp: BenchInput) -> None:
+    import numpy as np
+
+    check_sizes(chain, [np.zeros((*inp.size, 3), np.uint8)])
+
+
+def _estimate_from(chain, inp: BenchInput, s: Settings, m) -> Estimate:
+    stages = {}
+    for name in ("decode", "host_to_device", "augment"):
+        if name in m.stage_seconds:
+            seconds = m.stage_seconds[name]
+            rate = s.batch_size / seconds if seconds > 0 else float("inf")
+            stages[name] = StageCost(name, rate, 1000 * seconds, m.stage_details[name])
+    total = sum(m.step_seconds) or 1.0
+    sizes, (h, w) = [], inp.size
+    for _, step in chain.enabled_steps():
+        out = step.spec.output_size(step.params, h, w)
+        sizes.append(((h, w), out))
+        h, w = out
+    steps = [StepCost(i + 1, step.op, 1000 * sec, sec / total, size_in, size_out)
+             for (i, step), sec, (size_in, size_out) in zip(chain.enabled_steps(), m.step_seconds, sizes)]
+    return Estimate(s.backend, s.device, s.batch_size, inp.size, s.workers, statistics.median(m.loader_rates),
+                    list(m.loader_rates), stages, steps, inp.notes + m.notes, machine_info(s.device))
+
+
+__all__ = ["Advice", "BenchInput", "Comparison", "Estimate", "StageCost", "StepCost", "advise", "compare_backends",
+           "describe_machine", "estimate", "machine_info"]

@@ -1,0 +1,136 @@
+"""Bottleneck advice: does the chain keep up with a target rate, what limits it, what to change."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ..errors import WorkbenchError
+from .result import STAGE_LABELS, Comparison, Estimate, StepCost
+
+# The whole loop runs below its slowest stage by more than this when stages fight over cores.
+CONTENTION = 0.75
+
+
+@dataclass
+class Advice:
+    """The verdict (`keeps_up`, None without a target), the limiting stage and step, and
+    what to change, in words (`str(advice)`)."""
+
+    images_per_s: float
+    target: float | None
+    keeps_up: bool | None
+    limiting_stage: str
+    limiting_step: StepCost | None
+    verdict: str
+    suggestions: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return "\n".join([self.verdict] + [f"- {s}" for s in self.suggestions])
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+
+def advise(est: Estimate, target: float | None = None, comparison: Comparison | None = None) -> Advice:
+    """Say whether `est` keeps up with `target` images/s, which stage or step limits it and what to change.
+
+    Example:
+        >>> from workbench.estimate.result import StageCost
+        >>> est = Estimate("kornia", "cpu", 64, (256, 256), 2, 150.0, [150.0],
+        ...                {"decode": StageCost("decode", 160.0, 400.0), "augment": StageCost("augment", 900.0, 71.0)}, [])
+        >>> advice = advise(est, target=300)
+        >>> advice.keeps_up, advice.limiting_stage
+        (False, 'decode')
+    """
+    if target is not None:
+        if isinstance(target, bool) or not isinstance(target, (int, float)) or not target > 0:
+            raise WorkbenchError(f"target must be a positive number of images/s, got {target!r}")
+        target = float(target)
+    stage = est.bottleneck
+    step = est.slowest_step
+    rate = est.images_per_s
+    if target is None:
+        keeps_up, verdict = None, f"Delivers {rate:.0f} images/s ({est.label}, batch {est.batch_size})."
+    elif rate >= target:
+        keeps_up = True
+        verdict = (f"Keeps up: {rate:.0f} images/s against the {target:.0f} needed "
+                   f"({rate / target:.1f}x, {est.label}, batch {est.batch_size}).")
+    else:
+        keeps_up = False
+        verdict = (f"Too slow: {rate:.0f} images/s against the {target:.0f} needed "
+                   f"({100 * (1 - rate / target):.0f}% short, {est.label}, batch {est.batch_size}).")
+    suggestions: list[str] = []
+    if stage is not None:
+        verdict += (f" The limit is {STAGE_LABELS[stage.name]}: {stage.images_per_s:.0f} images/s on its own "
+                    f"({stage.detail}).")
+        if keeps_up is not False:
+            suggestions.append("Nothing needs to change." if keeps_up else
+                               "Give a target (the images/s your model consumes) to know whether this is enough.")
+        if keeps_up is not True:
+            suggestions += _for_stage(est, stage.name, step, comparison)
+        if rate < CONTENTION * stage.images_per_s and est.device == "cpu":
+            suggestions.append(
+                f"Decoding and augmentation share this machine's {os.cpu_count()} CPU cores, so the whole loop "
+                f"({rate:.0f} images/s) runs well below its slowest stage alone ({stage.images_per_s:.0f}); "
+                "more cores, or moving one stage to a GPU, lifts both.")
+    return Advice(rate, target, keeps_up, stage.name if stage else "", step, verdict, suggestions)
+
+
+def _for_stage(est: Estimate, stage: str, step: StepCost | None, comparison: Comparison | None) -> list[str]:
+    out = []
+    gpu = _gpu_available()
+    cores = os.cpu_count() or 1
+    if stage == "decode":
+        if est.workers < cores:
+            out.append(f"Use more decoding workers: workers={cores} (this machine has {cores} cores, "
+                       f"the estimate used {est.workers}).")
+        if gpu and not (est.backend == "dali" and est.device != "cpu"):
+            out.append("Decode on the GPU: the DALI export with device='cuda' decodes JPEGs with nvJPEG "
+                       "(decoders.image(device='mixed')).")
+        h, w = est.image_size
+        out.append(f"Decoding cost grows with pixels ({h}x{w} here): store the dataset resized close to the "
+                   "training size, or decode once and cache the decoded images.")
+    elif stage == "augment":
+        if step is not None:
+            out.append(f"Step {step.step} ({step.op}) takes {100 * step.share:.0f}% of the augmentation "
+                       f"({step.ms_per_batch:.1f} ms per batch of {est.batch_size}).")
+            out += _cheaper_step(est, step)
+        if est.device == "cpu" and gpu:
+            out.append("Augment on the GPU: device='cuda'.")
+        if est.device == "cpu":
+            out.append("Augmenting on the CPU takes cores from decoding; a GPU machine runs these ops for a "
+                       "fraction of the cost.")
+    elif stage == "host_to_device":
+        out.append("The copy to the GPU limits: keep batches uint8 until they are on the GPU (the exports do), "
+                   "or decode on the GPU with the DALI export so only compressed files cross the bus.")
+    if comparison is not None:
+        for other in comparison.estimates.values():
+            if other.backend != est.backend and other.images_per_s > est.images_per_s * 1.05:
+                out.append(f"Switch backend: {other.label} delivers {other.images_per_s:.0f} images/s "
+                           f"({other.images_per_s / est.images_per_s:.2f}x).")
+    return out
+
+
+def _cheaper_step(est: Estimate, step: StepCost) -> list[str]:
+    from ..ops import get_op
+
+    out = []
+    hint = get_op(step.op).cost_hint
+    if hint:
+        out.append(f"{step.op}: {hint}")
+    pixels = step.input_size[0] * step.input_size[1]
+    for later in est.steps:
+        out_pixels = later.output_size[0] * later.output_size[1]
+        if later.step > step.step and 0 < out_pixels < 0.8 * pixels and get_op(later.op).fixes_size:
+            out.append(f"Move {step.op} after step {later.step} ({later.op}), which shrinks images from "
+                       f"{later.input_size[0]}x{later.input_size[1]} to {later.output_size[0]}x"
+                       f"{later.output_size[1]}: it would work on {pixels / out_pixels:.1f}x fewer pixels "
+                       "(the result changes slightly; check the preview).")
+            break
+    return out
+
+
+def _gpu_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()

@@ -1,0 +1,138 @@
+"""The real image files an estimate decodes: the user's own, or re-encoded at one size."""
+from __future__ import annotations
+
+import atexit
+import hashlib
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from ..data import SAMPLE_DATA, as_image_list, image_files
+from ..errors import InputError
+
+# Decoding speed depends on pixels and format, not on how many distinct files there are;
+# the loaders sample with replacement, so a few dozen files stand for any folder.
+MAX_FILES = 48
+JPEG_QUALITY = 90
+
+_prepared: dict[str, Path] = {}
+
+
+@dataclass
+class BenchInput:
+    """A folder of same-size image files for the loaders to read, and how it was made."""
+
+    folder: Path
+    size: tuple[int, int]
+    files: list[Path]
+    notes: list[str] = field(default_factory=list)
+
+
+def check_image_size(image_size: Any) -> tuple[int, int] | None:
+    """None, an int (square) or (height, width), each side 8..8192.
+
+    Example:
+        >>> check_image_size(224), check_image_size([240, 320])
+        ((224, 224), (240, 320))
+    """
+    if image_size is None:
+        return None
+    given = image_size
+    if isinstance(image_size, (int, np.integer)) and not isinstance(image_size, bool):
+        image_size = (image_size, image_size)
+    sides = list(image_size) if isinstance(image_size, (list, tuple)) else []
+    if len(sides) != 2 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 8 <= v <= 8192
+                                  for v in sides):
+        raise InputError(f"image_size must be an int or [height, width] with sides 8..8192, got {given!r}")
+    return int(sides[0]), int(sides[1])
+
+
+def prepare_input(images: Any = None, image_size: tuple[int, int] | None = None) -> BenchInput:
+    """Files to decode: a folder or glob of same-size images is used as it is; otherwise (other
+    sizes, arrays, tensors, a Dataset) up to MAX_FILES images are written as JPEG at one size.
+
+    Example:
+        >>> inp = prepare_input(None, (64, 96))
+        >>> inp.size, inp.files[0].suffix
+        ((64, 96), '.jpg')
+    """
+    source = SAMPLE_DATA if images is None else images
+    if isinstance(source, (str, Path)):
+        files = image_files(source)
+        sizes = [_size_of(f) for f in files[:MAX_FILES]]
+        uniform = len(set(sizes)) == 1
+        if Path(source).is_dir() and uniform and image_size in (None, sizes[0]):
+            return BenchInput(Path(source), sizes[0], files, [f"decodes your {len(files)} file(s) as they are"])
+        arrays = [_decode(f) for f in files[:MAX_FILES]]
+        origin = f"{len(arrays)} file(s) from {source}"
+    else:
+        arrays = as_image_list(source)[:MAX_FILES]
+        origin = f"{len(arrays)} in-memory image(s)"
+        sizes = [a.shape[:2] for a in arrays]
+    notes = []
+    if image_size is None:
+        image_size = _median_size(sizes)
+        if len(set(map(tuple, sizes))) > 1:
+            notes.append(f"your images have {len(set(map(tuple, sizes)))} sizes; measured at their median "
+                         f"{image_size[0]}x{image_size[1]} (pass image_size to choose)")
+    folder = _write_jpegs(arrays, image_size)
+    notes.insert(0, f"decodes {origin}, re-encoded as JPEG (quality {JPEG_QUALITY}) at "
+                    f"{image_size[0]}x{image_size[1]}")
+    return BenchInput(folder, image_size, sorted(folder.iterdir()), notes)
+
+
+def first_batch(inp: BenchInput, batch_size: int) -> np.ndarray:
+    """batch_size decoded images (the files repeated in order) as one uint8 NxHxWx3 array."""
+    from ..codegen.runtime import decode_image
+
+    decoded = [decode_image(f) for f in inp.files[:batch_size]]
+    return np.stack([decoded[i % len(decoded)] for i in range(batch_size)])
+
+
+def _size_of(path: Path) -> tuple[int, int]:
+    try:
+        with Image.open(path) as image:
+            return image.height, image.width
+    except Exception as exc:  # PIL raises many types for corrupt data
+        raise InputError(f"cannot read {str(path)!r} as an image ({type(exc).__name__}); remove or fix it") from None
+
+
+def _decode(path: Path) -> np.ndarray:
+    from ..codegen.runtime import decode_image
+
+    return decode_image(path)
+
+
+def _median_size(sizes) -> tuple[int, int]:
+    hs, ws = zip(*sizes)
+    return int(np.median(hs)), int(np.median(ws))
+
+
+def _write_jpegs(arrays: list[np.ndarray], size: tuple[int, int]) -> Path:
+    # Same pixels and size -> same folder, so repeated estimates reuse it (and the OS cache).
+    digest = hashlib.sha1(repr(size).encode())
+    for a in arrays:
+        digest.update(np.ascontiguousarray(a[::7, ::7]).tobytes())
+        digest.update(repr(a.shape).encode())
+    key = digest.hexdigest()
+    if key in _prepared and _prepared[key].is_dir():
+        return _prepared[key]
+    folder = Path(tempfile.mkdtemp(prefix="workbench-estimate-"))
+    for i, a in enumerate(arrays):
+        image = Image.fromarray(a)
+        if image.size != (size[1], size[0]):
+            image = image.resize((size[1], size[0]), Image.BILINEAR)
+        image.save(folder / f"image_{i:03d}.jpg", quality=JPEG_QUALITY)
+    _prepared[key] = folder
+    return folder
+
+
+@atexit.register
+def _remove_prepared() -> None:
+    for folder in _prepared.values():
+        shutil.rmtree(folder, ignore_errors=True)

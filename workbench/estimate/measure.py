@@ -1,0 +1,154 @@
+"""Measure a chain on one backend: the whole training loader of its export, then each stage
+and each step alone. Everything runs the code `export()` writes (loaded as a module)."""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..codegen import emit, load_module
+from ..codegen.runtime import timed_rates
+from .files import BenchInput, first_batch
+from .progress import Phases
+from .timing import median_seconds
+
+PHASES = {"whole loader": 5.0, "decoding alone": 3.0, "augmentation": 2.0}
+
+
+@dataclass
+class Settings:
+    """How to measure: the loader's batch size and workers, and how long."""
+
+    backend: str
+    device: str
+    batch_size: int
+    workers: int
+    runs: int
+    batches: int
+    warmup: int
+
+
+@dataclass
+class Measurement:
+    """Raw results: images/s of each whole-loader run, seconds per batch of each stage and
+    each enabled step (in chain order), and notes on what was measured how."""
+
+    loader_rates: list[float]
+    stage_seconds: dict[str, float]
+    stage_details: dict[str, str]
+    step_seconds: list[float]
+    notes: list[str] = field(default_factory=list)
+
+
+def measure(chain, inp: BenchInput, settings: Settings, phases: Phases) -> Measurement:
+    """Run the measurement for `settings.backend` (see `workbench.estimate.estimate`)."""
+    if settings.backend == "dali":
+        return _measure_dali(chain, inp, settings, phases)
+    return _measure_kornia(chain, inp, settings, phases)
+
+
+def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measurement:
+    import torch
+
+    module = load_module(emit(chain, "kornia"), "kornia")
+    device = torch.device(s.device)
+    cuda = device.type == "cuda"
+    sync = (lambda: torch.cuda.synchronize(device)) if cuda else None
+    root = str(inp.folder)
+    rates = module.bench_rates(root, s.batch_size, s.batches, s.warmup, s.runs, s.workers, chain.seed, s.device,
+                               progress=phases.tick("whole loader"))
+
+    loader = module.make_loader(root, s.batch_size, s.workers, chain.seed, s.device,
+                                num_samples=s.batch_size * (s.warmup + s.batches * s.runs))
+    decode = timed_rates(iter(loader), lambda batch: len(batch[1]), s.batches, s.warmup, s.runs,
+                         progress=phases.tick("decoding alone"))
+    del loader  # stops its worker processes
+    stages = {"decode": s.batch_size / statistics.median(decode)}
+    details = {"decode": f"PIL in {s.workers} DataLoader worker process(es)" if s.workers else
+               "PIL in the main process (workers=0)"}
+
+    batch = torch.from_numpy(first_batch(inp, s.batch_size)).permute(0, 3, 1, 2).contiguous()
+    if cuda:
+        pinned = batch.pin_memory()
+        stages["host_to_device"] = median_seconds(lambda: pinned.to(device, non_blocking=True), s.runs, 2, sync)
+        details["host_to_device"] = "pinned uint8 batch, copied with non_blocking=True"
+    augmentation = module.build_augmentation().to(device)
+    x = batch.to(device)
+    tick = phases.tick("augmentation")
+    with torch.random.fork_rng(devices=[device] if cuda else []), torch.no_grad():
+        torch.manual_seed(chain.seed)
+        stages["augment"] = median_seconds(lambda: module.augment_batch(augmentation, x, device), s.runs, 1, sync)
+        details["augment"] = f"Kornia on {s.device}, uint8 to float included"
+        inputs = [module.to_float(x, device)]
+        for step in augmentation:
+            inputs.append(step(inputs[-1]))
+        steps = []
+        for k, step in enumerate(augmentation):
+            steps.append(median_seconds(lambda: step(inputs[k]), s.runs, 1, sync))
+            tick(k + 1, len(augmentation))
+    return Measurement(rates, stages, details, steps)
+
+
+def _measure_dali(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measurement:
+    module = load_module(emit(chain, "dali"), "dali")
+    gpu = s.device != "cpu"
+    threads = max(1, s.workers)
+    notes = [] if s.workers else ["DALI needs at least one thread: measured with 1"]
+    root = str(inp.folder)
+    rates = module.bench_rates(root, s.batch_size, s.batches, s.warmup, s.runs, threads, chain.seed, gpu,
+                               progress=phases.tick("whole loader"))
+    decode = module.bench_rates(root, s.batch_size, s.batches, s.warmup, s.runs, threads, chain.seed, gpu,
+                                progress=phases.tick("decoding alone"), augmented=False)
+    stages = {"decode": s.batch_size / statistics.median(decode)}
+    decoder = "nvJPEG (decoders.image, device='mixed'), copy to the GPU included" if gpu else "libjpeg-turbo on the CPU"
+    details = {"decode": f"DALI reader + {decoder}, {threads} thread(s)"}
+    if gpu:
+        notes.append("host-to-device: DALI's mixed decoder copies while decoding, so it is part of decode")
+
+    batch = list(first_batch(inp, s.batch_size))
+    _, _, after = module.augment_images(batch, seed=chain.seed, device="cpu", keep=True)
+    inputs = [batch] + [list(a) for a in after]
+    segment = _SegmentTimer(module, chain.seed, s, threads, gpu)
+    tick = phases.tick("augmentation")
+    count = len(module.STEP_FUNCTIONS)
+    stages["augment"] = segment.seconds(inputs[0], 0, count)
+    details["augment"] = f"DALI on {'the GPU' if gpu else 'the CPU'}, {threads} thread(s)"
+    steps = []
+    for k in range(count):
+        steps.append(segment.seconds(inputs[k], k, k + 1))
+        tick(k + 1, count)
+    return Measurement(rates, stages, details, steps, notes)
+
+
+class _SegmentTimer:
+    """Seconds per batch of steps first..last-1 in a DALI pipeline fed from memory, less the
+    same pipeline with no step (feeding and handing out a batch is not augmentation)."""
+
+    def __init__(self, module, seed: int, s: Settings, threads: int, gpu: bool):
+        self.module, self.seed, self.s, self.threads, self.gpu = module, seed, s, threads, gpu
+
+    def seconds(self, batch: list[np.ndarray], first: int, last: int) -> float:
+        if first == last:
+            return 0.0
+        return max(0.0, self._pipeline_seconds(batch, first, last) - self._pipeline_seconds(batch, first, first))
+
+    def _pipeline_seconds(self, batch: list[np.ndarray], first: int, last: int) -> float:
+        from nvidia.dali import fn, pipeline_def
+
+        module, seed = self.module, self.seed
+        if self.gpu:
+            import torch
+
+            batch = [torch.from_numpy(np.ascontiguousarray(a)).cuda() for a in batch]
+
+        @pipeline_def(enable_conditionals=True)
+        def segment():
+            images = fn.external_source(source=lambda: batch, batch=True, layout="HWC",
+                                        device="gpu" if self.gpu else "cpu")
+            images, _ = module.augment(images, seed, first, last)
+            return images
+
+        pipe = segment(batch_size=len(batch), num_threads=self.threads, device_id=0 if self.gpu else None, seed=seed)
+        pipe.build()
+        return median_seconds(pipe.run, self.s.runs, 2)
