@@ -53,7 +53,7 @@ def loader_rates(chain, batch, runs):
         for _ in range(runs):
             for backend, path in scripts.items():
                 out = subprocess.run([sys.executable, str(path), "--images", str(wb.SAMPLE_DATA), "--bench",
-                                      "--batch-size", str(batch), "--batches", "12", "--warmup", "3",
+                                      "--batch-size", str(batch), "--runs", "3", "--warmup", "3",
                                       "--workers", "2", "--device", "cpu"],
                                      capture_output=True, text=True, check=True).stdout
                 rates[backend].append(float(out.strip().splitlines()[-1].split(": ")[1]))

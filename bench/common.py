@@ -45,12 +45,12 @@ def machine_line(device: str = "cpu") -> str:
     return "Machine: " + describe_machine(machine_info(device))
 
 
-def export_bench(script: Path, images: Path, batch: int, workers: int, device: str = "cpu",
-                 batches: int = 20, warmup: int = 3) -> float:
-    """images/s from an exported script's own `--bench` (the last line it prints)."""
+def export_bench(script: Path, images: Path, batch: int, workers: int, device: str = "cpu", *flags: str) -> float:
+    """images/s from an exported script's own `--bench` (the last line it prints); its
+    default runs unless `flags` (e.g. "--runs", "3") say otherwise."""
     out = subprocess.run([sys.executable, str(script), "--images", str(images), "--bench", "--batch-size", str(batch),
-                          "--batches", str(batches), "--warmup", str(warmup), "--workers", str(workers),
-                          "--device", device], capture_output=True, text=True, check=True).stdout
+                          "--workers", str(workers), "--device", device, *flags],
+                         capture_output=True, text=True, check=True).stdout
     last = out.strip().splitlines()[-1]
     if not last.startswith("images/s: "):
         raise RuntimeError(f"{script}: unexpected --bench output {last!r}")
@@ -62,3 +62,21 @@ def table(header: list[str], rows: list[list]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def alternate_blocks(sources: dict, count, blocks: int, block: int, warmup: int) -> dict[str, list[float]]:
+    """images/s of each source (an iterator of batches) over alternating blocks of `block`
+    batches after `warmup` batches each; `count(batch)` is a batch's image count. Loaders
+    run ahead asynchronously, so single batches cannot be timed while interleaving."""
+    import time
+
+    for it in sources.values():
+        for _ in range(warmup):
+            next(it)
+    rates = {name: [] for name in sources}
+    for _ in range(blocks):
+        for name, it in sources.items():
+            start = time.perf_counter()
+            images = sum(count(next(it)) for _ in range(block))
+            rates[name].append(images / (time.perf_counter() - start))
+    return rates

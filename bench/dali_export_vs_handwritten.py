@@ -15,10 +15,12 @@ import argparse
 import os
 import platform
 import statistics
-import time
+import sys
 import warnings
+from pathlib import Path
 
 warnings.simplefilter("ignore", DeprecationWarning)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import nvidia.dali as dali
 import nvidia.dali.fn as fn
@@ -26,6 +28,7 @@ import nvidia.dali.types as types
 from nvidia.dali import pipeline_def
 
 import workbench as wb
+from common import alternate_blocks
 from workbench.codegen import load_module
 from workbench.examples import example_chain
 
@@ -51,20 +54,12 @@ def hand_written(files):
 
 
 def block_rates(pipes: dict, batch: int, blocks: int, block: int, warmup: int) -> dict[str, float]:
-    """Build the pipelines, warm them up, then alternate blocks of `block` batches between
-    them; median images/s per pipeline (DALI runs ahead, so single calls cannot be timed)."""
-    for pipe in pipes.values():
+    """Build the pipelines, then alternate blocks of batches between them; median images/s."""
+    sources = {}
+    for name, pipe in pipes.items():
         pipe.build()
-    for _ in range(warmup):
-        for pipe in pipes.values():
-            pipe.run()
-    rates = {name: [] for name in pipes}
-    for _ in range(blocks):
-        for name, pipe in pipes.items():
-            start = time.perf_counter()
-            for _ in range(block):
-                pipe.run()
-            rates[name].append(batch * block / (time.perf_counter() - start))
+        sources[name] = iter(pipe.run, None)
+    rates = alternate_blocks(sources, lambda outputs: batch, blocks, block, warmup)
     return {name: statistics.median(r) for name, r in rates.items()}
 
 

@@ -2,8 +2,9 @@
 
 For each chain x backend x batch size x image size: a folder of JPEGs at that size is made
 the way the estimate makes it, then `repeats` times, alternately, the estimate (in this
-process) and the exported script's --bench (a fresh process, default flags: 3 warm-up and 20
-timed batches) run on it. Error = median estimate / median --bench - 1; target |error| <= 20%.
+process) and the exported script's --bench (a fresh process) run on it, both with their
+defaults: 3 warm-up batches, then the median of 5 runs of 256 images' worth of batches.
+Error = median estimate / median --bench - 1; target |error| <= 20%.
 Usage:
 
     python bench/estimate_accuracy.py [--quick] [--repeats 3] [--workers 2] [--device cpu]

@@ -240,3 +240,15 @@ def test_comparison_plot_has_an_overview_and_a_row_per_backend():
     overview = fig.axes[0]
     assert [p.get_width() for p in overview.patches] == [100.0, 300.0]
     assert len(fig.axes) == 6
+
+
+def test_timed_rates_counts_every_batch_and_reports_progress():
+    from workbench.codegen.runtime import timed_rates
+
+    seen = []
+    rates = timed_rates(iter([[0] * 4] * 10), len, batch_count=3, warmup=1, runs=3,
+                        progress=lambda done, total: seen.append((done, total)))
+    assert len(rates) == 3 and all(r > 0 for r in rates)
+    assert seen == [(k, 10) for k in range(1, 11)]
+    with pytest.raises(RuntimeError, match="the loader ran out after 5 of the 10 batches to time"):
+        timed_rates(iter([[0]] * 5), len, batch_count=3, warmup=1, runs=3)

@@ -96,9 +96,12 @@ def test_bench_and_training_loop(tmp_path, design_chain):
     script = tmp_path / "aug.py"
     design_chain.export("kornia", path=script.name, folder=tmp_path)
     bench = run_script(script, "--images", str(ROOT / "sample_data"), "--bench", "--batch-size", "8",
-                       "--batches", "3", "--warmup", "1", "--workers", "1")
-    last = bench.stdout.strip().splitlines()[-1]
+                       "--batches", "3", "--runs", "3", "--warmup", "1", "--workers", "1")
+    *_, runs_line, last = bench.stdout.strip().splitlines()
     assert last.startswith("images/s: ") and float(last.split(": ")[1]) > 0
+    # The median of the timed runs, as the workbench's estimate reports it.
+    runs = sorted(float(r) for r in runs_line.split(": ")[1].split(", "))
+    assert len(runs) == 3 and float(last.split(": ")[1]) == runs[1]
     train = run_script(script, "--images", str(ROOT / "sample_data"), "--epochs", "2", "--batch-size", "4",
                        "--workers", "1")
     assert "rank 0/1: 24 augmented images over 2 epoch(s)" in train.stdout

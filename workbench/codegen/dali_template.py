@@ -166,9 +166,12 @@ def bench_rates(root, batch_size, batches=20, warmup=3, runs=1, threads=None, se
 
 def _bench(args):
     gpu = None if args.device is None else args.device != "cpu"
-    rate = bench_rates(args.images, args.batch_size, args.batches, args.warmup, 1, args.workers, args.seed, gpu)[0]
-    print(f"batch size: {args.batch_size}, batches timed: {args.batches}, threads: {args.workers}")
-    print(f"images/s: {rate:.1f}")
+    batches = bench_batches(args.batch_size, args.batches)
+    rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, gpu)
+    print(f"batch size: {args.batch_size}, threads: {args.workers}, "
+          f"{args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
+    print("runs (images/s): " + ", ".join(f"{r:.1f}" for r in rates))
+    print(f"images/s: {median(rates):.1f}")
 
 
 def _train(args):

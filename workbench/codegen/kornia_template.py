@@ -258,9 +258,12 @@ def bench_rates(root, batch_size, batches=20, warmup=3, runs=1, workers=4, seed=
 
 def _bench(args):
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    rate = bench_rates(args.images, args.batch_size, args.batches, args.warmup, 1, args.workers, args.seed, device)[0]
-    print(f"device: {device}, batch size: {args.batch_size}, batches timed: {args.batches}, workers: {args.workers}")
-    print(f"images/s: {rate:.1f}")
+    batches = bench_batches(args.batch_size, args.batches)
+    rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, device)
+    print(f"device: {device}, batch size: {args.batch_size}, workers: {args.workers}, "
+          f"{args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
+    print("runs (images/s): " + ", ".join(f"{r:.1f}" for r in rates))
+    print(f"images/s: {median(rates):.1f}")
 
 
 def _train(args):

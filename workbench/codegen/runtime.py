@@ -46,6 +46,18 @@ def derive_seed(seed, *keys):
     return int(np.random.SeedSequence([seed, *keys]).generate_state(1)[0]) % 2**31
 
 
+def bench_batches(batch_size, batches=None):
+    """Batches per timed run: `batches`, or at least 256 images' worth (2 batches or more)."""
+    return batches if batches is not None else max(2, -(-256 // batch_size))
+
+
+def median(values):
+    """The median of a non-empty list of numbers."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
 def timed_rates(batches, count, batch_count, warmup=3, runs=1, sync=None, progress=None):
     """Images/s of `runs` back-to-back stretches of `batch_count` batches drawn from the
     iterator `batches`, after `warmup` untimed batches; `count(batch)` is its image count.
@@ -57,7 +69,11 @@ def timed_rates(batches, count, batch_count, warmup=3, runs=1, sync=None, progre
 
     def take():
         nonlocal done
-        batch = next(batches)
+        try:
+            batch = next(batches)
+        except StopIteration:
+            raise RuntimeError(f"the loader ran out after {done} of the {total} batches to time; "
+                               "give it more samples or time fewer batches") from None
         done += 1
         if progress is not None:
             progress(done, total)
@@ -69,7 +85,9 @@ def timed_rates(batches, count, batch_count, warmup=3, runs=1, sync=None, progre
         sync()
     rates, start = [], time.perf_counter()
     for _ in range(runs):
-        images = sum(count(take()) for _ in range(batch_count))
+        images = 0
+        for _ in range(batch_count):
+            images += count(take())
         if sync is not None:
             sync()
         now = time.perf_counter()
@@ -86,7 +104,9 @@ def contract_parser(description, seed, workers_default, workers_help):
     parser.add_argument("--save", help="write augmented images and sampled params to this .npz file")
     parser.add_argument("--bench", action="store_true", help="measure the training loader's throughput")
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--batches", type=int, default=20, help="batches timed by --bench")
+    parser.add_argument("--batches", type=int, default=None, help="batches per timed run of --bench "
+                        "(default: at least 256 images' worth)")
+    parser.add_argument("--runs", type=int, default=5, help="timed runs of --bench; it prints their median")
     parser.add_argument("--warmup", type=int, default=3, help="batches run before timing")
     parser.add_argument("--workers", type=int, default=workers_default, help=workers_help)
     parser.add_argument("--epochs", type=int, default=1)

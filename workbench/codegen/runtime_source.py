@@ -15,6 +15,7 @@ def runtime_source() -> str:
              comment("seed derivation, the --bench timer and the command-line flags every export takes."),
              f"IMAGE_EXTENSIONS = {literal(runtime.IMAGE_EXTENSIONS)}", "", ""]
     for func in (runtime.list_image_files, runtime.decode_image, runtime.distributed_context,
-                 runtime.derive_seed, runtime.timed_rates, runtime.contract_parser):
+                 runtime.derive_seed, runtime.bench_batches, runtime.median, runtime.timed_rates,
+                 runtime.contract_parser):
         parts += [inspect.getsource(func), ""]
     return "\n".join(parts).rstrip() + "\n"

@@ -11,12 +11,12 @@ Example:
 """
 from __future__ import annotations
 
-import math
 import os
 import statistics
 from typing import Any, Sequence
 
 from ..backends import BACKENDS, check_sizes, resolve_device
+from ..codegen.runtime import bench_batches
 from ..errors import ChainError, UnsupportedOpError, WorkbenchError
 from .advice import Advice, advise
 from .files import BenchInput, check_image_size, prepare_input
@@ -24,10 +24,6 @@ from .machine import describe_machine, machine_info
 from .measure import PHASES, Settings, measure
 from .progress import Phases, resolve_progress
 from .result import Comparison, Estimate, StageCost, StepCost
-
-# Each timed run covers at least this many images, so a run is longer than timer noise.
-IMAGES_PER_RUN = 256
-
 
 def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: int = 64, image_size=None,
              workers: int | None = None, images: Any = None, runs: int = 5, batches: int | None = None,
@@ -37,7 +33,8 @@ def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: in
     Decodes real files (`images`: a folder, glob, arrays...; the sample images by default;
     re-encoded as JPEG at `image_size` when they are not all that size) with `workers`
     DataLoader processes (Kornia) or DALI threads, `warmup` batches untimed, then `runs`
-    stretches of `batches` batches: images/s is their median. Then decode, host-to-device
+    stretches of `batches` batches (default: 256 images' worth): images/s is their median,
+    exactly as the exported script's `--bench` computes it. Then decode, host-to-device
     (on a GPU) and augmentation are timed alone, and each enabled step alone.
 
     Example:
@@ -98,8 +95,8 @@ def _settings(chain, backend, device, batch_size, workers, runs, batches, warmup
     _check_int("workers", workers, 0, 256)
     _check_int("runs", runs, 1, 1000)
     _check_int("warmup", warmup, 0, 1000)
-    if batches is None:
-        batches = max(2, math.ceil(IMAGES_PER_RUN / batch_size))
+    # The same runs as the exported --bench by default, so the two measure alike.
+    batches = bench_batches(batch_size, batches)
     _check_int("batches", batches, 1, 100_000)
     return Settings(backend, resolve_device(device), batch_size, workers, runs, batches, warmup)
 

@@ -57,8 +57,9 @@ def advise(est: Estimate, target: float | None = None, comparison: Comparison | 
                    f"({rate / target:.1f}x, {est.label}, batch {est.batch_size}).")
     else:
         keeps_up = False
+        short = 100 * (1 - rate / target)
         verdict = (f"Too slow: {rate:.0f} images/s against the {target:.0f} needed "
-                   f"({100 * (1 - rate / target):.0f}% short, {est.label}, batch {est.batch_size}).")
+                   f"({f'{short:.0f}%' if short >= 1 else 'under 1%'} short, {est.label}, batch {est.batch_size}).")
     suggestions: list[str] = []
     if stage is not None:
         verdict += (f" The limit is {STAGE_LABELS[stage.name]}: {stage.images_per_s:.0f} images/s on its own "
