@@ -43,3 +43,17 @@ def test_dali_gpu_matches_cpu_with_collapsed_ranges(small_images):
     assert gpu.params == cpu.params
     diff = np.abs(gpu.images.astype(np.int16) - cpu.images.astype(np.int16))
     assert diff.mean() < 0.5 and diff.max() <= 2  # uint8 rounding of GPU vs CPU kernels
+
+
+@cuda
+@pytest.mark.parametrize("backend", ["kornia", "dali"])
+def test_estimate_on_the_gpu_has_the_copy_stage_where_it_exists(backend):
+    chain = wb.Chain(seed=1).add("HorizontalFlip").add("Brightness", factor=[0.8, 1.2])
+    est = chain.estimate(backend=backend, device="cuda", batch_size=8, image_size=64, workers=1, runs=2, batches=2,
+                         progress=False)
+    assert est.device == "cuda" and est.images_per_s > 0 and est.machine["device"] != "cpu"
+    if backend == "kornia":
+        assert list(est.stages) == ["decode", "host_to_device", "augment"]
+    else:  # DALI's mixed decoder copies while it decodes
+        assert list(est.stages) == ["decode", "augment"] and any("mixed decoder" in n for n in est.notes)
+    assert [s.op for s in est.steps] == ["HorizontalFlip", "Brightness"]

@@ -77,7 +77,7 @@ def test_more_steps_are_never_faster_on_the_same_data():
 
 def test_the_estimate_runs_the_code_export_writes(tmp_path, monkeypatch):
     """The whole-loader figure comes from the exported module's own bench_rates (what --bench
-    prints), called with the estimate's settings."""
+    prints), called with the estimate's settings (here in this process, to watch the call)."""
     from workbench.codegen import load_module
 
     chain = _chain(FLIP)
@@ -90,11 +90,30 @@ def test_the_estimate_runs_the_code_export_writes(tmp_path, monkeypatch):
         return original(*args, **kwargs)
 
     monkeypatch.setattr(module, "bench_rates", spy)
-    est = chain.estimate(workers=0, **FAST)
+    est = chain.estimate(workers=0, isolate=False, **FAST)
     assert len(calls) == 1
     root, batch_size, batches, warmup, runs, workers = calls[0][:6]
     assert (batch_size, batches, warmup, runs, workers) == (4, 1, 1, 3, 0)
     assert len(est.run_rates) == 3
+
+
+def test_a_failure_in_the_measuring_process_is_reported(tmp_path, small_images):
+    # Same-size files whose headers read fine but whose data is cut short: decoding fails in
+    # the fresh process that measures, and its message comes back.
+    for i, image in enumerate(small_images[:4]):
+        path = tmp_path / f"img_{i}.png"
+        Image.fromarray(image).save(path)
+        path.write_bytes(path.read_bytes()[:400])
+    with pytest.raises(wb.WorkbenchError, match=r"measuring failed \(.*\).*truncated"):
+        _chain(FLIP).estimate(images=tmp_path, batch_size=2, workers=0, runs=1, batches=1, progress=False)
+
+
+def test_in_process_and_isolated_measurements_report_alike():
+    chain = _chain(FLIP, RESIZE)
+    inside, isolated = (chain.estimate(workers=0, isolate=flag, **FAST) for flag in (False, True))
+    for est in (inside, isolated):
+        assert [s.op for s in est.steps] == ["HorizontalFlip", "Resize"] and list(est.stages) == ["decode", "augment"]
+        assert len(est.run_rates) == 3
 
 
 def test_progress_reaches_one_and_never_goes_back():

@@ -20,6 +20,7 @@ from ..codegen.runtime import bench_batches
 from ..errors import ChainError, UnsupportedOpError, WorkbenchError
 from .advice import Advice, advise
 from .files import BenchInput, check_image_size, prepare_input
+from .isolated import measure_isolated
 from .machine import describe_machine, machine_info
 from .measure import PHASES, Settings, measure
 from .progress import Phases, resolve_progress
@@ -27,14 +28,15 @@ from .result import Comparison, Estimate, StageCost, StepCost
 
 def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: int = 64, image_size=None,
              workers: int | None = None, images: Any = None, runs: int = 5, batches: int | None = None,
-             warmup: int = 3, progress: Any = True) -> Estimate:
+             warmup: int = 3, progress: Any = True, isolate: bool = True) -> Estimate:
     """Measure `chain`'s exported training loader for `backend` on `device`.
 
     Decodes real files (`images`: a folder, glob, arrays...; the sample images by default;
     re-encoded as JPEG at `image_size` when they are not all that size) with `workers`
     DataLoader processes (Kornia) or DALI threads, `warmup` batches untimed, then `runs`
     stretches of `batches` batches (default: 256 images' worth): images/s is their median,
-    exactly as the exported script's `--bench` computes it. Then decode, host-to-device
+    exactly as the exported script's `--bench` computes it. With `isolate` (the default) this
+    runs in a fresh Python process, as --bench does; False measures in this process. Then decode, host-to-device
     (on a GPU) and augmentation are timed alone, and each enabled step alone.
 
     Example:
@@ -48,7 +50,7 @@ def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: in
     inp = prepare_input(images, check_image_size(image_size))
     _check_chain_fits(chain, inp)
     phases = Phases(resolve_progress(progress), PHASES)
-    result = measure(chain, inp, settings, phases)
+    result = (measure_isolated if isolate else measure)(chain, inp, settings, phases)
     phases.done(f"{backend}: measured")
     return _estimate_from(chain, inp, settings, result)
 
