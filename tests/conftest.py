@@ -88,3 +88,12 @@ def assert_save_equals_run(chain: wb.Chain, folder: Path, tmp_path: Path, seeds,
             key = f"params.step{i + 1}_{step.op}." + ("batch_prob" if backend == "kornia" else "applied")
             if key in saved:  # DALI saves no coin for steps with p = 1
                 assert [bool(v > 0.5) for v in saved[key]] == [row[i]["applied"] for row in expected.params]
+
+
+def assert_bench_output(stdout: str, runs: int) -> float:
+    """An export's --bench output: the timed runs, then "images/s: <median of the runs>" last."""
+    *_, runs_line, last = stdout.strip().splitlines()
+    assert last.startswith("images/s: ") and float(last.split(": ")[1]) > 0
+    rates = sorted(float(r) for r in runs_line.split(": ")[1].split(", "))
+    assert len(rates) == runs and float(last.split(": ")[1]) == pytest.approx(float(np.median(rates)), abs=0.051)
+    return float(last.split(": ")[1])

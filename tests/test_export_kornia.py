@@ -11,7 +11,7 @@ import torch
 
 import workbench as wb
 
-from conftest import DESIGN_CHAIN, ENV, ROOT, assert_save_equals_run, random_step_dict, run_script
+from conftest import assert_bench_output, DESIGN_CHAIN, ENV, ROOT, assert_save_equals_run, random_step_dict, run_script
 
 @pytest.mark.parametrize("op", wb.list_ops())
 def test_every_op_save_equals_run(op, small_folder, tmp_path):
@@ -97,11 +97,7 @@ def test_bench_and_training_loop(tmp_path, design_chain):
     design_chain.export("kornia", path=script.name, folder=tmp_path)
     bench = run_script(script, "--images", str(ROOT / "sample_data"), "--bench", "--batch-size", "8",
                        "--batches", "3", "--runs", "3", "--warmup", "1", "--workers", "1")
-    *_, runs_line, last = bench.stdout.strip().splitlines()
-    assert last.startswith("images/s: ") and float(last.split(": ")[1]) > 0
-    # The median of the timed runs, as the workbench's estimate reports it.
-    runs = sorted(float(r) for r in runs_line.split(": ")[1].split(", "))
-    assert len(runs) == 3 and float(last.split(": ")[1]) == runs[1]
+    assert_bench_output(bench.stdout, runs=3)
     train = run_script(script, "--images", str(ROOT / "sample_data"), "--epochs", "2", "--batch-size", "4",
                        "--workers", "1")
     assert "rank 0/1: 24 augmented images over 2 epoch(s)" in train.stdout
