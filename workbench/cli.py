@@ -74,14 +74,12 @@ def _estimate(args) -> int:
 
 
 def _image_size(text: str):
-    parts = text.lower().replace("x", ",").split(",")
-    try:
-        sizes = [int(p) for p in parts]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"image size is N or HxW (e.g. 224 or 240x320), got {text!r}") from None
-    if len(sizes) not in (1, 2):
+    from .estimate.files import image_size_from_text
+
+    size = image_size_from_text(text)
+    if not size:
         raise argparse.ArgumentTypeError(f"image size is N or HxW (e.g. 224 or 240x320), got {text!r}")
-    return sizes[0] if len(sizes) == 1 else sizes
+    return size
 
 
 def _ops(args) -> int:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from ..codegen.runtime import decode_image
 from ..data import SAMPLE_DATA, as_image_list, image_files
 from ..errors import InputError
 
@@ -52,6 +53,26 @@ def check_image_size(image_size: Any) -> tuple[int, int] | None:
     return int(sides[0]), int(sides[1])
 
 
+def image_size_from_text(text: str):
+    """'224' -> 224, '240x320' (or '240,320') -> [240, 320], '' -> None; anything else -> False
+    (the caller words the error for where the text came from).
+
+    Example:
+        >>> image_size_from_text(" 240x320 "), image_size_from_text(""), image_size_from_text("big")
+        ([240, 320], None, False)
+    """
+    text = text.strip().lower()
+    if not text:
+        return None
+    try:
+        sizes = [int(part) for part in text.replace(",", "x").split("x")]
+    except ValueError:
+        return False
+    if len(sizes) not in (1, 2):
+        return False
+    return sizes[0] if len(sizes) == 1 else sizes
+
+
 def prepare_input(images: Any = None, image_size: tuple[int, int] | None = None) -> BenchInput:
     """Files to decode: a folder or glob of same-size images is used as it is; otherwise (other
     sizes, arrays, tensors, a Dataset) up to MAX_FILES images are written as JPEG at one size.
@@ -68,7 +89,7 @@ def prepare_input(images: Any = None, image_size: tuple[int, int] | None = None)
         uniform = len(set(sizes)) == 1
         if Path(source).is_dir() and uniform and image_size in (None, sizes[0]):
             return BenchInput(Path(source), sizes[0], files, [f"decodes your {len(files)} file(s) as they are"])
-        arrays = [_decode(f) for f in files[:MAX_FILES]]
+        arrays = [decode_image(f) for f in files[:MAX_FILES]]
         origin = f"{len(arrays)} file(s) from {source}"
     else:
         arrays = as_image_list(source)[:MAX_FILES]
@@ -88,8 +109,6 @@ def prepare_input(images: Any = None, image_size: tuple[int, int] | None = None)
 
 def first_batch(inp: BenchInput, batch_size: int) -> np.ndarray:
     """batch_size decoded images (the files repeated in order) as one uint8 NxHxWx3 array."""
-    from ..codegen.runtime import decode_image
-
     decoded = [decode_image(f) for f in inp.files[:batch_size]]
     return np.stack([decoded[i % len(decoded)] for i in range(batch_size)])
 
@@ -100,12 +119,6 @@ def _size_of(path: Path) -> tuple[int, int]:
             return image.height, image.width
     except Exception as exc:  # PIL raises many types for corrupt data
         raise InputError(f"cannot read {str(path)!r} as an image ({type(exc).__name__}); remove or fix it") from None
-
-
-def _decode(path: Path) -> np.ndarray:
-    from ..codegen.runtime import decode_image
-
-    return decode_image(path)
 
 
 def _median_size(sizes) -> tuple[int, int]:

@@ -9,6 +9,7 @@ from typing import Any, Callable
 import ipywidgets as w
 
 from ..errors import WorkbenchError
+from ..estimate.files import image_size_from_text
 from ..estimate.result import STAGE_LABELS, Comparison, Estimate
 from .progress import notebook_progress
 
@@ -20,16 +21,11 @@ def parse_image_size(text: str):
         >>> parse_image_size(" 240x320 "), parse_image_size(""), parse_image_size("224")
         ([240, 320], None, 224)
     """
-    text = text.strip().lower()
-    if not text:
-        return None
-    try:
-        sizes = [int(part) for part in text.replace(",", "x").split("x")]
-    except ValueError:
-        raise WorkbenchError(f"image size is empty (the images' own), N or HxW (e.g. 224 or 240x320), got {text!r}") from None
-    if len(sizes) not in (1, 2):
-        raise WorkbenchError(f"image size is empty (the images' own), N or HxW (e.g. 224 or 240x320), got {text!r}")
-    return sizes[0] if len(sizes) == 1 else sizes
+    size = image_size_from_text(text)
+    if size is False:
+        raise WorkbenchError(f"image size is empty (the images' own), N or HxW (e.g. 224 or 240x320), "
+                             f"got {text.strip()!r}")
+    return size
 
 
 class EstimatePanel:
