@@ -45,11 +45,13 @@ def support_matrix_markdown() -> str:
         for param in spec.params:
             lines.append(f"- `{param.name}`: {param.doc}; default `{spec.defaults()[param.name]}`"
                          + _range_text(param))
-        missing = [b for b in BACKEND_NAMES if not spec.supports(b)]
-        if missing:
-            lines.append(f"- not on {', '.join(missing)}: `run` and `export` refuse it there")
-        if spec.dali is not None and spec.dali.note:
-            lines.append(f"- DALI: {spec.dali.note}")
+        for backend in BACKEND_NAMES:
+            if not spec.supports(backend):
+                why = spec.unsupported.get(backend, "no lowering")
+                lines.append(f"- not on {backend} ({why}): `run` and `export` refuse it there")
+        for label, lowering in (("DALI", spec.dali), ("Albumentations", spec.albumentations)):
+            if lowering is not None and lowering.note:
+                lines.append(f"- {label}: {lowering.note}")
         lines.append("")
     return "\n".join(lines)
 

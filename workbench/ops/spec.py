@@ -7,8 +7,8 @@ from typing import Any, Callable, Mapping
 from ..errors import ChainError, show
 from .params import Param
 
-FAMILIES = ("geometric", "color", "blur/noise", "occlusion", "normalize")
-BACKEND_NAMES = ("kornia", "dali")
+FAMILIES = ("geometric", "color", "blur/noise", "occlusion", "policies", "batch mixing", "normalize")
+BACKEND_NAMES = ("kornia", "dali", "albumentations")
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,24 @@ class KorniaLowering:
     module: str
     args: Callable[[Mapping[str, Any]], dict[str, Any]]
     record: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AlbumentationsLowering:
+    """How an op becomes an Albumentations transform (uint8 HWC on the CPU).
+
+    `transform` is the class name in `albumentations`; `args(params)` maps the op's
+    validated parameters to that class's keyword arguments (literals only, `p` is added);
+    `record` maps the transform's applied params (its `.params` after a call) to the names
+    the workbench reports per sample: a {raw key: name} mapping, or a function of the raw
+    dict returning {name: value} where a value must be derived (an angle from a matrix).
+    `note`: what Albumentations does differently, for the support matrix.
+    """
+
+    transform: str
+    args: Callable[[Mapping[str, Any]], dict[str, Any]]
+    record: Mapping[str, str] | Callable[[Mapping[str, Any]], dict[str, Any]] = field(default_factory=dict)
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -95,6 +113,12 @@ class Parity:
     border: int = 4
     # The collapsed parameters the parity test uses (ranges as [v, v]).
     params: Mapping[str, Any] = field(default_factory=dict)
+    # Compare the per-channel mean and standard deviation of the change (output - input)
+    # instead of pixels, within `mae`: for ops whose per-pixel randomness no two libraries
+    # draw alike (noise). The test still checks the change is not nothing.
+    statistics: bool = False
+    # Same-size input images (crops that place windows at random need them).
+    same_size: bool = False
 
 
 @dataclass(frozen=True)
@@ -123,9 +147,13 @@ class OpSpec:
     input_at_least: str | None = None
     kornia: KorniaLowering | None = None
     dali: DaliLowering | None = None
+    albumentations: AlbumentationsLowering | None = None
     parity: Parity = field(default_factory=Parity)
     # What makes this op expensive and how to make it cheaper (the estimate's advice quotes it).
     cost_hint: str = ""
+    # Why a backend cannot run this op, by backend name (the support matrix and the refusal
+    # messages quote it); every backend without a lowering needs one.
+    unsupported: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
