@@ -41,6 +41,11 @@ class AlbumentationsLowering:
     args: Callable[[Mapping[str, Any]], dict[str, Any]]
     record: Mapping[str, str] | Callable[[Mapping[str, Any]], dict[str, Any]] = field(default_factory=dict)
     note: str = ""
+    # The inverse of `args`, for `Chain.from_albumentations`: given a transform instance of
+    # class `transform`, this op's parameters, or None when this op cannot express that
+    # transform's settings (another op sharing the class may; else the import lists it as
+    # unmapped with the reason). Raise ValueError with a reason for a near miss.
+    from_transform: Callable[[Any], dict[str, Any] | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -119,6 +124,11 @@ class Parity:
     statistics: bool = False
     # Same-size input images (crops that place windows at random need them).
     same_size: bool = False
+    # For draws no collapsed range can pin down (a crop window, perspective corners, a
+    # channel permutation): `reference(image, row)` gives the expected output in [0, 1]
+    # float HWC for a uint8 HWC input and the sample's reported draws (`row`, as in
+    # `RunResult.params[n][0]`); every backend is compared with it, from its own draws.
+    reference: Callable[[Any, Mapping[str, Any]], Any] | None = None
 
 
 @dataclass(frozen=True)
