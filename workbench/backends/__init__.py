@@ -16,7 +16,7 @@ import numpy as np
 from ..data import as_image_list
 from ..errors import ChainError, InputError, UnsupportedOpError, WorkbenchError
 
-BACKENDS = ("kornia", "dali")
+BACKENDS = ("kornia", "dali", "albumentations")
 
 
 @dataclass
@@ -81,6 +81,10 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
         from .dali import run_dali
 
         out, params = run_dali(chain, arrays, device)
+    elif backend == "albumentations":
+        from .albumentations import run_albumentations
+
+        out, params = run_albumentations(chain, arrays, device)
     else:
         from .kornia import run_kornia
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import ChainError, ExportError
 
-EMITTERS = ("kornia", "dali")
+EMITTERS = ("kornia", "dali", "albumentations")
 
 
 def emit(chain, backend: str) -> str:
@@ -41,10 +41,9 @@ def emit(chain, backend: str) -> str:
 def _emit_checked(chain_json: str, backend: str) -> str:
     # Keyed by the validated chain's JSON: live previews re-run the same chain often.
     from ..chain import Chain
-    from .dali import emit_dali
-    from .kornia import emit_kornia
+    import importlib
 
-    emitter = {"kornia": emit_kornia, "dali": emit_dali}[backend]
+    emitter = getattr(importlib.import_module(f"{__name__}.{backend}"), f"emit_{backend}")
     source = emitter(Chain.from_dict(json.loads(chain_json)))
     try:
         ast.parse(source)

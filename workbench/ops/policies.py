@@ -1,0 +1,3 @@
+"""Augmentation policies (RandAugment, TrivialAugment, AutoAugment) as chain steps."""
+
+OPS = ()
