@@ -85,7 +85,7 @@ def assert_save_equals_run(chain: wb.Chain, folder: Path, tmp_path: Path, seeds,
         assert np.array_equal(saved["images"], expected.images), f"seed {seed}: --save differs from chain.run"
         # The saved draws are the ones chain.run reports.
         for i, step in chain.enabled_steps():
-            key = f"params.step{i + 1}_{step.op}." + ("batch_prob" if backend == "kornia" else "applied")
+            key = f"params.step{i + 1}_{step.op}." + ("applied" if backend == "dali" else "batch_prob")
             if key in saved:  # DALI saves no coin for steps with p = 1
                 assert [bool(v > 0.5) for v in saved[key]] == [row[i]["applied"] for row in expected.params]
 

@@ -68,8 +68,10 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
     if unsupported:
         from ..ops import get_op
 
-        raise UnsupportedOpError("; ".join(f"{op} cannot run on {backend}: it runs on "
-                                           f"{', '.join(get_op(op).backends) or 'no backend'}" for op in unsupported))
+        raise UnsupportedOpError("; ".join(
+            f"{op} cannot run on {backend}: it runs on {', '.join(get_op(op).backends) or 'no backend'}"
+            + (f" ({get_op(op).unsupported[backend]})" if backend in get_op(op).unsupported else "")
+            for op in unsupported))
     if seed is not None:
         chain = chain.copy()
         chain.seed = seed
@@ -122,11 +124,17 @@ def per_sample_params(chain, records: list[dict[str, np.ndarray]], count: int,
             if rec is not None:
                 names = names_for(step.spec)
                 for raw, name in (names or {k: k for k in rec if k != "batch_prob"}).items():
-                    if raw in rec:
+                    if raw in rec and not _undrawn(rec[raw][n]):
                         row[name] = _to_python(raw, rec[raw][n])
             rows.append(row)
         out.append(rows)
     return out
+
+
+def _undrawn(value) -> bool:
+    """NaN marks a value the backend did not draw for that sample (a step that did not apply)."""
+    value = np.asarray(value)
+    return value.dtype.kind == "f" and value.size > 0 and bool(np.isnan(value).all())
 
 
 def _to_python(raw: str, value: np.ndarray) -> Any:

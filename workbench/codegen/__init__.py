@@ -32,7 +32,9 @@ def emit(chain, backend: str) -> str:
         from ..errors import UnsupportedOpError
         from ..ops import get_op
 
-        details = "; ".join(f"{op} runs on {', '.join(get_op(op).backends) or 'no backend'}" for op in unsupported)
+        details = "; ".join(f"{op} runs on {', '.join(get_op(op).backends) or 'no backend'}"
+                            + (f" ({get_op(op).unsupported[backend]})" if backend in get_op(op).unsupported else "")
+                            for op in unsupported)
         raise UnsupportedOpError(f"cannot export to {backend}: {details}")
     return _emit_checked(json.dumps(chain.to_dict(), sort_keys=True), backend)
 

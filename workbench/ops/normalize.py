@@ -1,8 +1,12 @@
 """Normalisation: the last step of most training chains."""
+import dataclasses
+
+import numpy as np
+
 from ..codegen.literals import Name
 from .dali_helpers import assign
 from .params import Floats
-from .spec import DaliLowering, KorniaLowering, OpSpec, Parity
+from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity
 
 def _short(value: float) -> float:
     """10 significant digits: 57.12, not 57.120000000000005 (a 1e-10 relative change)."""
@@ -26,5 +30,22 @@ NORMALIZE = OpSpec(
             **({"mirror": c.mirror} if c.mirror is not None else {})})],
     ),
 )
+
+def _from_albumentations(t):
+    """A.Normalize computes (x - mean * max) / (std * max) on 0-255 values: in [0, 1] units
+    that is mean * max / 255 and std * max / 255."""
+    if getattr(t, "normalization", "standard") != "standard":
+        raise ValueError(f"normalization={t.normalization!r} has no Normalize equivalent (only 'standard')")
+    k = float(t.max_pixel_value) / 255.0
+    mean = [float(m) for m in np.broadcast_to(np.asarray(t.mean, dtype=float), (3,))]
+    std = [float(s) for s in np.broadcast_to(np.asarray(t.std, dtype=float), (3,))]
+    return {"mean": [_short(m * k) for m in mean], "std": [_short(s * k) for s in std]}
+
+
+NORMALIZE = dataclasses.replace(NORMALIZE, albumentations=AlbumentationsLowering(
+    "Normalize", lambda a: {"mean": tuple(a["mean"]), "std": tuple(a["std"]), "max_pixel_value": 255.0},
+    from_transform=_from_albumentations,
+    note="expects 0-255 input (max_pixel_value 255): a second Normalize after the first would scale wrongly",
+))
 
 OPS = (NORMALIZE,)

@@ -1,0 +1,135 @@
+"""Exported Albumentations scripts: a Compose in a multi-worker DataLoader, seeded per worker,
+and their --save reproduces chain.run bit for bit."""
+import ast
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import workbench as wb
+
+from conftest import ROOT, assert_bench_output, assert_save_equals_run, random_step_dict, run_script
+
+ALBUMENTATIONS_OPS = wb.list_ops(backend="albumentations")
+LIGHT_CHAIN = {"seed": 7, "steps": [
+    {"op": "HorizontalFlip", "p": 0.5},
+    {"op": "VerticalFlip", "p": 0.5},
+    {"op": "Normalize", "params": {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}}]}
+
+
+@pytest.fixture
+def light_chain():
+    return wb.Chain.from_dict(LIGHT_CHAIN)
+
+
+@pytest.mark.parametrize("op", ALBUMENTATIONS_OPS)
+def test_every_albumentations_op_save_equals_run(op, small_folder, tmp_path):
+    rng = np.random.default_rng(abs(hash(op)) % 2**32)
+    step = random_step_dict(op, rng, p=None if wb.get_op(op).always_applies else 0.7)
+    steps = [step] + ([{"op": "HorizontalFlip", "p": 0.5}] if wb.get_op("HorizontalFlip").supports("albumentations")
+                      else [])
+    chain = wb.Chain.from_dict({"seed": 11, "steps": steps})
+    assert_save_equals_run(chain, small_folder, tmp_path, seeds=(0, 2024), backend="albumentations")
+
+
+def test_mixed_size_photos(tmp_path, light_chain):
+    """Albumentations augments one image at a time: mixed sizes come back as a list."""
+    assert_save_equals_run(light_chain, ROOT / "sample_data", tmp_path, seeds=(7, 8), backend="albumentations")
+    out = light_chain.run(wb.load_images(), backend="albumentations").images
+    assert isinstance(out, list) and {o.dtype for o in out} == {np.dtype(np.float32)}
+
+
+def test_transforms_draw_independently(small_images, light_chain):
+    """Compose(seed=...) alone gives every transform the same stream (both flips would always
+    fall together); the export seeds each transform on its own."""
+    images = small_images * 8
+    res = light_chain.run(images, backend="albumentations")
+    flips = np.array([[row[0]["applied"], row[1]["applied"]] for row in res.params])
+    assert 0 < flips[:, 0].sum() < len(images) and 0 < flips[:, 1].sum() < len(images)
+    assert (flips[:, 0] != flips[:, 1]).any()
+    # The reported coins match the images.
+    for image, out, (h, v) in zip(images, res.images, flips):
+        expected = image[::-1] if v else image
+        expected = expected[:, ::-1] if h else expected
+        mean, std = np.array(LIGHT_CHAIN["steps"][2]["params"]["mean"]), np.array(LIGHT_CHAIN["steps"][2]["params"]["std"])
+        assert np.allclose(out, (expected / 255.0 - mean) / std, atol=1e-5)
+
+
+def test_same_seed_same_output_other_seed_differs(small_images, light_chain):
+    a = light_chain.run(small_images * 4, backend="albumentations", seed=1).images
+    b = light_chain.run(small_images * 4, backend="albumentations", seed=1).images
+    c = light_chain.run(small_images * 4, backend="albumentations", seed=2).images
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
+
+
+def test_gpu_device_is_refused_clearly(small_images, light_chain):
+    if torch.cuda.is_available():
+        with pytest.raises(wb.WorkbenchError, match="albumentations backend runs on the CPU; use device='cpu'"):
+            light_chain.run(small_images, backend="albumentations", device="cuda")
+    src = light_chain.export("albumentations")
+    module = {}
+    exec(compile(src, "<albumentations-export>", "exec"), module)
+    with pytest.raises(ValueError, match="Albumentations runs on the CPU"):
+        module["augment_images"](small_images, device="cuda")
+
+
+def test_source_is_readable_and_safe(light_chain):
+    src = light_chain.export("albumentations")
+    tree = ast.parse(src)
+    assert "SEED = 7" in src
+    for i, step in enumerate(light_chain.steps):
+        assert f"# {i + 1}. {step.describe()}" in src
+    imports = {a.name if isinstance(n, ast.Import) else n.module for n in ast.walk(tree)
+               if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    assert {"albumentations", "numpy", "torch", "torch.utils.data", "PIL"} <= imports
+    functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert {"build_compose", "seed_transforms", "augment_images", "make_loader", "training_batches",
+            "bench_rates", "main"} <= functions
+    for needle in ("A.Compose([", "worker_init_fn=seed_worker", "DistributedSampler(", "set_epoch(epoch)",
+                   "num_workers=workers", "derive_seed(self.seed, rank, self.epoch, worker)"):
+        assert needle in src
+
+
+def test_bench_and_training_loop(tmp_path, light_chain):
+    script = tmp_path / "aug.py"
+    light_chain.export("albumentations", path=script.name, folder=tmp_path)
+    bench = run_script(script, "--images", str(ROOT / "sample_data"), "--bench", "--batch-size", "4",
+                       "--batches", "2", "--runs", "3", "--warmup", "1", "--workers", "1")
+    assert_bench_output(bench.stdout, runs=3)
+
+
+def test_loader_labels_and_worker_seeding(tmp_path, small_folder):
+    """Labels come from sub-folders; 2 workers repeat exactly for a seed, per epoch."""
+    root = tmp_path / "data"
+    for cls, names in (("cats", ["img_00.png", "img_01.png"]), ("dogs", ["img_02.png", "img_03.png", "img_04.png"])):
+        (root / cls).mkdir(parents=True)
+        for name in names:
+            (root / cls / name).write_bytes((small_folder / name).read_bytes())
+    chain = wb.Chain.from_dict({**LIGHT_CHAIN, "steps": LIGHT_CHAIN["steps"][:2]})
+    chain.export("albumentations", path="aug_alb_labels.py", folder=tmp_path)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import aug_alb_labels as module
+    finally:
+        sys.path.remove(str(tmp_path))
+    ds = module.AugmentedImageFolder(root)
+    assert ds.classes == ["cats", "dogs"] and ds.labels == [0, 0, 1, 1, 1]
+
+    def run(seed):
+        batches = module.training_batches(root, 2, epochs=2, workers=2, seed=seed, device="cpu", num_samples=8)
+        return [(e, x.numpy().copy(), y.tolist()) for e, x, y in batches]
+
+    a, b, c = run(5), run(5), run(6)
+    assert len(a) == 8 and [e for e, _, _ in a] == [0] * 4 + [1] * 4
+    assert a[0][1].dtype == np.uint8 and a[0][1].shape == (2, 3, 96, 128)
+    assert all(np.array_equal(x1, x2) and y1 == y2 for (_, x1, y1), (_, x2, y2) in zip(a, b))
+    assert not all(np.array_equal(x1, x2) for (_, x1, _), (_, x2, _) in zip(a, c))
+    # Each sample's output is its input, flipped or not: the labels travel with their images.
+    inputs = {label: [] for label in (0, 1)}
+    for f, label in zip(ds.files, ds.labels):
+        inputs[label].append(module.decode_image(f))
+    for _, x, y in a:
+        for image, label in zip(x.transpose(0, 2, 3, 1), y):
+            variants = [v for i in inputs[label] for v in (i, i[::-1], i[:, ::-1], i[::-1, ::-1])]
+            assert any(np.array_equal(image, v) for v in variants)

@@ -1,0 +1,238 @@
+'''The fixed parts of an exported Albumentations script; `albumentations.py` fills in the chain.'''
+
+HEADER = '''\
+#!/usr/bin/env python3
+"""Augmentation chain for Albumentations (CPU), exported by the augmentation workbench.
+
+Use it as a module or as a script:
+  python THIS_FILE --images DIR --seed N --save out.npz      # augmented images + sampled params
+  python THIS_FILE --images DIR --bench --batch-size 64      # throughput of the training loader
+  torchrun --nproc-per-node 2 THIS_FILE --images DIR --epochs 1   # the loader under DDP
+
+Reproducibility (`augment_images`, used by --save and by the workbench preview): images are
+decoded by PIL to RGB and augmented one by one in file-name order by one `Compose` whose
+transforms each have their own seed derived from the chain's seed. The training loader
+augments in DataLoader worker processes; each worker reseeds its copy of the pipeline from
+(seed, rank, epoch, worker), so runs repeat exactly with the same number of workers.
+"""
+'''
+
+IMPORTS = '''\
+import argparse
+import os
+import time
+from pathlib import Path
+
+import albumentations as A
+import cv2
+import numpy as np
+import torch
+from PIL import Image
+from torch.utils.data import DataLoader, Dataset, RandomSampler, get_worker_info
+from torch.utils.data.distributed import DistributedSampler
+'''
+
+BODY = '''\
+def seed_transforms(compose, seed):
+    """Give each transform its own random stream, derived from `seed` and its position.
+
+    Compose(seed=...) hands every transform the same seed, so transforms with the same
+    probability would flip their coins together (two flips at p=0.5 always co-occur)."""
+    compose.set_random_seed(seed)
+    for position, transform in enumerate(compose.transforms, start=1):
+        transform.set_random_seed(derive_seed(seed, position))
+    return compose
+
+
+def _recorded(params):
+    """The numeric values a transform drew for one image (shapes and settings left out)."""
+    out = {}
+    for key, value in params.items():
+        array = np.asarray(value) if isinstance(value, (int, float, list, tuple, np.ndarray, np.number)) else None
+        if array is not None and array.dtype.kind in "biuf" and key != "shape":
+            out[key] = array.astype(np.float64)
+    return out
+
+
+def augment_images(images, seed=SEED, device="cpu"):
+    """Augment HxWx3 uint8 arrays in the given order with `seed`, as the workbench preview does.
+
+    Returns (images, params): images as an NxHxWxC array (uint8, or float32 after a
+    Normalize; a list when sizes differ), params as one dict per step of the pipeline of
+    arrays with the sample index first ("batch_prob": 1 where the step applied; NaN where a
+    value was not drawn).
+    """
+    if device != "cpu":
+        raise ValueError(f"Albumentations runs on the CPU; got device {device!r}")
+    compose = seed_transforms(build_compose(), seed)
+    outputs, drawn = [], []
+    for image in images:
+        outputs.append(compose(image=np.ascontiguousarray(image))["image"])
+        drawn.append([_recorded(t.params) if t.params else None for t in compose.transforms])
+    records = []
+    for k in range(len(compose.transforms)):
+        rows = [d[k] for d in drawn]
+        record = {"batch_prob": np.array([row is not None for row in rows], dtype=np.float64)}
+        shapes = {}
+        for row in rows:
+            for key, value in (row or {}).items():
+                shapes.setdefault(key, value.shape)
+        for key, shape in shapes.items():
+            record[key] = np.stack([row[key] if row is not None and key in row and row[key].shape == shape
+                                    else np.full(shape, np.nan) for row in rows])
+        records.append(record)
+    if len({o.shape for o in outputs}) == 1:
+        return np.stack(outputs), records
+    return outputs, records
+
+
+# ---------------------------------------------------------------------------------------
+# Training loader: decode and augment on worker processes, hand batches to PyTorch.
+# ---------------------------------------------------------------------------------------
+class AugmentedImageFolder(Dataset):
+    """Image files under `root` (recursive, name order), augmented by the chain; the label is
+    the index of the first-level sub-folder (ImageFolder layout), 0 for files directly in `root`."""
+
+    def __init__(self, root, seed=SEED):
+        self.root = Path(root)
+        self.files = list_image_files(self.root)
+        if not self.files:
+            raise FileNotFoundError(f"no image files under {self.root}")
+        folders = [f.relative_to(self.root).parts for f in self.files]
+        self.classes = sorted({parts[0] for parts in folders if len(parts) > 1})
+        index = {name: i for i, name in enumerate(self.classes)}
+        self.labels = [index[parts[0]] if len(parts) > 1 else 0 for parts in folders]
+        self.seed, self.epoch, self.compose = seed, 0, build_compose()
+        self.reseed(0)
+
+    def reseed(self, worker):
+        """Seed this copy of the pipeline from (seed, rank, epoch, worker)."""
+        rank = distributed_context()[0]
+        seed_transforms(self.compose, derive_seed(self.seed, rank, self.epoch, worker))
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        image = self.compose(image=decode_image(self.files[i]))["image"]
+        return torch.from_numpy(np.ascontiguousarray(image)).permute(2, 0, 1), self.labels[i]
+
+
+def seed_worker(worker_id):
+    """Each worker process reseeds its copy of the pipeline (workers start once per epoch)."""
+    get_worker_info().dataset.reseed(worker_id + 1)
+
+
+def collate(batch):
+    """Stack same-size images into one NCHW tensor; keep a list when sizes differ."""
+    images, labels = zip(*batch)
+    if len({tuple(i.shape) for i in images}) == 1:
+        images = torch.stack(images)
+    return images, torch.tensor(labels, dtype=torch.long)
+
+
+def make_loader(root, batch_size, workers=4, seed=SEED, num_samples=None, pin_memory=False):
+    """DataLoader over an image folder: shuffled (seeded), sharded by rank under torchrun,
+    augmenting on `workers` processes. Set `loader.dataset.epoch` before each epoch.
+
+    `num_samples` draws that many samples with replacement (for benchmarks on small folders).
+    """
+    dataset = AugmentedImageFolder(root, seed)
+    rank, world_size, _ = distributed_context()
+    generator = torch.Generator().manual_seed(seed)
+    if world_size > 1:
+        sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=True, seed=seed)
+    else:
+        sampler = RandomSampler(dataset, replacement=num_samples is not None, num_samples=num_samples,
+                                generator=generator)
+    # Workers are not persistent: they start again each epoch and so pick up the new epoch's seed.
+    return DataLoader(dataset, batch_size=batch_size, sampler=sampler, num_workers=workers, collate_fn=collate,
+                      pin_memory=pin_memory, drop_last=True, worker_init_fn=seed_worker, generator=generator,
+                      prefetch_factor=4 if workers > 0 else None)
+
+
+def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=None, num_samples=None):
+    """Yield (epoch, augmented batch NCHW on `device`, labels): the loop to train with."""
+    rank, world_size, local_rank = distributed_context()
+    if device is None:
+        device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
+    device = torch.device(device)
+    loader = make_loader(root, batch_size, workers, seed, num_samples, pin_memory=device.type == "cuda")
+    for epoch in range(epochs):
+        loader.dataset.epoch = epoch
+        loader.dataset.reseed(0)  # the main process augments when workers == 0
+        if isinstance(loader.sampler, DistributedSampler):
+            loader.sampler.set_epoch(epoch)
+        for images, labels in loader:
+            move = lambda t: t.to(device, non_blocking=True)
+            yield epoch, (move(images) if torch.is_tensor(images) else [move(i) for i in images]), move(labels)
+
+
+def _save(args):
+    files = list_image_files(args.images)
+    if not files:
+        raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {args.images}")
+    images = [decode_image(f) for f in files]
+    out, records = augment_images(images, seed=args.seed, device=args.device or "cpu")
+    arrays = {"images": out} if not isinstance(out, list) else {f"image_{i:05d}": o for i, o in enumerate(out)}
+    for (name, position), record in zip(STEPS, records):
+        for key, value in record.items():
+            arrays[f"params.step{position + 1}_{name}.{key}"] = value
+    np.savez(args.save, **arrays)
+    print(f"saved {len(images)} augmented images and their sampled parameters to {args.save}")
+
+
+def bench_rates(root, batch_size, batches=20, warmup=3, runs=1, workers=4, seed=SEED, device=None,
+                progress=None):
+    """Images/s of the training loader (decode and augment on workers, collate, hand over)
+    over `runs` stretches of `batches` batches after `warmup`; --bench prints one, the
+    workbench's estimate several."""
+    device = torch.device(device or "cpu")
+    # Samples to spare: the workers keep working until the last timed batch, as in training.
+    spare = 4 * max(1, workers) + 1
+    total = batch_size * (warmup + batches * runs + spare)
+    loop = training_batches(root, batch_size, epochs=1, workers=workers, seed=seed, device=device, num_samples=total)
+    try:
+        return timed_rates(loop, lambda batch: len(batch[2]), batches, warmup, runs, None, progress)
+    finally:
+        loop.close()  # stops the worker processes now, not whenever the loader is collected
+
+
+def _bench(args):
+    device = args.device or "cpu"
+    batches = bench_batches(args.batch_size, args.batches)
+    rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, device)
+    print(f"device: {device}, batch size: {args.batch_size}, workers: {args.workers}, "
+          f"{args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
+    print("runs (images/s): " + ", ".join(f"{r:.1f}" for r in rates))
+    print(f"images/s: {median(rates):.1f}")
+
+
+def _train(args):
+    rank, world_size, _ = distributed_context()
+    if world_size > 1:
+        torch.distributed.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    seen = 0
+    for epoch, images, labels in training_batches(args.images, args.batch_size, args.epochs, args.workers,
+                                                  args.seed, args.device):
+        # Your training step goes here: loss = criterion(model(images.float() / 255), labels) ...
+        seen += labels.shape[0]
+    print(f"rank {rank}/{world_size}: {seen} augmented images over {args.epochs} epoch(s)")
+    if world_size > 1:
+        torch.distributed.destroy_process_group()
+
+
+def main(argv=None):
+    parser = contract_parser(__doc__.splitlines()[0], SEED, min(4, os.cpu_count() or 1), "augmenting processes")
+    args = parser.parse_args(argv)
+    if args.save:
+        _save(args)
+    elif args.bench:
+        _bench(args)
+    else:
+        _train(args)
+
+
+if __name__ == "__main__":
+    main()
+'''
