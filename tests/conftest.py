@@ -11,6 +11,7 @@ import pytest
 from PIL import Image
 
 os.environ.setdefault("KORNIA_INSTALLATION_MODE", "RAISE")
+os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")  # no PyPI version check on import
 
 import workbench as wb
 from workbench.examples import IMAGENET_TRAIN

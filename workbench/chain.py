@@ -124,6 +124,26 @@ class Chain:
     def __post_init__(self) -> None:
         self.seed = _check_seed(self.seed)
 
+    @classmethod
+    def from_albumentations(cls, pipeline: Any, seed: int | None = None, strict: bool = False) -> "Chain":
+        """A chain from an Albumentations `Compose` (or a list of transforms), to preview it
+        beside the original and export it to Kornia or DALI for the GPU.
+
+        Every transform becomes the op that expresses it with the same settings; the ones
+        no op can express are left out and listed in `chain.unmapped` (position, transform,
+        reason), with a warning (or a WorkbenchError when `strict`). The seed is the
+        Compose's when it has one.
+
+        Example:
+            >>> import albumentations as A
+            >>> chain = Chain.from_albumentations(A.Compose([A.Normalize()]))
+            >>> chain.steps[0].op, chain.unmapped
+            ('Normalize', [])
+        """
+        from .from_albumentations import chain_from_albumentations
+
+        return chain_from_albumentations(pipeline, seed=seed, strict=strict)
+
     # ----- building -------------------------------------------------------------------
     def add(self, op: str, p: float | None = None, enabled: bool = True, **params: Any) -> "Chain":
         """Append a validated step and return the chain (so calls can be chained)."""

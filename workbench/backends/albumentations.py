@@ -1,9 +1,13 @@
 """Albumentations backend: runs the very module that `export("albumentations")` writes, on the CPU."""
 from __future__ import annotations
 
+import os
 from typing import Any, Mapping
 
 import numpy as np
+
+# Importing Albumentations otherwise asks PyPI for a newer version (up to 2 s without a network).
+os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 
 from ..codegen import emit, load_module
 from ..errors import WorkbenchError

@@ -23,6 +23,10 @@ import os
 import time
 from pathlib import Path
 
+# Importing Albumentations otherwise asks PyPI for a newer version: a network call (up to
+# 2 s where there is no network) in every process that imports this file.
+os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
+
 import albumentations as A
 import cv2
 import numpy as np
