@@ -29,7 +29,8 @@ BRIGHT = {"op": "Brightness", "params": {"factor": [0.8, 1.2]}}
 RESIZE = {"op": "Resize", "params": {"size": [32, 32]}}
 
 
-@pytest.mark.parametrize("backend,workers", [("kornia", 0), ("kornia", 1), ("dali", 1)])
+@pytest.mark.parametrize("backend,workers", [("kornia", 0), ("kornia", 1), ("dali", 1), ("albumentations", 0),
+                                            ("albumentations", 1)])
 def test_estimate_reports_rate_stages_and_steps(backend, workers):
     chain = _chain(FLIP, {"op": "Rotate", "enabled": False}, BRIGHT, RESIZE)
     est = chain.estimate(backend=backend, device="cpu", workers=workers, **FAST)
@@ -126,7 +127,8 @@ def test_progress_reaches_one_and_never_goes_back():
 
 def test_compare_backends_measures_each_backend_with_the_same_settings():
     cmp = _chain(FLIP, BRIGHT).compare_backends(workers=1, **FAST)
-    assert isinstance(cmp, Comparison) and list(cmp.estimates) == ["kornia", "dali"] and not cmp.skipped
+    assert isinstance(cmp, Comparison) and list(cmp.estimates) == ["kornia", "dali", "albumentations"]
+    assert not cmp.skipped
     assert {(e.batch_size, e.image_size, e.workers) for e in cmp.estimates.values()} == {(4, (48, 48), 1)}
     assert cmp.fastest.images_per_s == max(e.images_per_s for e in cmp.estimates.values())
     assert cmp.ratio("dali", "kornia") == pytest.approx(

@@ -78,7 +78,8 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
         chain.validate()
     arrays = as_image_list(images)
     check_sizes(chain, arrays)
-    device = resolve_device(device)
+    # Albumentations only runs on the CPU: "auto" means the CPU there.
+    device = "cpu" if backend == "albumentations" and device == "auto" else resolve_device(device)
     if backend == "dali":
         from .dali import run_dali
 

@@ -64,7 +64,7 @@ def compare_backends(chain, backends: Sequence[str] | None = None, **kwargs) -> 
         >>> cmp = compare_backends(wb.Chain().add("HorizontalFlip"), batch_size=2, image_size=16, workers=1,
         ...                        runs=1, batches=1, progress=False)
         >>> sorted(cmp.estimates)
-        ['dali', 'kornia']
+        ['albumentations', 'dali', 'kornia']
     """
     backends = list(BACKENDS if backends is None else backends)
     unknown = [b for b in backends if b not in BACKENDS]

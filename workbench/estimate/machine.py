@@ -18,18 +18,15 @@ def machine_info(device: str = "cpu") -> dict[str, str]:
     info = {"machine": platform.machine(), "cpu_cores": str(os.cpu_count()), "python": platform.python_version(),
             "torch": torch.__version__, "torch_threads": str(torch.get_num_threads()),
             "device": torch.cuda.get_device_name(device) if device.startswith("cuda") else "cpu"}
-    try:
-        import kornia
+    from importlib import metadata
 
-        info["kornia"] = kornia.__version__
-    except ImportError:
-        pass
-    try:
-        import nvidia.dali
-
-        info["dali"] = nvidia.dali.__version__
-    except ImportError:
-        pass
+    # Installed versions, read without importing the libraries (importing DALI takes seconds).
+    for key, distribution in (("kornia", "kornia"), ("dali", "nvidia-dali-cuda120"),
+                              ("albumentations", "albumentations")):
+        try:
+            info[key] = metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            pass
     return info
 
 
@@ -40,5 +37,6 @@ def describe_machine(info: dict[str, str]) -> str:
         >>> describe_machine({"machine": "x86_64", "cpu_cores": "2", "device": "cpu", "python": "3.11"})
         'x86_64, 2 cores, cpu; python 3.11'
     """
-    versions = ", ".join(f"{k} {info[k]}" for k in ("python", "torch", "kornia", "dali") if k in info)
+    versions = ", ".join(f"{k} {info[k]}" for k in ("python", "torch", "kornia", "dali", "albumentations")
+                         if k in info)
     return f"{info['machine']}, {info['cpu_cores']} cores, {info['device']}; {versions}"

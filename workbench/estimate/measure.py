@@ -45,7 +45,44 @@ def measure(chain, inp: BenchInput, settings: Settings, phases: Phases) -> Measu
     """Run the measurement for `settings.backend` (see `workbench.estimate.estimate`)."""
     if settings.backend == "dali":
         return _measure_dali(chain, inp, settings, phases)
+    if settings.backend == "albumentations":
+        return _measure_albumentations(chain, inp, settings, phases)
     return _measure_kornia(chain, inp, settings, phases)
+
+
+def _measure_albumentations(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measurement:
+    module = load_module(emit(chain, "albumentations"), "albumentations")
+    root = str(inp.folder)
+    rates = module.bench_rates(root, s.batch_size, s.batches, s.warmup, s.runs, s.workers, chain.seed, s.device,
+                               progress=phases.tick("whole loader"))
+
+    # Decoding alone: the same loader and workers with an empty pipeline (workers receive
+    # their copy of the dataset when iteration starts, so the swap reaches them).
+    loader = module.make_loader(root, s.batch_size, s.workers, chain.seed,
+                                num_samples=s.batch_size * (s.warmup + s.batches * s.runs))
+    loader.dataset.compose = module.A.Compose([])
+    decode = timed_rates(iter(loader), lambda batch: len(batch[1]), s.batches, s.warmup, s.runs,
+                         progress=phases.tick("decoding alone"))
+    del loader  # stops its worker processes
+    where = f"{s.workers} DataLoader worker process(es)" if s.workers else "the main process (workers=0)"
+    stages = {"decode": s.batch_size / statistics.median(decode)}
+    details = {"decode": f"PIL in {where}"}
+
+    images = list(first_batch(inp, s.batch_size))
+    compose = module.seed_transforms(module.build_compose(), chain.seed)
+    tick = phases.tick("augmentation")
+    # Albumentations augments one image at a time on one core: a batch is the sum of its
+    # images; the loader spreads batches over its workers.
+    stages["augment"] = median_seconds(lambda: [compose(image=image) for image in images], s.runs, 1)
+    details["augment"] = f"Albumentations on one CPU core per batch (the loader runs {max(1, s.workers)} at once)"
+    inputs = [images]
+    for transform in compose.transforms:
+        inputs.append([transform(image=image)["image"] for image in inputs[-1]])
+    steps = []
+    for k, transform in enumerate(compose.transforms):
+        steps.append(median_seconds(lambda: [transform(image=image) for image in inputs[k]], s.runs, 1))
+        tick(k + 1, len(compose.transforms))
+    return Measurement(rates, stages, details, steps)
 
 
 def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measurement:
