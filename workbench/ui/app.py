@@ -16,6 +16,7 @@ import numpy as np
 from PIL import Image
 
 from ..backends import BACKENDS
+from ..backends.albumentations import AlbumentationsPreview
 from ..backends.dali_cache import DaliPrefixCache
 from ..backends.kornia_cache import PrefixCache
 from ..chain import Chain, Step
@@ -57,7 +58,7 @@ class Workbench:
         self._original_tiles = [_jpeg(_fit(image, cell)) for image in self.images]  # never change
         self._grids: dict[tuple, w.Widget] = {}
         # Previews recompute only from the edited step on (per backend).
-        self._caches = {"kornia": PrefixCache(), "dali": DaliPrefixCache()}
+        self._caches = {"kornia": PrefixCache(), "dali": DaliPrefixCache(), "albumentations": AlbumentationsPreview()}
         self._timer: threading.Timer | None = None
         self._syncing = False
         self._lock = threading.Lock()
