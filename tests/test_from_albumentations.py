@@ -1,0 +1,115 @@
+"""Chain.from_albumentations: a CPU pipeline moves to the GPU engines in two lines."""
+import os
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
+import albumentations as A  # noqa: E402
+import cv2  # noqa: E402
+from albumentations.pytorch import ToTensorV2  # noqa: E402
+
+import workbench as wb  # noqa: E402
+
+from conftest import ROOT, run_script  # noqa: E402
+
+
+def realistic_pipeline():
+    """An ImageNet-style training pipeline as people write it for Albumentations."""
+    return A.Compose([
+        A.RandomResizedCrop(size=(160, 160), scale=(0.35, 1.0)),
+        A.HorizontalFlip(p=0.5),
+        A.Affine(rotate=(-15, 15), scale=(0.9, 1.1), border_mode=cv2.BORDER_CONSTANT, fill=0, p=0.5),
+        A.ColorJitter(brightness=0.2, contrast=0.2, saturation=0.2, hue=0.05, p=0.8),
+        A.ToGray(p=0.1),
+        A.GaussianBlur(blur_limit=(5, 5), sigma_limit=(0.1, 2.0), p=0.2),
+        A.GaussNoise(std_range=(0.02, 0.1), p=0.2),
+        A.OneOf([A.MotionBlur(), A.MedianBlur()], p=0.2),
+        A.Erasing(p=0.25),
+        A.Normalize(),
+        ToTensorV2(),
+    ], seed=137)
+
+
+MAPPED = ["RandomResizedCrop", "HorizontalFlip", "Affine", "ColorJitter", "Grayscale", "GaussianBlur",
+          "GaussianNoise", "Erase", "Normalize"]
+
+
+@pytest.fixture(scope="module")
+def imported():
+    with pytest.warns(UserWarning, match=r"1 transform\(s\) left out"):
+        return wb.Chain.from_albumentations(realistic_pipeline())
+
+
+def test_realistic_pipeline_maps_every_transform_it_can(imported):
+    assert [s.op for s in imported.steps] == MAPPED
+    assert imported.seed == 137
+    assert [s.p for s in imported.steps] == [1.0, 0.5, 0.5, 0.8, 0.1, 0.2, 0.2, 0.25, 1.0]
+    assert imported.steps[0].params["size"] == [160, 160] and imported.steps[0].params["scale"] == [0.35, 1.0]
+    assert imported.steps[3].params["brightness"] == pytest.approx([0.8, 1.2])
+    assert imported.steps[-1].params["mean"] == pytest.approx([0.485, 0.456, 0.406])
+    (left_out,) = imported.unmapped
+    assert left_out.position == "8" and left_out.transform.startswith("A.OneOf")
+    assert "picks among its transforms per image" in left_out.reason
+    # The chain is a normal chain: it round-trips and validates.
+    assert wb.Chain.from_dict(imported.to_dict()).to_dict() == imported.to_dict()
+
+
+@pytest.mark.parametrize("backend", ["dali", "kornia"])
+def test_imported_pipeline_exports_and_runs_on_the_sample_images(imported, backend, tmp_path):
+    """Export the imported chain and run the file on the bundled photos: its --save equals
+    chain.run, and the images are what the pipeline promises (160x160, normalised)."""
+    script = tmp_path / f"from_albumentations_{backend}.py"
+    imported.export(backend, path=script.name, folder=tmp_path)
+    out = tmp_path / "out.npz"
+    run_script(script, "--images", str(ROOT / "sample_data"), "--seed", "3", "--save", str(out))
+    saved = np.load(out)["images"]
+    expected = imported.run(wb.load_images(), backend=backend, device="cpu", seed=3).images
+    assert saved.shape == (12, 160, 160, 3) and saved.dtype == np.float32
+    assert np.array_equal(saved, expected)
+    # Normalised photos: roughly zero mean, unit spread, not constant.
+    assert -1.0 < float(saved.mean()) < 1.0 and 0.5 < float(saved.std()) < 2.0
+
+
+def test_the_imported_chain_agrees_with_the_original_on_deterministic_steps():
+    """With p = 1 and collapsed ranges, the imported chain on Kornia gives what the original
+    Albumentations pipeline gives (within the ops' stated parity)."""
+    pipeline = A.Compose([A.Resize(height=120, width=160), A.ColorJitter(brightness=(1.2, 1.2), contrast=(1, 1),
+                                                                          saturation=(1, 1), hue=(0, 0), p=1.0),
+                          A.Normalize()], seed=0)
+    chain = wb.Chain.from_albumentations(pipeline)
+    assert [s.op for s in chain.steps] == ["Resize", "Brightness", "Normalize"] and not chain.unmapped
+    images = wb.load_images()[:4]
+    original = np.stack([pipeline(image=i)["image"] for i in images])
+    kornia = chain.run(images, backend="kornia").images
+    albumentations = chain.run(images, backend="albumentations").images
+    assert np.array_equal(original, albumentations)
+    assert np.abs(kornia - original).mean() < 0.05  # normalised units: about 3/255 before the std
+
+
+def test_unmapped_transforms_are_listed_with_the_reason():
+    pipeline = A.Compose([A.HorizontalFlip(p=0.5), A.CLAHE(p=1.0),
+                          A.SomeOf([A.VerticalFlip(), A.Transpose()], n=1, p=1.0)])
+    with pytest.warns(UserWarning) as caught:
+        chain = wb.Chain.from_albumentations(pipeline)
+    assert [s.op for s in chain.steps] == ["HorizontalFlip"]
+    assert [(u.position, u.transform) for u in chain.unmapped] == [("2", "A.CLAHE(p=1.0)"), ("3", "A.SomeOf(p=1.0)")]
+    assert "no workbench op runs A.CLAHE" in chain.unmapped[0].reason
+    assert "A.CLAHE" in str(caught[0].message) and "chain.unmapped" in str(caught[0].message)
+    with pytest.raises(wb.WorkbenchError, match=r"2 transform\(s\) could not be mapped:\n  2 A.CLAHE"):
+        wb.Chain.from_albumentations(pipeline, strict=True)
+
+
+def test_nested_sequences_open_up_and_other_inputs_are_refused():
+    chain = wb.Chain.from_albumentations([A.Sequential([A.HorizontalFlip(p=1.0), A.VerticalFlip(p=0.3)])], seed=4)
+    assert [(s.op, s.p) for s in chain.steps] == [("HorizontalFlip", 1.0), ("VerticalFlip", 0.3)] and chain.seed == 4
+    with pytest.raises(wb.WorkbenchError, match="takes an albumentations Compose, a transform or a list"):
+        wb.Chain.from_albumentations("A.HorizontalFlip()")
+
+
+def test_out_of_range_settings_are_reported_not_crashing():
+    """A setting the op's spec refuses (a 0.001 px blur sigma is below its range) becomes an
+    unmapped entry naming the parameter."""
+    with pytest.warns(UserWarning):
+        chain = wb.Chain.from_albumentations([A.GaussianBlur(blur_limit=(5, 5), sigma_limit=(0.001, 0.002))])
+    assert chain.steps == [] and "sigma" in chain.unmapped[0].reason
