@@ -80,10 +80,13 @@ def chain_from_albumentations(pipeline: Any, seed: int | None = None, strict: bo
 
 def _flatten(transforms, prefix: str, unmapped: list[Unmapped]):
     """(position, transform) for every transform, nested Sequential/Compose with p = 1 opened up."""
+    import albumentations as A
+
     for k, transform in enumerate(transforms, start=1):
         position = f"{prefix}{k}"
         name = type(transform).__name__
-        if hasattr(transform, "transforms"):
+        # Containers only: some transforms (ColorJitter) keep a list of functions in `.transforms`.
+        if isinstance(transform, A.BaseCompose):
             if name in _CONTAINERS and float(getattr(transform, "p", 1.0)) == 1.0:
                 yield from _flatten(list(transform.transforms), position + ".", unmapped)
             else:
