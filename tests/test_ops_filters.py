@@ -1,0 +1,324 @@
+"""Blur, noise and occlusion ops do what their specs say, value for value, on every backend
+that runs them (Kornia in float [0, 1]; DALI and Albumentations on 0-255 uint8, DALI on floats
+after a Normalize)."""
+import os
+
+import numpy as np
+import pytest
+import torch
+
+import workbench as wb
+
+os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
+import albumentations as A  # noqa: E402
+
+BACKENDS = ("kornia", "dali", "albumentations")
+OPS = ("GaussianBlur", "GaussianNoise", "SaltAndPepper", "JpegCompression", "MotionBlur", "MedianBlur", "Erase",
+       "GridMask", "CoarseDropout")
+
+
+def run(images, op, backend, p=1.0, seed=0, **params):
+    return wb.Chain(seed=seed).add(op, p=p, **params).run(images, backend=backend, device="cpu")
+
+
+def levels(images) -> np.ndarray:
+    """Any backend's output as 0-255 float levels (Kornia's floats scaled, to 1/1000 of a level
+    so that 128 / 255 * 255 reads 128)."""
+    x = np.asarray(images)
+    return (x.astype(np.float64) * (255.0 if x.dtype != np.uint8 else 1.0)).round(3)
+
+
+def backends_of(op):
+    return [b for b in BACKENDS if wb.get_op(op).supports(b)]
+
+
+@pytest.fixture(scope="module")
+def grey():
+    """Mid-grey images: noise neither saturates nor hides there."""
+    return [np.full((96, 128, 3), 128, np.uint8) for _ in range(4)]
+
+
+@pytest.fixture(scope="module")
+def white():
+    return [np.full((96, 128, 3), 255, np.uint8) for _ in range(3)]
+
+
+# ----- noise -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", backends_of("GaussianNoise"))
+def test_gaussian_noise_std_is_the_std_asked_for(grey, backend):
+    res = run(grey, "GaussianNoise", backend, std=0.1)
+    change = (levels(res.images) - 128.0) / 255.0
+    for c in range(3):  # each channel draws its own noise
+        assert abs(change[..., c].std() - 0.1) < 0.004, (backend, c, change[..., c].std())
+        assert abs(change[..., c].mean()) < 0.004
+    # Independent per channel, not one value copied to all three.
+    assert abs(np.corrcoef(change[..., 0].ravel(), change[..., 1].ravel())[0, 1]) < 0.05
+    # A different seed gives different noise.
+    assert not np.array_equal(res.images, run(grey, "GaussianNoise", backend, std=0.1, seed=1).images)
+
+
+@pytest.mark.parametrize("backend", backends_of("SaltAndPepper"))
+@pytest.mark.parametrize("amount", [0.02, 0.2])
+def test_salt_and_pepper_flips_about_amount_of_the_pixels(grey, backend, amount):
+    res = run(grey, "SaltAndPepper", backend, amount=[amount, amount], salt_vs_pepper=[0.25, 0.25])
+    out = levels(res.images)
+    changed = (out != 128.0).any(axis=-1)
+    # Whole pixels turn white or black, all channels alike; nothing else changes.
+    assert set(np.unique(out[changed])) <= {0.0, 255.0}
+    assert (out[changed] == out[changed][:, :1]).all()
+    pixels = changed.size
+    assert abs(changed.sum() / pixels - amount) < 4 * np.sqrt(amount / pixels) + 1e-3
+    salt = (out[..., 0] == 255.0).sum() / changed.sum()
+    assert abs(salt - 0.25) < 0.05
+    for row in res.params:
+        assert row[0].get("amount", amount) == pytest.approx(amount)
+
+
+def test_salt_and_pepper_writes_0_and_1_after_a_normalize(grey):
+    """Kornia writes the literals 1 and 0 whatever the range; so does DALI on floats."""
+    chain = (wb.Chain(seed=2).add("Normalize", mean=[0.5] * 3, std=[0.25] * 3)
+             .add("SaltAndPepper", p=1.0, amount=[0.1, 0.1], salt_vs_pepper=[0.5, 0.5]))
+    for backend in ("kornia", "dali"):
+        out = np.asarray(chain.run(grey, backend=backend).images)
+        base = (128 / 255 - 0.5) / 0.25
+        assert {round(float(v), 5) for v in np.unique(out)} == {0.0, 1.0, round(base, 5)}, backend
+
+
+# ----- JPEG ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", backends_of("JpegCompression"))
+def test_jpeg_error_grows_as_quality_falls(small_images, backend):
+    x = np.stack(small_images).astype(np.float64)
+    errors = []
+    for quality in (100.0, 50.0, 10.0):
+        res = run(small_images, "JpegCompression", backend, quality=[quality, quality])
+        errors.append(np.abs(levels(res.images) - x).mean())
+        assert {row[0]["quality"] for row in res.params if "quality" in row[0]} <= {quality}
+    assert errors[0] < errors[1] < errors[2], errors
+    assert errors[0] < 1.5 and errors[2] > 4.0, errors
+
+
+def test_dali_jpeg_quality_is_a_whole_number_drawn_from_the_range(small_images):
+    res = run(small_images, "JpegCompression", "dali", quality=[20.0, 80.0])
+    qualities = [row[0]["quality"] for row in res.params]
+    assert all(q == int(q) and 20 <= q <= 80 for q in qualities) and len(set(qualities)) > 1
+
+
+def test_jpeg_after_a_normalize_codes_like_kornia(small_images):
+    """After a Normalize DALI codes the values clamped to [0, 1] in 8 bits, as Kornia does."""
+    chain = wb.Chain().add("Normalize", mean=[0.0] * 3, std=[1.0] * 3).add("JpegCompression", p=1.0,
+                                                                             quality=[50.0, 50.0])
+    k = np.asarray(chain.run(small_images, backend="kornia").images)
+    d = np.asarray(chain.run(small_images, backend="dali").images)
+    assert d.dtype == np.float32 and 0.0 <= d.min() and d.max() <= 1.0
+    assert np.abs(k - d).mean() < 2.0 / 255
+
+
+# ----- blurs -----------------------------------------------------------------------------
+
+def median_reference(image: np.ndarray, k: int) -> np.ndarray:
+    """Per-channel median over k x k windows, borders mirrored without the edge pixel."""
+    r = k // 2
+    padded = np.pad(image, ((r, r), (r, r), (0, 0)), mode="reflect")
+    h, w = image.shape[:2]
+    stack = [padded[dy:dy + h, dx:dx + w] for dy in range(k) for dx in range(k)]
+    return np.median(np.stack(stack), axis=0)
+
+
+@pytest.mark.parametrize("k", [3, 5, 7])
+def test_median_blur_is_the_window_median_on_kornia_and_dali(small_images, k):
+    expected = np.stack([median_reference(i, k) for i in small_images[:3]])
+    for backend in ("kornia", "dali"):
+        out = levels(run(small_images[:3], "MedianBlur", backend, kernel_size=k).images)
+        assert np.abs(out - expected).max() < 1e-3, backend
+    # OpenCV repeats the edge pixel: equal inside, different at the border.
+    a = levels(run(small_images[:3], "MedianBlur", "albumentations", kernel_size=k).images)
+    assert np.array_equal(a[:, k:-k, k:-k], expected[:, k:-k, k:-k])
+
+
+def test_median_blur_on_floats_after_a_normalize(small_images):
+    chain = wb.Chain().add("Normalize", mean=[0.2] * 3, std=[0.5] * 3).add("MedianBlur", p=1.0, kernel_size=3)
+    k = np.asarray(chain.run(small_images[:2], backend="kornia").images)
+    d = np.asarray(chain.run(small_images[:2], backend="dali").images)
+    assert d.dtype == np.float32 and np.abs(k - d).max() < 1e-5
+
+
+def test_median_blur_removes_salt_and_pepper(grey):
+    noisy = run(grey, "SaltAndPepper", "dali", amount=[0.05, 0.05]).images
+    for backend in BACKENDS:
+        out = run(list(noisy), "MedianBlur", backend, kernel_size=3).images
+        assert (levels(out)[:, 1:-1, 1:-1] == 128.0).mean() > 0.99, backend
+
+
+@pytest.mark.parametrize("angle,direction", [(0.0, 0.0), (30.0, 1.0), (90.0, -0.5), (135.0, 0.3), (215.0, -1.0),
+                                             (333.3, 0.7)])
+def test_motion_blur_dali_builds_kornias_kernel(angle, direction):
+    """The blur of a single bright pixel is the kernel: DALI's equals Kornia's at any angle."""
+    from kornia.filters import get_motion_kernel2d
+
+    image = np.zeros((15, 15, 3), np.uint8)
+    image[7, 7] = 255
+    params = dict(kernel_size=7, angle=[angle, angle], direction=[direction, direction])
+    k = levels(run([image], "MotionBlur", "kornia", **params).images)[0, ..., 0]
+    d = levels(run([image], "MotionBlur", "dali", **params).images)[0, ..., 0]
+    assert np.abs(k - d).max() <= 0.5 + 1e-6  # DALI rounds to whole levels
+    kernel = get_motion_kernel2d(7, torch.tensor([angle]), torch.tensor([direction]))[0].numpy()
+    # Correlation turns the kernel around: the point's streak is the kernel rotated by 180 degrees.
+    assert np.allclose(k[4:11, 4:11], 255 * kernel[::-1, ::-1], atol=1e-3)
+
+
+def test_motion_blur_albumentations_matches_at_multiples_of_45_degrees(small_images):
+    for angle in (0.0, 45.0, 90.0, 135.0):
+        params = dict(kernel_size=5, angle=[angle, angle], direction=[0.0, 0.0])
+        d = run(small_images[:2], "MotionBlur", "dali", **params).images
+        a = run(small_images[:2], "MotionBlur", "albumentations", **params).images
+        assert np.array_equal(d, a), angle
+
+
+@pytest.mark.parametrize("backend", backends_of("GaussianBlur"))
+def test_gaussian_blur_reports_the_sigma_it_drew(small_images, backend):
+    res = run(small_images, "GaussianBlur", backend, sigma=[0.5, 2.5], kernel_size=9)
+    sigmas = [row[0]["sigma"] for row in res.params]
+    assert all(0.5 <= s <= 2.5 for s in sigmas) and len(set(sigmas)) == len(sigmas)
+    fixed = run(small_images[:1], "GaussianBlur", backend, sigma=[1.7, 1.7], kernel_size=9)
+    assert fixed.params[0][0]["sigma"] == pytest.approx(1.7, rel=1e-6)
+
+
+# ----- occlusion -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", backends_of("GridMask"))
+def test_grid_mask_zeroes_the_top_left_square_of_every_tile(white, backend):
+    out = levels(run(white, "GridMask", backend, tile=32, ratio=0.5, random_offset=False).images)[..., 0]
+    y, x = np.mgrid[0:96, 0:128]
+    expected = np.where(((y % 32) < 16) & ((x % 32) < 16), 0.0, 255.0)
+    assert (out == expected).all()
+    assert (out == 0).mean() == pytest.approx(0.25)
+
+
+def test_grid_mask_random_offset_shifts_the_grid_by_the_reported_offset(white):
+    res = run(white, "GridMask", "dali", seed=4, tile=32, ratio=0.25, random_offset=True)
+    y, x = np.mgrid[0:96, 0:128]
+    offsets = set()
+    for image, rows in zip(levels(res.images)[..., 0], res.params):
+        dx, dy = rows[0]["x"], rows[0]["y"]
+        assert 0 <= dx < 32 and 0 <= dy < 32 and dx == int(dx) and dy == int(dy)
+        expected = np.where((((y - dy) % 32) < 8) & (((x - dx) % 32) < 8), 0.0, 255.0)
+        assert (image == expected).all()
+        assert (image == 0).mean() == pytest.approx(1 / 16)
+        offsets.add((dx, dy))
+    assert len(offsets) > 1
+
+
+@pytest.mark.parametrize("backend", backends_of("CoarseDropout"))
+def test_coarse_dropout_fills_exactly_its_reported_holes(small_images, backend):
+    res = run(small_images, "CoarseDropout", backend, holes=5, height=[0.1, 0.3], width=[0.05, 0.4], value=0.5)
+    for image, out, rows in zip(small_images, res.images, res.params):
+        row = rows[0]
+        holes = list(zip(*(np.atleast_1d(row[k]) for k in ("x", "y", "width", "height"))))
+        assert len(holes) == 5
+        inside = np.zeros(image.shape[:2], bool)
+        for x, y, w, h in holes:
+            assert 0 <= x and x + w <= 128 and 0 <= y and y + h <= 96
+            assert int(0.1 * 96) <= h <= int(0.3 * 96) and int(0.05 * 128) <= w <= int(0.4 * 128)
+            inside[int(y):int(y + h), int(x):int(x + w)] = True
+        assert (out[inside] == 127).all()  # 0.5 of 255, rounded down as both libraries fill uint8
+        assert np.array_equal(out[~inside], image[~inside])
+
+
+@pytest.mark.parametrize("backend", backends_of("Erase"))
+def test_erase_fills_its_reported_rectangle(small_images, backend):
+    res = run(small_images, "Erase", backend, scale=[0.1, 0.2], ratio=[0.5, 2.0], value=1.0)
+    for image, out, rows in zip(small_images, levels(res.images), res.params):
+        x, y, w, h = (int(rows[0][k]) for k in ("x", "y", "width", "height"))
+        inside = np.zeros(image.shape[:2], bool)
+        inside[y:y + h, x:x + w] = True
+        assert (out[inside] == 255.0).all()
+        assert np.array_equal(out[~inside], image[~inside].astype(np.float64))
+        assert 0.09 <= w * h / inside.size <= 0.21
+
+
+def test_erase_albumentations_ratio_is_height_over_width(small_images):
+    res = run(small_images, "Erase", "albumentations", scale=[0.2, 0.2], ratio=[3.0, 3.0])
+    for rows in res.params:
+        assert rows[0]["height"] / rows[0]["width"] == pytest.approx(3.0, rel=0.15)
+
+
+# ----- Albumentations imports invert the lowerings ---------------------------------------
+
+ROUND_TRIPS = {
+    "GaussianBlur": {"sigma": [0.3, 1.7], "kernel_size": 9},
+    "GaussianNoise": {"std": 0.07},
+    "SaltAndPepper": {"amount": [0.01, 0.05], "salt_vs_pepper": [0.3, 0.7]},
+    "JpegCompression": {"quality": [30.0, 90.0]},
+    "MotionBlur": {"kernel_size": 7, "angle": [10.5, 200.25], "direction": [-0.5, 0.75]},
+    "MedianBlur": {"kernel_size": 5},
+    "Erase": {"scale": [0.05, 0.2], "ratio": [0.3, 3.3], "value": 0.2},
+    "GridMask": {"tile": 40, "ratio": 0.6, "random_offset": True},
+    "CoarseDropout": {"holes": 3, "height": [0.1, 0.25], "width": [0.2, 0.3], "value": 1.0},
+}
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_albumentations_import_gives_back_the_params(op):
+    chain = wb.Chain(seed=5).add(op, p=0.3, **ROUND_TRIPS[op])
+    spec = wb.get_op(op)
+    transform = getattr(A, spec.albumentations.transform)(**spec.albumentations.args(chain.steps[0].params), p=0.3)
+    back = wb.Chain.from_albumentations(A.Compose([transform], seed=5), strict=True)
+    assert [(s.op, s.p) for s in back.steps] == [(op, 0.3)]
+    assert back.steps[0].params == chain.steps[0].params
+
+
+@pytest.mark.parametrize("transform,words", [
+    (A.GaussNoise(std_range=(0.02, 0.1)), "takes a single std"),
+    (A.MedianBlur(blur_limit=(3, 7)), "takes a single kernel size"),
+    (A.MotionBlur(blur_limit=(5, 5)), "allow_shifted=True"),
+    (A.GridDropout(), "GridMask takes a tile in pixels"),
+    (A.CoarseDropout(num_holes_range=(1, 3)), "draws the number of holes per image"),
+    (A.CoarseDropout(num_holes_range=(2, 2), hole_height_range=(8, 16)), "is in pixels"),
+    (A.Erasing(fill="random"), "fills a constant value"),
+    (A.ImageCompression(compression_type="webp"), "JPEG only"),
+])
+def test_albumentations_settings_without_an_equivalent_are_listed_with_the_reason(transform, words):
+    with pytest.warns(UserWarning, match="left out"):
+        chain = wb.Chain.from_albumentations(A.Compose([transform]))
+    assert chain.steps == [] and words in chain.unmapped[0].reason
+
+
+def test_albumentations_gaussian_blur_sized_from_sigma_imports_the_largest_kernel():
+    chain = wb.Chain.from_albumentations(A.Compose([A.GaussianBlur(sigma_limit=(0.5, 3.0))]))
+    assert chain.steps[0].params == {"sigma": [0.5, 3.0], "kernel_size": 21}
+
+
+# ----- errors ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op,params,words", [
+    ("MedianBlur", {"kernel_size": 4}, "'kernel_size' must be an odd integer"),
+    ("MedianBlur", {"kernel_size": 9}, "'kernel_size' must be in [3, 7]"),
+    ("GaussianNoise", {"std": 1.5}, "'std' must be in [0.0, 1.0]"),
+    ("GaussianNoise", {"std": [0.1, 0.2]}, "'std' must be a number"),
+    ("SaltAndPepper", {"amount": [0.3, 0.1]}, "'amount' has lo > hi"),
+    ("JpegCompression", {"quality": [0.0, 50.0]}, "'quality' must lie within [1.0, 100.0]"),
+    ("MotionBlur", {"angle": [-10.0, 10.0]}, "'angle' must lie within [0.0, 360.0]"),
+    ("MotionBlur", {"direction": [-2.0, 0.0]}, "'direction' must lie within [-1.0, 1.0]"),
+    ("GridMask", {"ratio": 1.0}, "'ratio' must be in [0.05, 0.95]"),
+    ("GridMask", {"tile": 2}, "'tile' must be in [4, 1024]"),
+    ("GridMask", {"random_offset": 1}, "'random_offset' must be true or false"),
+    ("CoarseDropout", {"height": [0.5, 1.0]}, "'height' must lie within [0.01, 0.99]"),
+    ("CoarseDropout", {"holes": 0}, "'holes' must be in [1, 64]"),
+    ("Erase", {"value": 2.0}, "'value' must be in [0.0, 1.0]"),
+])
+def test_bad_parameters_name_the_op_and_the_parameter(op, params, words):
+    with pytest.raises(wb.ChainError) as info:
+        wb.Chain().add(op, **params)
+    assert f"({op}): parameter" in str(info.value) and words in str(info.value)
+
+
+@pytest.mark.parametrize("op", ["GridMask", "CoarseDropout"])
+def test_ops_kornia_cannot_run_are_refused_with_the_reason(op, small_images):
+    chain = wb.Chain().add(op)
+    with pytest.raises(wb.UnsupportedOpError, match=f"{op} cannot run on kornia: it runs on dali, albumentations"):
+        chain.run(small_images, backend="kornia")
+    with pytest.raises(wb.UnsupportedOpError, match="kornia.augmentation"):
+        chain.export("kornia")
+    assert wb.get_op(op).unsupported["kornia"]
