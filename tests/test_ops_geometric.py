@@ -1,0 +1,317 @@
+"""Geometric ops: each does what its spec says on every backend that runs it (checked against
+numpy/OpenCV), its reported draws mean the same everywhere, its Albumentations lowering
+inverts, and bad settings get a clear error."""
+import ast
+import math
+import os
+import re
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
+import albumentations as A  # noqa: E402
+import cv2  # noqa: E402
+
+import workbench as wb  # noqa: E402
+from workbench.codegen.literals import Name  # noqa: E402
+from workbench.ops import REGISTRY  # noqa: E402
+
+GEOMETRIC = wb.list_ops(family="geometric")
+
+
+def run(op, images, backend, seed=0, **params):
+    return wb.Chain(seed=seed).add(op, p=1.0, **params).run(images, backend=backend, device="cpu")
+
+
+def unit(image) -> np.ndarray:
+    """Any backend's output in [0, 1] floats (Kornia gives floats, DALI and Albumentations uint8)."""
+    image = np.asarray(image)
+    return image.astype(np.float64) / (255.0 if image.dtype == np.uint8 else 1.0)
+
+
+def levels(image) -> np.ndarray:
+    return np.round(unit(image) * 255.0).astype(np.int64)
+
+
+def mean_abs(first, second) -> float:
+    """Mean absolute difference over all pixels of two lists of same-shape images."""
+    return float(np.concatenate([np.abs(x - y).ravel() for x, y in zip(first, second, strict=True)]).mean())
+
+
+def noise(n, h, w, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.integers(0, 256, (h, w, 3), dtype=np.uint8) for _ in range(n)]
+
+
+# ----- crops and pads -------------------------------------------------------------------------
+@pytest.mark.parametrize("backend", wb.get_op("RandomCrop").backends)
+def test_random_crop_is_the_input_at_the_reported_window(backend, small_images):
+    res = run("RandomCrop", small_images, backend, size=[40, 56])
+    starts = set()
+    for image, out, rows in zip(small_images, res.images, res.params):
+        x0, y0, x1, y1 = (int(v) for v in rows[0]["crop_box"])
+        assert (x1 - x0, y1 - y0) == (56, 40) and 0 <= x0 <= 128 - 56 and 0 <= y0 <= 96 - 40
+        assert np.array_equal(levels(out), image[y0:y1, x0:x1])
+        starts.add((x0, y0))
+    assert len(starts) > 1, "every sample got the same window"
+
+
+@pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
+def test_crop_larger_than_the_image_names_the_op_and_the_fix(backend, small_images):
+    chain = wb.Chain().add("RandomCrop", size=[100, 56])
+    with pytest.raises(wb.InputError, match=r"step 1 \(RandomCrop\): size \[100, 56\] is larger than image 0 "
+                                            r"\(96x128 at that step\); lower size or resize first"):
+        chain.run(small_images, backend=backend)
+
+
+@pytest.mark.parametrize("backend", wb.get_op("CenterCrop").backends)
+def test_center_crop_reports_the_floored_window(backend):
+    image = noise(1, 31, 40)[0]
+    res = run("CenterCrop", [image], backend, size=[20, 25])
+    # Odd margins (11 and 15 pixels) put the extra pixel after the window on every backend.
+    assert res.params[0][0]["crop_box"] == [7.0, 5.0, 32.0, 25.0]
+    assert np.array_equal(levels(res.images[0]), image[5:25, 7:32])
+
+
+@pytest.mark.parametrize("backend", wb.get_op("Pad").backends)
+def test_pad_places_the_whole_image_at_a_random_reported_offset(backend):
+    images = noise(12, 20, 30)
+    res = run("Pad", images, backend, size=[32, 36], fill=0.2)
+    offsets = set()
+    for image, out, rows in zip(images, res.images, res.params):
+        row = rows[0]
+        # The shortfall (12 rows, 6 columns) is padded on both ends, then a size window is cut.
+        assert row["padding"] == [6.0, 6.0, 12.0, 12.0]
+        x0, y0, x1, y1 = row["crop_box"]
+        assert (x1 - x0, y1 - y0) == (36, 32)
+        ox, oy = int(6 - x0), int(12 - y0)
+        assert 0 <= ox <= 6 and 0 <= oy <= 12
+        expected = np.full((32, 36, 3), 51, np.int64)  # fill 0.2 = 51/255
+        expected[oy:oy + 20, ox:ox + 30] = image
+        assert np.array_equal(levels(out), expected)
+        offsets.add((ox, oy))
+    assert len(offsets) > 3, "the image should land at different offsets"
+
+
+@pytest.mark.parametrize("backend", wb.get_op("Pad").backends)
+def test_pad_crops_a_side_longer_than_size(backend):
+    images = noise(4, 30, 50, seed=1)
+    res = run("Pad", images, backend, size=[40, 40])
+    for image, out, rows in zip(images, res.images, res.params):
+        # 10 rows short: padded by 10 above and below; 10 columns too many: cut at random.
+        assert rows[0]["padding"] == [0.0, 0.0, 10.0, 10.0]
+        x0, y0, x1, y1 = (int(v) for v in rows[0]["crop_box"])
+        assert 0 <= x0 <= 10 and 0 <= y0 <= 10
+        padded = np.pad(image, ((10, 10), (0, 0), (0, 0)))
+        assert np.array_equal(levels(out), padded[y0:y1, x0:x1])
+
+
+def test_pad_keeps_the_batch_one_size():
+    spec = wb.get_op("Pad")
+    assert spec.always_applies and spec.fixes_size and spec.output_size({"size": [32, 36], "fill": 0.0}, 90, 9) == (
+        32, 36)
+    with pytest.raises(wb.ChainError, match=r"Pad must apply to every sample"):
+        wb.Chain().add("Pad", p=0.5)
+
+
+# ----- warps ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("backend", wb.get_op("Translate").backends)
+def test_translate_moves_a_pixel_by_the_collapsed_fraction(backend):
+    image = np.zeros((48, 64, 3), np.uint8)
+    image[20, 30] = (255, 128, 7)
+    res = run("Translate", [image], backend, translate_x=[0.25, 0.25], translate_y=[-0.125, -0.125])
+    out = levels(res.images[0])
+    # 0.25 * 64 = 16 pixels right, 0.125 * 48 = 6 pixels up; nothing else lights up.
+    assert out[14, 46].tolist() == [255, 128, 7] and out.sum() == 255 + 128 + 7
+    assert (res.params[0][0]["dx"], res.params[0][0]["dy"]) == (16.0, -6.0)
+
+
+def test_albumentations_translates_by_whole_pixels():
+    """The documented difference: Albumentations truncates fraction * size to whole pixels."""
+    image = noise(1, 40, 45)[0]
+    kornia = run("Translate", [image], "kornia", translate_x=[0.1, 0.1], translate_y=[0.0, 0.0])
+    albumentations = run("Translate", [image], "albumentations", translate_x=[0.1, 0.1], translate_y=[0.0, 0.0])
+    assert kornia.params[0][0]["dx"] == pytest.approx(4.5) and albumentations.params[0][0]["dx"] == 4.0
+    assert np.array_equal(levels(albumentations.images[0])[:, 4:], image[:, :-4])
+    assert "whole pixels" in wb.get_op("Translate").albumentations.note
+
+
+@pytest.mark.parametrize("backend", wb.get_op("Shear").backends)
+def test_shear_moves_pixels_as_documented(backend):
+    """tan 45 = 1 about the centre (15, 10) of a 21x31 image: shear_x moves a pixel 4 rows
+    below the centre 4 columns left; shear_y moves a pixel 5 columns right of it 5 rows up."""
+    image = np.zeros((21, 31, 3), np.uint8)
+    image[14, 15] = 200
+    image[10, 20] = 100
+    for params, expected in ((dict(shear_x=[45.0, 45.0]), {(14, 11): 200, (10, 20): 100}),
+                             (dict(shear_x=[0.0, 0.0], shear_y=[45.0, 45.0]), {(14, 15): 200, (5, 20): 100})):
+        out = levels(run("Shear", [image], backend, **params).images[0])[..., 0]
+        assert {(int(y), int(x)): int(out[y, x]) for y, x in zip(*np.nonzero(out > 20))} == expected
+
+
+def test_shear_on_both_axes_kornia_and_dali_agree_albumentations_is_the_documented_exception(sample_images):
+    photos = sample_images[:4]
+    params = dict(shear_x=[10.0, 10.0], shear_y=[8.0, 8.0])
+    k, d, a = ([unit(x)[4:-4, 4:-4] for x in run("Shear", photos, b, **params).images]
+               for b in ("kornia", "dali", "albumentations"))
+    assert mean_abs(k, d) <= wb.get_op("Shear").parity.mae
+    assert mean_abs(k, a) > 5 / 255  # x then y (Kornia, DALI) against both at once (Albumentations)
+    assert "both axes at once" in wb.get_op("Shear").albumentations.note
+
+
+def test_affine_with_rotation_and_shear_kornia_and_dali_agree(sample_images):
+    """The parity case leaves shear out (Albumentations composes the other way round): Kornia
+    and DALI are checked with both here, within the op's stated tolerance."""
+    photos = sample_images[:4]
+    params = dict(degrees=[25.0, 25.0], translate=[0.0, 0.0], scale=[0.8, 0.8], shear=[15.0, 15.0])
+    k, d, a = ([unit(x)[4:-4, 4:-4] for x in run("Affine", photos, b, **params).images]
+               for b in ("kornia", "dali", "albumentations"))
+    diff = np.concatenate([np.ravel(x - y) for x, y in zip(k, d)])
+    spec = wb.get_op("Affine")
+    assert np.abs(diff).mean() <= spec.parity.mae and 10 * np.log10(1 / np.mean(diff ** 2)) >= spec.parity.psnr
+    assert mean_abs(k, a) > 5 / 255
+    assert "shears after rotating" in spec.albumentations.note
+
+
+def kornia_affine(image, row) -> np.ndarray:
+    """The workbench's Affine convention from a sample's reported draws, with OpenCV:
+    p' = s R(angle, clockwise) Shear_x (p - c) + c + t about the pixel-centre centre c."""
+    h, w = image.shape[:2]
+    theta, k, s = math.radians(row["angle"]), math.tan(math.radians(row["shear"])), row["scale"][0]
+    lin = s * np.array([[math.cos(theta), -math.sin(theta)], [math.sin(theta), math.cos(theta)]]) @ \
+        np.array([[1.0, -k], [0.0, 1.0]])
+    centre = np.array([(w - 1) / 2, (h - 1) / 2])
+    matrix = np.hstack([lin, (centre + np.asarray(row["translate_px"]) - lin @ centre)[:, None]])
+    return cv2.warpAffine(image, matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
+                          borderValue=0).astype(np.float64) / 255.0
+
+
+@pytest.mark.parametrize("backend", wb.get_op("Affine").backends)
+def test_affine_reported_draws_rebuild_the_output(backend, small_images):
+    """Angle, scale, shift and shear mean the same on every backend: OpenCV fed one sample's
+    reported values gives that sample's image."""
+    shear = [0.0, 0.0] if backend == "albumentations" else [-12.0, 12.0]
+    res = run("Affine", small_images, backend, seed=5, degrees=[-30.0, 30.0], translate=[0.2, 0.1],
+              scale=[0.7, 1.3], shear=shear)
+    angles = set()
+    for image, out, rows in zip(small_images, res.images, res.params):
+        row = rows[0]
+        assert abs(row["translate_px"][0]) <= 0.2 * 128 + 1e-6 and abs(row["translate_px"][1]) <= 0.1 * 96 + 1e-6
+        assert 0.7 - 1e-6 <= row["scale"][0] <= 1.3 + 1e-6 and row["scale"][0] == pytest.approx(row["scale"][1])
+        expected = kornia_affine(image, row)
+        assert np.abs(unit(out) - expected)[4:-4, 4:-4].mean() < 0.6 / 255, row
+        angles.add(round(row["angle"], 3))
+    assert len(angles) == len(small_images)
+
+
+@pytest.mark.parametrize("backend", wb.get_op("Rotate").backends)
+def test_rotate_reported_angle_rebuilds_the_output(backend, small_images):
+    res = run("Rotate", small_images, backend, seed=2, degrees=[-40.0, 40.0])
+    for image, out, rows in zip(small_images, res.images, res.params):
+        matrix = cv2.getRotationMatrix2D((63.5, 47.5), rows[0]["angle"], 1.0)  # counter-clockwise
+        expected = cv2.warpAffine(image, matrix, (128, 96), flags=cv2.INTER_LINEAR,
+                                  borderMode=cv2.BORDER_CONSTANT).astype(np.float64) / 255.0
+        assert np.abs(unit(out) - expected)[4:-4, 4:-4].mean() < 0.6 / 255, rows[0]["angle"]
+
+
+@pytest.mark.parametrize("backend", wb.get_op("Perspective").backends)
+def test_perspective_moves_each_corner_inwards_within_the_distortion(backend, small_images):
+    res = run("Perspective", small_images, backend, seed=4, distortion=0.4)
+    ends = []
+    for image, out, rows in zip(small_images, res.images, res.params):
+        start = np.asarray(rows[0]["start_points"]).reshape(4, 2)
+        end = np.asarray(rows[0]["end_points"]).reshape(4, 2)
+        assert np.array_equal(start, [[0, 0], [127, 0], [127, 95], [0, 95]])
+        inwards = (end - start) * np.array([[1, 1], [-1, 1], [-1, -1], [1, -1]])
+        assert (inwards >= 0).all() and (inwards <= np.array([0.4 * 128 / 2, 0.4 * 96 / 2]) + 1e-4).all()
+        # The warp takes the corners to the reported points: OpenCV agrees.
+        matrix = cv2.getPerspectiveTransform(start.astype(np.float32), end.astype(np.float32))
+        expected = cv2.warpPerspective(image, matrix, (128, 96), flags=cv2.INTER_LINEAR,
+                                       borderMode=cv2.BORDER_CONSTANT).astype(np.float64) / 255.0
+        assert np.abs(unit(out) - expected)[4:-4, 4:-4].mean() < 0.5 / 255
+        ends.append(end)
+    assert len({e.tobytes() for e in ends}) == len(ends)
+
+
+@pytest.mark.parametrize("backend", wb.get_op("Perspective").backends)
+def test_perspective_without_distortion_is_the_identity(backend, small_images):
+    out = run("Perspective", small_images, backend, distortion=0.0).images
+    assert max(np.abs(unit(o) - unit(i)).max() for o, i in zip(out, small_images)) < 1.01 / 255
+
+
+def test_backends_without_a_lowering_are_refused_with_the_reason():
+    image = [np.zeros((16, 16, 3), np.uint8)]
+    with pytest.raises(wb.UnsupportedOpError, match=r"Perspective cannot run on albumentations: it runs on "
+                                                     r"kornia, dali \(A.Perspective zooms into"):
+        wb.Chain().add("Perspective").run(image, backend="albumentations")
+    with pytest.raises(wb.UnsupportedOpError, match=r"Pad cannot run on albumentations.*pad_params"):
+        wb.Chain().add("Pad", size=[20, 20]).run(image, backend="albumentations")
+
+
+# ----- Albumentations import (from_transform inverts args) -------------------------------------
+def build_transform(spec, params):
+    """The transform the Albumentations export writes for `params` (dict arguments are source text)."""
+    args = {k: ast.literal_eval(str.__str__(v)) if isinstance(v, Name) else v
+            for k, v in spec.albumentations.args(params).items()}
+    return getattr(A, spec.albumentations.transform)(**args, p=1.0)
+
+
+@pytest.mark.parametrize("op", [op for op in GEOMETRIC if REGISTRY[op].albumentations is not None])
+def test_from_transform_inverts_the_lowering(op):
+    spec = wb.get_op(op)
+    rng = np.random.default_rng(7)
+    for _ in range(10):
+        params = spec.validate_params("t", {p.name: p.random(rng) for p in spec.params})
+        assert spec.albumentations.from_transform(build_transform(spec, params)) == params
+
+
+def test_affine_transforms_map_to_the_op_that_expresses_them():
+    chain = wb.Chain.from_albumentations([
+        A.Affine(rotate=(-15, 15), scale=(0.9, 1.1), border_mode=cv2.BORDER_CONSTANT, fill=0, p=0.5),
+        A.Affine(translate_percent={"x": (0.0, 0.2), "y": (-0.1, 0.0)}, border_mode=cv2.BORDER_CONSTANT, p=1.0),
+        A.Affine(shear={"x": (0, 0), "y": (-5, 5)}, interpolation=cv2.INTER_NEAREST, border_mode=0, p=0.3),
+        A.Rotate(limit=(-20, 10), border_mode=cv2.BORDER_CONSTANT, p=1.0),
+        A.Resize(60, 80, area_for_downscale="image"),
+        A.RandomCrop(32, 48),
+    ])
+    assert [s.op for s in chain.steps] == ["Affine", "Translate", "Shear", "Rotate", "Resize", "RandomCrop"]
+    assert chain.steps[0].params["degrees"] == [-15.0, 15.0] and chain.steps[0].params["scale"] == [0.9, 1.1]
+    assert chain.steps[1].params["translate_x"] == [0.0, 0.2] and chain.steps[1].params["translate_y"] == [-0.1, 0.0]
+    assert chain.steps[2].params == {"shear_x": [0.0, 0.0], "shear_y": [-5.0, 5.0], "interpolation": "nearest"}
+    assert chain.steps[3].params["degrees"] == [-20.0, 10.0] and chain.steps[4].params["antialias"] is True
+    assert chain.steps[5].params["size"] == [32, 48] and not chain.unmapped
+
+
+@pytest.mark.parametrize("transform,reason", [
+    (A.Rotate(limit=10, border_mode=cv2.BORDER_REFLECT_101), r"border_mode=4: the op fills outside the image with 0"),
+    (A.Affine(translate_px=(-5, 5), border_mode=0), r"translate_px shifts by pixels"),
+    (A.Affine(rotate=(-10, 10), shear={"x": (0, 0), "y": (3, 3)}, border_mode=0), r"Affine shears along x only"),
+    (A.Rotate(limit=10, border_mode=0, interpolation=cv2.INTER_CUBIC), r"interpolation=2 \(an OpenCV flag\)"),
+    (A.RandomCrop(10, 10, pad_if_needed=True), r"pad_if_needed=True pads small images"),
+])
+def test_settings_no_op_expresses_are_listed_with_the_reason(transform, reason):
+    with pytest.warns(UserWarning, match="left out"):
+        chain = wb.Chain.from_albumentations([transform])
+    assert chain.steps == [] and len(chain.unmapped) == 1
+    assert re.search(reason, chain.unmapped[0].reason), chain.unmapped[0].reason
+
+
+# ----- invalid settings -------------------------------------------------------------------------
+@pytest.mark.parametrize("op,params,message", [
+    ("Translate", {"translate_x": [0.3, -0.2]},
+     r"step 1 \(Translate\): parameter 'translate_x' has lo > hi \(0.3 > -0.2\); write it as \[-0.2, 0.3\]"),
+    ("Translate", {"translate_y": [-1.5, 0.0]}, r"step 1 \(Translate\): parameter 'translate_y' must lie within "
+                                                r"\[-1.0, 1.0\]"),
+    ("Shear", {"shear_y": [-90, 0]}, r"step 1 \(Shear\): parameter 'shear_y' must lie within \[-80.0, 80.0\]"),
+    ("Perspective", {"distortion": 1.5}, r"step 1 \(Perspective\): parameter 'distortion' must be in \[0.0, 1.0\], "
+                                         r"got 1.5"),
+    ("Pad", {"fill": -0.1}, r"step 1 \(Pad\): parameter 'fill' must be in \[0.0, 1.0\]"),
+    ("Pad", {"size": [0, 10]}, r"step 1 \(Pad\): parameter 'size' sides must be in \[1, 8192\] pixels"),
+    ("RandomCrop", {"size": [10.5, 3]}, r"step 1 \(RandomCrop\): parameter 'size' must be an integer, got 10.5"),
+    ("Perspective", {"corners": 4}, r"step 1 \(Perspective\): unknown parameter 'corners'; Perspective takes: "
+                                    r"distortion, interpolation"),
+])
+def test_invalid_settings_name_the_op_and_the_parameter(op, params, message):
+    with pytest.raises(wb.ChainError, match=message):
+        wb.Chain.from_dict({"steps": [{"op": op, "params": params}]})
