@@ -34,7 +34,7 @@ def test_spec_is_complete(op):
     assert "kornia" in spec.backends and spec.supports("kornia") and not spec.supports("nope")
     assert 0.0 <= spec.default_p <= 1.0
     for p in spec.params:
-        assert p.doc and p.ui in {"slider", "range_slider", "size", "floats", "dropdown", "checkbox"}
+        assert p.doc and p.ui in {"slider", "range_slider", "size", "floats", "dropdown", "checkbox", "op_ranges"}
     # Defaults validate, and validation returns them unchanged.
     defaults = spec.defaults()
     assert spec.validate_params("t", defaults) == defaults

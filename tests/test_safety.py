@@ -23,7 +23,7 @@ import workbench as wb
 from workbench.chain import FORMAT_NAME, FORMAT_VERSION, MAX_FILE_BYTES, MAX_SEED, MAX_STEPS, Step
 from workbench.codegen import literals
 from workbench.ops import REGISTRY
-from workbench.ops.params import Choice, Flag, Floats, Number, Range, Size
+from workbench.ops.params import Choice, Flag, Floats, Number, OpRanges, Range, Size
 
 # ---------------------------------------------------------------------------------------
 # Hostile values
@@ -217,6 +217,17 @@ def _hostile_param_cases():
                 cases.append(pytest.param(op, prm.name, bad, id=f"{op}.{prm.name}[0]-{label}"))
             for label, value in HOSTILE_WHOLE_LISTS:
                 cases.append(pytest.param(op, prm.name, value, id=f"{op}.{prm.name}-{label}"))
+        elif isinstance(prm, OpRanges):  # {op name: [lo, hi]}: the whole value, an op name, an entry
+            for label, value in HOSTILE_WHOLE_LISTS:
+                cases.append(pytest.param(op, prm.name, value, id=f"{op}.{prm.name}-{label}"))
+            for label, key in HOSTILE_CHOICES:
+                if isinstance(key, (str, bytes)):  # a mapping's key
+                    cases.append(pytest.param(op, prm.name, {key: []}, id=f"{op}.{prm.name}-key-{label}"))
+            entry = next(o.name for o in prm.known if o.has_magnitude)
+            for label, value in HOSTILE_SCALARS:
+                cases.append(pytest.param(op, prm.name, {entry: value}, id=f"{op}.{prm.name}.{entry}-{label}"))
+                cases.append(pytest.param(op, prm.name, {entry: [value, 1.0]},
+                                          id=f"{op}.{prm.name}.{entry}[0]-{label}"))
         else:  # a new Param kind: this file must learn about it
             raise AssertionError(f"{op}.{prm.name}: unknown parameter kind {type(prm).__name__}")
     return cases
@@ -540,7 +551,8 @@ FORBIDDEN_ATTRS = {"system", "popen", "spawnl", "execv", "check_output", "check_
 
 def _expected_kwargs(step) -> dict:
     kwargs = dict(step.spec.kornia.args(step.params))
-    kwargs["p"] = float(step.p)
+    if not step.spec.kornia.module.startswith("auto."):  # policies (kornia.augmentation.auto) take no p
+        kwargs["p"] = float(step.p)
     return _plain(kwargs)
 
 
@@ -568,8 +580,11 @@ def check_exported_source(chain: wb.Chain, src: str) -> None:
     for call, (_, step) in zip(seq.args, enabled):
         assert isinstance(call, ast.Call), ast.dump(call)
         func = call.func
-        assert isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "K"
-        assert func.attr in KORNIA_MODULES and func.attr == step.spec.kornia.module
+        # K.<module>, or K.auto.<policy>: a chain of plain names only.
+        assert isinstance(func, ast.Attribute) and ast.unparse(func).startswith("K.")
+        module = ast.unparse(func)[2:]
+        assert all(piece.isidentifier() for piece in module.split("."))
+        assert module in KORNIA_MODULES and module == step.spec.kornia.module
         assert not call.args, "positional arguments in a module call"
         got = {}
         for kw in call.keywords:
@@ -1177,7 +1192,7 @@ def test_failed_export_or_load_leaves_the_chain_unchanged(user_chain, tmp_path):
 # ---------------------------------------------------------------------------------------
 DALI_IMPORTS = {"argparse", "os", "time", "pathlib", "numpy", "nvidia.dali.fn", "nvidia.dali.math",
                 "nvidia.dali.types", "nvidia.dali", "PIL", "nvidia.dali.plugin.base_iterator",
-                "nvidia.dali.plugin.pytorch", "torch"}
+                "nvidia.dali.plugin.pytorch", "torch", "nvidia.dali.auto_aug", "nvidia.dali.auto_aug.core"}
 DALI_STRINGS = {"HWC", "HW"}
 
 
@@ -1194,8 +1209,11 @@ def check_dali_source(chain: wb.Chain, src: str) -> None:
             assert node.attr not in FORBIDDEN_ATTRS, node.attr
     steps = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("step_")]
     assert len(steps) == len(chain.enabled_steps())
+    # The policy helpers the template writes for RandAugment & co., and auto_aug's select.
+    helpers = {"select"} | {n.name for n in tree.body
+                            if isinstance(n, ast.FunctionDef) and n.name.startswith("policy_")}
     for function in steps:
-        local = {"images", "seed", "fn", "dmath", "types", "op_seed"}
+        local = {"images", "seed", "fn", "dmath", "types", "op_seed"} | helpers
         for node in ast.walk(function):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
@@ -1203,7 +1221,7 @@ def check_dali_source(chain: wb.Chain, src: str) -> None:
         for node in ast.walk(function):
             if isinstance(node, ast.Call):
                 func = ast.unparse(node.func)
-                assert func.startswith(("fn.", "dmath.")) or func in ("images.shape", "op_seed"), func
+                assert func.startswith(("fn.", "dmath.")) or func in ("images.shape", "op_seed", *helpers), func
             elif isinstance(node, ast.Name):
                 assert node.id in local, f"unknown name {node.id} in {function.name}"
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):

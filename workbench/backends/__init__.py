@@ -127,6 +127,9 @@ def per_sample_params(chain, records: list[dict[str, np.ndarray]], count: int,
                 for raw, name in (names or {k: k for k in rec if k != "batch_prob"}).items():
                     if raw in rec and not _undrawn(rec[raw][n]):
                         row[name] = _to_python(raw, rec[raw][n])
+                for prm in step.spec.params:  # parameters that name what was drawn (a policy's ops)
+                    if hasattr(prm, "readable_draws"):
+                        prm.readable_draws(row, step.params[prm.name])
             rows.append(row)
         out.append(rows)
     return out

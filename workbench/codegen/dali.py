@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..chain import Chain
 from ..errors import UnsupportedOpError
 from ..ops.spec import DaliContext
-from .dali_template import BODY, HEADER, IMPORTS
+from .dali_template import BODY, HEADER, IMPORTS, POLICIES
 from .literals import Name, call, comment, literal
 from .runtime_source import runtime_source
 
@@ -114,6 +114,8 @@ def emit_dali(chain: Chain) -> str:
               '    """The seed of step `step`\'s k-th random operator: every operator is seeded explicitly, so',
               '    any stretch of the chain can run in a pipeline of its own and draw the same values."""',
               "    return derive_seed(seed, step, k)", "", ""]
+    if any(step.spec.family == "policies" for _, step in enabled):
+        lines += [POLICIES, ""]
     lines += functions
     lines += [comment("The chain's enabled steps, in order, and the names of the per-sample draws each returns."),
               f"STEP_FUNCTIONS = ({''.join(n + ', ' for n in names)})",

@@ -15,14 +15,20 @@ def kornia_module_call(step) -> str:
         >>> from workbench.chain import Step
         >>> kornia_module_call(Step.create("Rotate", p=1.0, degrees=[-5, 5]))
         "K.RandomRotation(degrees=(-5.0, 5.0), resample='BILINEAR', align_corners=False, p=1.0)"
+        >>> kornia_module_call(Step.create("AutoAugment", policy="svhn"))
+        "K.auto.AutoAugment(policy='svhn')"
     """
     spec = step.spec
     if spec.kornia is None:
         raise UnsupportedOpError(f"{spec.name} cannot run on Kornia; backends that support it: "
                                  f"{', '.join(spec.backends) or 'none'}")
     kwargs = dict(spec.kornia.args(step.params))
-    kwargs["p"] = float(step.p)
-    return call(f"K.{identifier(spec.kornia.module)}", kwargs)
+    # A dotted path ("auto.RandAugment") is checked piece by piece. The policies of
+    # kornia.augmentation.auto take no p: their own draws decide what runs (their p is always 1).
+    module = ".".join(identifier(piece) for piece in spec.kornia.module.split("."))
+    if not module.startswith("auto."):
+        kwargs["p"] = float(step.p)
+    return call(f"K.{module}", kwargs)
 
 
 def emit_kornia(chain: Chain) -> str:

@@ -44,7 +44,31 @@ _NOT_SAMPLED = ("forward_input_shape",)
 
 def sampled_params(module):
     """The values `module` drew for its last batch, as numpy arrays with the batch first."""
+    if isinstance(module._params, list):  # a kornia.augmentation.auto policy
+        return policy_params(module)
     return {k: v.detach().cpu().numpy() for k, v in module._params.items() if k not in _NOT_SAMPLED}
+
+
+def policy_params(policy):
+    """What a policy (RandAugment, TrivialAugment, AutoAugment) chose for its last batch, per
+    sample: the position of each chosen candidate ("policy_choice"; Kornia chooses once per
+    batch), whether each op of those ran ("op_applied") and the magnitude it used
+    ("op_magnitude": its sampled value, NaN for ops without one)."""
+    positions = [name for name, _ in policy.named_children()]
+    choice, applied, magnitudes = [], [], []
+    for item in policy._params:
+        candidate = policy.get_submodule(item.name)
+        choice.append(positions.index(item.name))
+        for op_item in item.data:
+            gate = op_item.data["batch_prob"].float()
+            factor = candidate.get_submodule(op_item.name)._factor_name
+            value = op_item.data[factor].float() if factor else torch.full_like(gate, float("nan"))
+            applied.append(gate)
+            magnitudes.append(value.reshape(gate.shape))
+    count = applied[0].shape[0]
+    return {"batch_prob": np.ones(count, np.float32), "policy_choice": np.tile(np.asarray(choice), (count, 1)),
+            "op_applied": torch.stack(applied, 1).cpu().numpy(),
+            "op_magnitude": torch.stack(magnitudes, 1).cpu().numpy()}
 
 
 def apply_steps(steps, batch, records=None):

@@ -228,3 +228,135 @@ class Flag(Param):
 
     def random(self, rng: np.random.Generator) -> bool:
         return bool(rng.integers(2))
+
+
+@dataclass(frozen=True)
+class PolicyOp:
+    """An op an `OpRanges` parameter may name: the bounds of its magnitude range, in `unit`
+    (both None when the op takes no magnitude), whether it is applied with a random sign (its
+    range is then written [-a, a]) and the range a new entry starts with."""
+
+    name: str
+    lo: float | None = None
+    hi: float | None = None
+    symmetric: bool = False
+    default: tuple[float, float] | None = None
+    unit: str = ""
+
+    @property
+    def has_magnitude(self) -> bool:
+        return self.lo is not None
+
+
+@dataclass(frozen=True)
+class OpRanges(Param):
+    """An editable op set: {op name: [lo, hi] magnitude range} over the ops in `known`, with
+    an empty range [] for ops that take no magnitude (null is read as []). Validation returns
+    the entries in `known`'s order, the order in which every backend numbers the ops.
+
+    Example:
+        >>> ops = (PolicyOp("rotate", -180.0, 180.0, symmetric=True), PolicyOp("invert"))
+        >>> param = OpRanges("ops", "op set", {"invert": []}, known=ops)
+        >>> param.validate("RandAugment", {"invert": None, "rotate": [-9, 9]})
+        {'rotate': [-9.0, 9.0], 'invert': []}
+    """
+
+    known: tuple[PolicyOp, ...] = ()
+    ui: str = field(default="op_ranges", init=False)
+
+    def _valid(self) -> str:
+        return ", ".join(f"{op.name} [{op.lo:g}, {op.hi:g}]" if op.has_magnitude else f"{op.name} []"
+                         for op in self.known)
+
+    def validate(self, where: str, value: Any) -> dict[str, list[float]]:
+        from collections.abc import Mapping
+
+        if not isinstance(value, Mapping) or not value:
+            raise _fail(where, self.name, f"must map one or more op names to a [lo, hi] magnitude range ([] for "
+                                          f"ops without one), from: {self._valid()}; got {show(value)}")
+        catalogue = {op.name: op for op in self.known}
+        given: dict[str, Any] = {}
+        for key, entry in value.items():
+            # Plain characters only: the name reaches generated code (see Choice.validate).
+            plain = str.__str__(key) if isinstance(key, str) else None
+            if plain not in catalogue:
+                import difflib
+
+                close = difflib.get_close_matches(str(plain), catalogue, n=1) if plain is not None else []
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                raise _fail(where, self.name, f"names unknown op {show(key)}{hint}; known ops: {', '.join(catalogue)}")
+            if plain in given:
+                raise _fail(where, self.name, f"names {plain} twice")
+            given[plain] = entry
+        out: dict[str, list[float]] = {}
+        for op in self.known:
+            if op.name in given:
+                out[op.name] = self._entry(where, op, given[op.name])
+        return out
+
+    def _entry(self, where: str, op: PolicyOp, entry: Any) -> list[float]:
+        if not op.has_magnitude:
+            if entry is None or (isinstance(entry, (list, tuple)) and not entry):
+                return []
+            raise _fail(where, self.name, f"entry {op.name!r} takes no magnitude: write [], got {show(entry)}")
+        what = f"entry {op.name!r} must be a range [lo, hi] of numbers within [{op.lo:g}, {op.hi:g}]" + (
+            f" ({op.unit})" if op.unit else "")
+        if isinstance(entry, (str, bytes)) or not isinstance(entry, Sequence) or len(entry) != 2:
+            raise _fail(where, self.name, f"{what}, got {show(entry)}")
+        try:
+            lo, hi = (_number(where, self.name, v, integer=False) for v in entry)
+        except ChainError:
+            raise _fail(where, self.name, f"{what}, got {show(entry)}") from None
+        if lo > hi:
+            raise _fail(where, self.name, f"entry {op.name!r} has lo > hi ({lo:g} > {hi:g}); write it as "
+                                          f"[{hi:g}, {lo:g}]")
+        if lo < op.lo or hi > op.hi:
+            raise _fail(where, self.name, f"{what}, got [{lo:g}, {hi:g}]")
+        if op.symmetric and lo != -hi:
+            a = max(abs(lo), abs(hi))
+            raise _fail(where, self.name, f"entry {op.name!r} is applied with a random sign, so its range must be "
+                                          f"[-a, a], got [{lo:g}, {hi:g}]; for example [{-a:g}, {a:g}]")
+        return [lo, hi]
+
+    def random(self, rng: np.random.Generator) -> dict[str, list[float]]:
+        count = int(rng.integers(1, len(self.known) + 1))
+        chosen = {int(k) for k in rng.choice(len(self.known), size=count, replace=False)}
+        out: dict[str, list[float]] = {}
+        for k, op in enumerate(self.known):
+            if k not in chosen:
+                continue
+            if not op.has_magnitude:
+                out[op.name] = []
+            elif op.symmetric:
+                a = round(float(rng.uniform(0.0, op.hi)), 4)
+                out[op.name] = [-a, a]
+            else:
+                out[op.name] = sorted(round(float(v), 4) for v in rng.uniform(op.lo, op.hi, size=2))
+        return out
+
+    def describe(self) -> str:
+        return f"{self.name}: {self.doc} ({{op: [lo, hi]}} over {self._valid()})"
+
+    def readable_draws(self, row: dict[str, Any], value: dict[str, Any]) -> None:
+        """Name the ops a policy step reported by index (see `policy_draws`): the i-th op of the set."""
+        names = list(value)
+        policy_draws(row, lambda choice: [names[int(c)] for c in choice])
+
+
+def policy_draws(row: dict[str, Any], op_names) -> None:
+    """Turn a policy step's raw per-sample draws in `row` into readable ones, in place.
+
+    Backends report `policy_choice` (the chosen candidates, by position), `op_applied` (1 per op
+    of those that ran) and `op_magnitude` (the value each op used; NaN or absent for ops
+    without one); `op_names(choice)` names the ops the chosen candidates hold, in order. The
+    row gets `ops` (the ops that ran, in order) and `magnitudes` (theirs, None for none).
+    """
+    def values(key):
+        raw = row.pop(key, None)
+        return None if raw is None else [float(v) for v in (raw if isinstance(raw, list) else [raw])]
+
+    choice, applied, magnitudes = values("policy_choice") or [], values("op_applied"), values("op_magnitude")
+    names = op_names([int(c) for c in choice])
+    ran = [j for j in range(len(names)) if applied is None or applied[j] > 0.5]
+    row["ops"] = [names[j] for j in ran]
+    row["magnitudes"] = [None if magnitudes is None or math.isnan(magnitudes[j]) else magnitudes[j] for j in ran]

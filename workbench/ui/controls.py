@@ -5,7 +5,7 @@ from typing import Any, Callable
 
 import ipywidgets as w
 
-from ..ops.params import Choice, Flag, Floats, Number, Param, Range, Size
+from ..ops.params import Choice, Flag, Floats, Number, OpRanges, Param, Range, Size
 
 _LAYOUT = w.Layout(width="340px")
 _STYLE = {"description_width": "90px"}
@@ -26,6 +26,8 @@ def control_for(param: Param, value: Any, on_change: Callable[[str, Any], None])
         ('FloatRangeSlider', (-10.0, 10.0))
     """
     desc = param.name
+    if isinstance(param, OpRanges):
+        return _op_ranges(param, value, on_change)
     if isinstance(param, Range):
         widget = w.FloatRangeSlider(value=tuple(value), min=param.lo, max=param.hi, step=_step_for(param.lo, param.hi),
                                     description=desc, continuous_update=False, layout=_LAYOUT, style=_STYLE,
@@ -60,4 +62,49 @@ def control_for(param: Param, value: Any, on_change: Callable[[str, Any], None])
     # A tooltip on a Box breaks its view in the browser (ipywidgets 8): put it on the fields.
     for field in (widget.children[1:] if isinstance(widget, w.Box) else [widget]):
         field.tooltip = param.doc
+    return widget
+
+
+def _op_ranges(param: OpRanges, value: dict, on_change: Callable[[str, Any], None]) -> w.Widget:
+    """A tick box per op the set may hold, each with its magnitude range (one "±" slider for
+    ops applied with a random sign); any edit sends the whole set of ticked ops.
+    `widget.op_controls` maps each op name to its (tick box, slider or None)."""
+    fields: dict[str, tuple[w.Checkbox, w.Widget | None]] = {}
+
+    def send(_change=None) -> None:
+        chosen: dict[str, list[float]] = {}
+        for name, (box, slider) in fields.items():
+            if not box.value:
+                continue
+            if slider is None:
+                chosen[name] = []
+            elif isinstance(slider, w.FloatSlider):
+                chosen[name] = [-float(slider.value), float(slider.value)]
+            else:
+                chosen[name] = [float(v) for v in slider.value]
+        on_change(param.name, chosen)
+
+    rows = []
+    for op in param.known:
+        current = value.get(op.name) or list(op.default or ())
+        box = w.Checkbox(value=op.name in value, description=op.name, indent=False, layout=w.Layout(width="110px"))
+        box.tooltip = f"{op.name}: {op.unit}" if op.unit else f"{op.name} (no magnitude)"
+        slider = None
+        if op.symmetric:
+            slider = w.FloatSlider(value=current[1], min=0.0, max=op.hi, step=_step_for(0.0, op.hi), description="±",
+                                   continuous_update=False, readout_format=".3g", layout=w.Layout(width="225px"),
+                                   style={"description_width": "14px"})
+        elif op.has_magnitude:
+            slider = w.FloatRangeSlider(value=tuple(current), min=op.lo, max=op.hi, step=_step_for(op.lo, op.hi),
+                                        continuous_update=False, readout_format=".3g", layout=w.Layout(width="225px"))
+        box.observe(send, names="value")
+        if slider is not None:
+            slider.tooltip = box.tooltip
+            slider.observe(send, names="value")
+        fields[op.name] = (box, slider)
+        rows.append(w.HBox([box] + ([slider] if slider is not None else [])))
+    title = w.Label(param.name)
+    title.tooltip = param.doc
+    widget = w.VBox([title, *rows])
+    widget.op_controls = fields
     return widget
