@@ -253,8 +253,13 @@ class Chain:
         return cls.from_yaml(text) if fmt == "yaml" else cls.from_json(text)
 
     # ----- running and exporting ------------------------------------------------------
-    def run(self, images: Any, backend: str = "kornia", device: str = "cpu", seed: int | None = None):
-        """Apply the chain to images; returns a RunResult with `.images` and `.params`.
+    def run(self, images: Any, backend: str = "kornia", device: str = "cpu", seed: int | None = None,
+            labels: Any = None):
+        """Apply the chain to images; returns a RunResult with `.images`, `.params` and `.labels`.
+
+        `labels`: one class id per image, or soft targets (one row of class weights per image);
+        default: each image's own index. `.labels` are float32 soft targets, mixed by the batch
+        mixing steps (MixUp, CutMix) with the partner and weight each sample reports.
 
         Example:
             >>> import workbench as wb
@@ -264,7 +269,7 @@ class Chain:
         """
         from .backends import run_chain
 
-        return run_chain(self, images, backend=backend, device=device, seed=seed)
+        return run_chain(self, images, backend=backend, device=device, seed=seed, labels=labels)
 
     def export(self, backend: str = "kornia", path: str | os.PathLike | None = None,
                folder: str | os.PathLike | None = None) -> str:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from .chain import Chain
 
@@ -25,6 +25,30 @@ def to_display(chain: Chain, image: np.ndarray) -> np.ndarray:
     return np.clip(np.round(x * 255.0), 0, 255).astype(np.uint8)
 
 
+def mix_caption(rows) -> str:
+    """What the batch mixing steps did to one sample (its `RunResult.params` rows), as the
+    preview shows it: the partner's share and index per applied mixing step.
+
+    Example:
+        >>> mix_caption([{"op": "MixUp", "applied": True, "partner": 3, "weight": 0.3}])
+        'MixUp 30% of #3'
+    """
+    return "; ".join(f"{row['op']} {row['weight']:.0%} of #{row['partner']}" for row in rows
+                     if row.get("applied") and "partner" in row and "weight" in row)
+
+
+def _captioned(tile: np.ndarray, text: str) -> np.ndarray:
+    """The tile with `text` on a dark strip along its bottom edge (nothing when empty)."""
+    if not text:
+        return tile
+    image = Image.fromarray(tile)
+    draw = ImageDraw.Draw(image)
+    height = 12
+    draw.rectangle([0, image.height - height, image.width, image.height], fill=(0, 0, 0))
+    draw.text((2, image.height - height), text, fill=(255, 255, 255))
+    return np.asarray(image)
+
+
 def _fit(image: np.ndarray, cell: int) -> np.ndarray:
     """Letterbox an image into a cell x cell square (aspect kept, grey background)."""
     h, w = image.shape[:2]
@@ -39,7 +63,8 @@ def _fit(image: np.ndarray, cell: int) -> np.ndarray:
 
 def preview_grid(chain: Chain, images, draws: int = 3, backend: str = "kornia", device: str = "cpu",
                  cell: int = 160, gap: int = 4) -> np.ndarray:
-    """One row per image: the original, then `draws` augmented samples (seeds seed, seed+1, ...).
+    """One row per image: the original, then `draws` augmented samples (seeds seed, seed+1, ...);
+    a sample that a batch mixing step mixed carries a caption with the partner and its share.
 
     Example:
         >>> import workbench as wb
@@ -53,7 +78,8 @@ def preview_grid(chain: Chain, images, draws: int = 3, backend: str = "kornia", 
     originals = runs[0].inputs
     rows = []
     for n, original in enumerate(originals):
-        tiles = [_fit(original, cell)] + [_fit(to_display(chain, r.images[n]), cell) for r in runs]
+        tiles = [_fit(original, cell)] + [_captioned(_fit(to_display(chain, r.images[n]), cell),
+                                                     mix_caption(r.params[n])) for r in runs]
         row = np.full((cell, len(tiles) * (cell + gap) - gap, 3), 255, np.uint8)
         for j, tile in enumerate(tiles):
             row[:, j * (cell + gap): j * (cell + gap) + cell] = tile

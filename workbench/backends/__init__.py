@@ -25,7 +25,10 @@ class RunResult:
 
     `images`: NxHxWxC array in the backend's output dtype (a list of arrays when the
     chain leaves images of different sizes). `params`: per sample, per step of the chain,
-    a dict with `op`, `enabled`, `applied` and the values drawn for that sample.
+    a dict with `op`, `enabled`, `applied` and the values drawn for that sample (a mixing
+    step's `partner` index and `weight`). `labels`: N x classes float32 soft targets, the
+    one-hot labels given to `run` (default: each image's index) mixed by the mixing steps
+    (MixUp, CutMix) as the images were; one-hot as given when no step mixes.
     """
 
     images: Any
@@ -34,6 +37,7 @@ class RunResult:
     device: str
     seed: int
     inputs: list[np.ndarray] = field(repr=False, default_factory=list)
+    labels: np.ndarray | None = field(repr=False, default=None)
 
 
 def resolve_device(device: str) -> str:
@@ -59,7 +63,8 @@ def resolve_device(device: str) -> str:
     raise WorkbenchError(f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {device!r}")
 
 
-def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed: int | None = None) -> RunResult:
+def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed: int | None = None,
+              labels: Any = None) -> RunResult:
     """Validate the chain and the images, then run them on `backend` (see `Chain.run`)."""
     if backend not in BACKENDS:
         raise ChainError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
@@ -77,13 +82,17 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
         chain.seed = seed
         chain.validate()
     arrays = as_image_list(images)
+    targets = soft_targets(labels, len(arrays))
     check_sizes(chain, arrays)
+    # Only chains that mix the batch hand labels to the exported code: the others run as before.
+    mixing = targets if any(s.spec.mixes_batch for _, s in chain.enabled_steps()) else None
     # Albumentations only runs on the CPU: "auto" means the CPU there.
     device = "cpu" if backend == "albumentations" and device == "auto" else resolve_device(device)
+    mixed = None
     if backend == "dali":
         from .dali import run_dali
 
-        out, params = run_dali(chain, arrays, device)
+        out, params, mixed = run_dali(chain, arrays, device, mixing)
     elif backend == "albumentations":
         from .albumentations import run_albumentations
 
@@ -91,12 +100,49 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
     else:
         from .kornia import run_kornia
 
-        out, params = run_kornia(chain, arrays, device)
-    return RunResult(images=out, params=params, backend=backend, device=device, seed=chain.seed, inputs=arrays)
+        out, params, mixed = run_kornia(chain, arrays, device, mixing)
+    return RunResult(images=out, params=params, backend=backend, device=device, seed=chain.seed, inputs=arrays,
+                     labels=targets if mixed is None else mixed)
+
+
+MAX_CLASSES = 100_000
+
+
+def soft_targets(labels: Any, count: int) -> np.ndarray:
+    """`labels` for `count` images as float32 soft targets (count x classes): class ids become
+    one-hot rows (classes: the largest id + 1), soft rows are checked and kept, None means
+    each image's own index (so a mixed row shows which images were mixed in).
+
+    Example:
+        >>> soft_targets([1, 0], 2).tolist()
+        [[0.0, 1.0], [1.0, 0.0]]
+    """
+    if labels is None:
+        return np.eye(count, dtype=np.float32)
+    what = ("labels must be one class id per image (integers >= 0) or soft targets (one row of class "
+            "weights per image)")
+    try:
+        array = np.asarray(labels.detach().cpu() if hasattr(labels, "detach") else labels)
+    except (TypeError, ValueError):
+        raise InputError(f"{what}, got {type(labels).__name__}") from None
+    if array.ndim not in (1, 2) or len(array) != count:
+        raise InputError(f"{what}: expected {count} label(s) for {count} image(s), got shape {array.shape}")
+    if array.ndim == 1:
+        if array.dtype.kind not in "iu" and not (array.dtype.kind == "f" and np.all(np.mod(array, 1) == 0)):
+            raise InputError(f"{what}: class ids must be integers, got {array.dtype} values")
+        if count and (array.min() < 0 or array.max() >= MAX_CLASSES):
+            raise InputError(f"{what}: class ids must be in [0, {MAX_CLASSES - 1}], got {array.min()} to "
+                             f"{array.max()}")
+        ids = array.astype(np.int64)
+        return np.eye(int(ids.max()) + 1 if count else 1, dtype=np.float32)[ids]
+    if array.dtype.kind not in "iuf" or not np.all(np.isfinite(array)) or not 0 < array.shape[1] <= MAX_CLASSES:
+        raise InputError(f"{what}: soft targets must be finite numbers with 1 to {MAX_CLASSES} classes")
+    return array.astype(np.float32)
 
 
 def check_sizes(chain, images: list[np.ndarray]) -> None:
-    """Follow each image's size through the chain; refuse crops larger than their input."""
+    """Follow each image's size through the chain; refuse crops larger than their input, and
+    mixing steps where the images differ in size (they blend samples of one batch)."""
     for n, image in enumerate(images):
         h, w = image.shape[:2]
         for i, step in chain.enabled_steps():
@@ -105,6 +151,14 @@ def check_sizes(chain, images: list[np.ndarray]) -> None:
                 raise InputError(f"step {i + 1} ({step.op}): {need} {step.params[need]} is larger than image {n} "
                                  f"({h}x{w} at that step); lower {need} or resize first")
             h, w = step.spec.output_size(step.params, h, w)
+    sizes = {image.shape[:2] for image in images}
+    for i, step in chain.enabled_steps():
+        if step.spec.mixes_batch and len(sizes) > 1:
+            a, b = sorted(sizes)[:2]
+            raise InputError(f"step {i + 1} ({step.op}) mixes samples of one batch, so the images must have one "
+                             f"size there, but they differ ({a[0]}x{a[1]} and {b[0]}x{b[1]}); add a Resize or a "
+                             f"crop (CenterCrop, RandomResizedCrop) before step {i + 1}")
+        sizes = {tuple(step.spec.output_size(step.params, h, w)) for h, w in sizes}
 
 
 def per_sample_params(chain, records: list[dict[str, np.ndarray]], count: int,
@@ -143,6 +197,8 @@ def _undrawn(value) -> bool:
 
 def _to_python(raw: str, value: np.ndarray) -> Any:
     value = np.asarray(value)
+    if raw == "partner":  # a batch index
+        return int(value.reshape(-1)[0])
     if raw == "src":  # Kornia's inclusive corner pixels -> [x0, y0, x1, y1) in pixel edges, like DALI's
         return [float(value[:, 0].min()), float(value[:, 1].min()),
                 float(value[:, 0].max()) + 1.0, float(value[:, 1].max()) + 1.0]

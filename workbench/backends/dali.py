@@ -26,15 +26,17 @@ def _cause(message: str) -> str:
     return f"{operator.rstrip(',')}: {reason}" if operator else reason
 
 
-def run_dali(chain, images: list[np.ndarray], device: str):
-    """(images, per-sample params) from the generated module's `augment_images`."""
+def run_dali(chain, images: list[np.ndarray], device: str, labels: np.ndarray | None = None):
+    """(images, per-sample params, mixed labels or None) from the generated module's
+    `augment_images`; `labels` (soft targets) are handed to it when given."""
     _require_dali()
     module = load_module(emit(chain, "dali"), "dali")
+    extra = {} if labels is None else {"labels": labels}
     try:
-        out, draws = module.augment_images(images, seed=chain.seed, device=device)
+        out, draws, *mixed = module.augment_images(images, seed=chain.seed, device=device, **extra)
     except RuntimeError as exc:
         raise WorkbenchError(f"DALI could not run the chain: {_cause(str(exc))}") from exc
-    return out, params_from_draws(chain, draws, len(images))
+    return out, params_from_draws(chain, draws, len(images)), (mixed[0] if mixed else None)
 
 
 def params_from_draws(chain, draws: dict, count: int) -> list:

@@ -12,11 +12,14 @@ from ..errors import WorkbenchError
 from . import per_sample_params
 
 
-def run_kornia(chain, images: list[np.ndarray], device: str):
-    """(images, per-sample params) from the generated module's `augment_images`."""
+def run_kornia(chain, images: list[np.ndarray], device: str, labels: np.ndarray | None = None):
+    """(images, per-sample params, mixed labels or None) from the generated module's
+    `augment_images`; `labels` (soft targets) are handed to it when given."""
     module = load_module(emit(chain, "kornia"), "kornia")
+    extra = {} if labels is None else {"labels": labels}
     try:
-        out, records = module.augment_images(images, seed=chain.seed, device=device)
+        out, records, *mixed = module.augment_images(images, seed=chain.seed, device=device, **extra)
     except (RuntimeError, ValueError) as exc:
         raise WorkbenchError(f"Kornia could not run the chain: {exc}") from exc
-    return out, per_sample_params(chain, records, len(images), lambda spec: spec.kornia.record)
+    params = per_sample_params(chain, records, len(images), lambda spec: spec.kornia.record)
+    return out, params, (mixed[0] if mixed else None)

@@ -41,6 +41,9 @@ def _step_function(i: int, step, scale: float, fuse: str = "", flip=None) -> tup
         applied = Name(prefix + "applied")
         lines.append(f"{applied} = " + call("fn.random.coin_flip", {"probability": float(step.p),
                                                                      "seed": Name(f"op_seed(seed, {i + 1}, 0)")}))
+        if spec.mixes_batch:
+            lines.append(comment("one coin for the whole batch (sample 0's), as Kornia gates batch mixing"))
+            lines.append(f"{applied} = fn.permute_batch({applied}, indices=fn.cast({applied} * 0, dtype=types.INT32))")
         reported.append(("applied", applied))
     else:
         applied = Name("1")
@@ -80,10 +83,24 @@ def _step_function(i: int, step, scale: float, fuse: str = "", flip=None) -> tup
         lines += body
     reported += [(name, ctx.var(name)) for name in low.reports]
     name = f"step_{i + 1}_{_snake(step.op)}"
-    source = [f"def {name}(images, seed):", "    " + comment(f"{i + 1}. {step.describe()}")]
+    if spec.mixes_batch:
+        # The labels get the partner and the weight the images got (none where not applied).
+        weight = ctx.var("weight") if step.p == 1.0 else Name(f"{ctx.var('weight')} * {applied}")
+        lines.append(f"labels = mix_labels(labels, {ctx.var('partner')}, {weight})")
+    arguments = "images, seed, labels=None" if spec.mixes_batch else "images, seed"
+    source = [f"def {name}({arguments}):", "    " + comment(f"{i + 1}. {step.describe()}")]
     source += ["    " + line for line in lines]
-    source.append(f"    return images, [{', '.join(var for _, var in reported)}]")
+    source.append(f"    return images, [{', '.join(var for _, var in reported)}]" + (", labels" if spec.mixes_batch else ""))
     return name, source, [n for n, _ in reported], (1.0 if low.unit_scale_after else scale)
+
+
+def _one_size_before(enabled) -> tuple[int, str] | None:
+    for position, (i, step) in enumerate(enabled):
+        if step.spec.fixes_size:
+            return None
+        if step.spec.mixes_batch:
+            return (position, f"step {i + 1} ({step.op})")
+    return None
 
 
 def _snake(op: str) -> str:
@@ -119,21 +136,31 @@ def emit_dali(chain: Chain) -> str:
     lines += functions
     lines += [comment("The chain's enabled steps, in order, and the names of the per-sample draws each returns."),
               f"STEP_FUNCTIONS = ({''.join(n + ', ' for n in names)})",
+              comment("Steps that blend samples of one batch: they take and return the labels too."),
+              f"MIXING_STEPS = ({''.join(n + ', ' for n, (_, s) in zip(names, enabled) if s.spec.mixes_batch)})",
+              comment("(position, name) of the first mixing step with no size-fixing step before it: the"),
+              comment("images must then have one size (the training pipeline needs a folder of one size)."),
+              f"ONE_SIZE_BEFORE = {literal(_one_size_before(enabled))}",
               f"STEP_DRAWS = {literal(tuple(draws_by_step))}",
               f"DRAWS = {literal(tuple(d for step in draws_by_step for d in step))}", "", "",
               AUGMENT, "", runtime_source(), "", "", BODY]
     return "\n".join(lines)
 
 
-AUGMENT = '''def augment(images, seed=SEED, first=0, last=None, keep=False):
+AUGMENT = '''def augment(images, seed=SEED, first=0, last=None, keep=False, labels=None):
     """Steps first..last-1 of the chain on a batch of HWC images (CPU or GPU nodes).
 
     Returns (images, draws), plus the images after each step when `keep` (the workbench's
-    preview caches them and resumes from the step you edit)."""
+    preview caches them and resumes from the step you edit), plus the labels when `labels`
+    (soft targets, one float row per sample) are given: mixing steps mix them like the images."""
     draws, after = [], []
     for step in STEP_FUNCTIONS[first:last]:
-        images, step_draws = step(images, seed)
+        if step in MIXING_STEPS:
+            images, step_draws, labels = step(images, seed, labels)
+        else:
+            images, step_draws = step(images, seed)
         draws += step_draws
         after.append(images)
-    return (images, draws, after) if keep else (images, draws)
+    out = (images, draws, after) if keep else (images, draws)
+    return out if labels is None else out + (labels,)
 '''

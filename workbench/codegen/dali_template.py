@@ -14,6 +14,11 @@ decoded by PIL to RGB, taken in file-name order and fed as one batch; every rand
 a `fn.random.*` operator with its own seed derived from the chain's seed (`op_seed`), so the
 same seed and the same batch give the same output. The training pipeline instead decodes with DALI
 (libjpeg-turbo on the CPU, nvJPEG with device="mixed" on a GPU) and shuffles.
+
+Labels: a batch mixing step (MixUp, CutMix) blends each sample with a partner of its batch
+and makes the labels float soft targets (one row of class weights per sample) mixed with the
+same weights; the training loader yields them, `augment_images(labels=...)` returns them,
+and --save writes them as "labels" (each file's label being its index).
 """
 '''
 
@@ -37,38 +42,67 @@ def _threads():
 
 
 @pipeline_def(enable_conditionals=True)
-def preview_pipeline(aug_seed=SEED, gpu=False, first=0, dtype=types.UINT8, keep=False):
+def preview_pipeline(aug_seed=SEED, gpu=False, first=0, dtype=types.UINT8, keep=False, labelled=False):
     """Augment a batch fed through the "images" input, from step `first` on; outputs the
-    images, every draw and, with `keep`, the images after each step."""
+    images, every draw, with `keep` the images after each step and, when `labelled`, the
+    soft targets fed through the "labels" input, mixed by the mixing steps."""
     images = fn.external_source(name="images", layout="HWC", dtype=dtype)
     if gpu:
         images = images.gpu()
-    images, draws, after = augment(images, aug_seed, first, None, True)
-    return (images, *draws, *(after if keep else []))
+    labels = fn.external_source(name="labels", dtype=types.FLOAT) if labelled else None
+    images, draws, after, *labels = augment(images, aug_seed, first, None, True, labels)
+    return (images, *draws, *(after if keep else []), *labels)
 
 
-def augment_images(images, seed=SEED, device="cpu", first=0, keep=False):
+def soft_targets(labels, num_classes=None):
+    """Labels as float32 soft targets, one row per sample: class ids become one-hot rows (as many
+    classes as the largest id + 1 unless `num_classes`); (N, C) rows are taken as they are."""
+    labels = np.asarray(labels)
+    if labels.ndim == 2:
+        return labels.astype(np.float32)
+    count = int(labels.max()) + 1 if num_classes is None else num_classes
+    return np.eye(count, dtype=np.float32)[labels.astype(np.int64)]
+
+
+def mix_labels(labels, partner, weight):
+    """Soft targets mixed as a mixing step mixed the images: (1 - weight) * own + weight * the
+    partner's (nothing to do without labels)."""
+    if labels is None:
+        return None
+    return labels * (1.0 - weight) + fn.permute_batch(labels, indices=partner) * weight
+
+
+def augment_images(images, seed=SEED, device="cpu", first=0, keep=False, labels=None):
     """Augment HxWx3 arrays in the given order with `seed`, as the workbench preview does.
 
     Returns (images, params): images as an NxHxWxC array (uint8 0-255, or float32 after a
     Normalize; a list when sizes differ), params as {name: per-sample array} (see DRAWS).
-    `first` starts at that step (images are then that step's input); `keep` adds a third
-    result: the images after each step.
+    `first` starts at that step (images are then that step's input); `keep` adds a result:
+    the images after each step. `labels` (class ids, or soft targets N x classes) adds the
+    last result: float32 soft targets mixed by the mixing steps (MixUp, CutMix).
     """
     gpu = device != "cpu"
     device_id = int(device.split(":")[1]) if ":" in device else (0 if gpu else None)
     batch = [np.ascontiguousarray(image) for image in images]
+    if ONE_SIZE_BEFORE is not None and first <= ONE_SIZE_BEFORE[0] and len({b.shape for b in batch}) > 1:
+        raise ValueError(f"{ONE_SIZE_BEFORE[1]} mixes samples of one batch, but the images differ in size there; "
+                         "add a Resize or a crop (CenterCrop, RandomResizedCrop) before it")
     dtype = types.UINT8 if batch[0].dtype == np.uint8 else types.FLOAT
-    pipe = preview_pipeline(aug_seed=seed, gpu=gpu, first=first, dtype=dtype, keep=keep, batch_size=len(batch),
-                            num_threads=_threads(), device_id=device_id, seed=seed, prefetch_queue_depth=1)
+    labelled = labels is not None
+    pipe = preview_pipeline(aug_seed=seed, gpu=gpu, first=first, dtype=dtype, keep=keep, labelled=labelled,
+                            batch_size=len(batch), num_threads=_threads(), device_id=device_id, seed=seed,
+                            prefetch_queue_depth=1)
     pipe.build()
     pipe.feed_input("images", batch)
+    if labelled:
+        pipe.feed_input("labels", list(soft_targets(labels)))
     arrays = [_to_numpy(out) for out in pipe.run()]
     names = [name for step in STEP_DRAWS[first:] for name in step]
     params = {name: np.stack([np.asarray(v) for v in values]) for name, values in zip(names, arrays[1:])}
+    result = (arrays[0], params)
     if keep:
-        return arrays[0], params, arrays[1 + len(names):]
-    return arrays[0], params
+        result += (arrays[1 + len(names):len(arrays) - labelled],)
+    return result + ((np.stack(arrays[-1]),) if labelled else ())
 
 
 def _to_numpy(tensor_list):
@@ -95,14 +129,20 @@ def image_folder(root):
 
 
 @pipeline_def(enable_conditionals=True)
-def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_seed=SEED, augmented=True):
+def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_seed=SEED, augmented=True,
+                      num_classes=None):
     """Read, decode (nvJPEG when gpu), augment; outputs (images, labels).
 
+    Labels are class ids; when a step mixes the batch (MixUp, CutMix) they are float soft
+    targets over `num_classes` (default: the largest label + 1) mixed like the images.
     `augmented=False` stops after decoding (the workbench's estimate times decoding alone)."""
     encoded, label = fn.readers.file(files=files, labels=labels, random_shuffle=True, shard_id=shard_id,
                                      num_shards=num_shards, name="Reader")
     images = fn.decoders.image(encoded, device="mixed" if gpu else "cpu", output_type=types.RGB)
-    if augmented:
+    if augmented and MIXING_STEPS:
+        label = fn.one_hot(label, num_classes=num_classes or max(labels) + 1, dtype=types.FLOAT)
+        images, _, label = augment(images, aug_seed, labels=label)
+    elif augmented:
         images, _ = augment(images, aug_seed)
     return images, (label.gpu() if gpu else label)
 
@@ -137,9 +177,15 @@ def _save(args):
     files = list_image_files(args.images)
     if not files:
         raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {args.images}")
-    out, params = augment_images([decode_image(f) for f in files], seed=args.seed, device=args.device or "cpu")
+    # A mixing chain also saves its mixed labels, the label of each file being its index, so
+    # that each row shows which files were mixed in and by how much (as the workbench preview).
+    labels = np.arange(len(files)) if MIXING_STEPS else None
+    out, params, *mixed = augment_images([decode_image(f) for f in files], seed=args.seed,
+                                         device=args.device or "cpu", labels=labels)
     arrays = {"images": out} if not isinstance(out, list) else {f"image_{i:05d}": o for i, o in enumerate(out)}
     arrays.update({f"params.{name}": value for name, value in params.items()})
+    if mixed:
+        arrays["labels"] = mixed[0]
     np.savez(args.save, **arrays)
     print(f"saved {len(files)} augmented images and their sampled parameters to {args.save}")
 

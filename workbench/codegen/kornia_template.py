@@ -16,6 +16,11 @@ Reproducibility (`augment_images`, used by --save and by the workbench preview):
 generator is seeded with the seed; images are decoded by PIL to RGB and taken in file-name
 order. Images of one size form one batch. With mixed sizes, the steps up to the first one
 that fixes the size run one image at a time in that order, then the rest as one batch.
+
+Labels: a batch mixing step (MixUp, CutMix) blends each sample with a partner of its batch
+and makes the labels float soft targets (one row of class weights per sample) mixed with the
+same weights; the training loader yields them, `augment_images(labels=...)` returns them,
+and --save writes them as "labels" (each file's label being its index).
 """
 '''
 
@@ -71,13 +76,64 @@ def policy_params(policy):
             "op_magnitude": torch.stack(magnitudes, 1).cpu().numpy()}
 
 
-def apply_steps(steps, batch, records=None):
-    """Run `steps` in order on a float NCHW batch; append each step's draws to `records`."""
+# Steps that blend samples of one batch (MixUp, CutMix): they mix the labels too.
+MIXING_MODULES = (K.RandomMixUpV2, K.RandomCutMixV2)
+
+
+def mix_draws(module):
+    """A mixing step's per-sample draws: `partner` (batch index), `weight` (the partner's share
+    of image and label) and, for CutMix, the pasted `box` [x0, y0, x1, y1) in pixels."""
+    params = module._params
+    draws = {"batch_prob": params["batch_prob"]}
+    if "mixup_pairs" in params:
+        draws.update(partner=params["mixup_pairs"], weight=params["mixup_lambdas"])
+        return draws
+    # CutMix, one box per sample (num_mix=1); far corners are inclusive, so an empty box has size 0.
+    corners = params["crop_src"][0]
+    x0, y0 = corners[:, 0, 0], corners[:, 0, 1]
+    width, height = corners[:, 1, 0] - x0 + 1, corners[:, 2, 1] - y0 + 1
+    draws.update(partner=params["mix_pairs"][0],
+                 weight=width * height / (params["image_shape"][0] * params["image_shape"][1]),
+                 box=torch.stack([x0, y0, x0 + width, y0 + height], dim=1))
+    return draws
+
+
+def mix_labels(labels, draws):
+    """Soft targets mixed as the images were: (1 - w) * own + w * the partner's, w = 0 for
+    samples the step left alone."""
+    weight = (draws["weight"] * draws["batch_prob"]).to(labels.device, labels.dtype)[:, None]
+    return labels * (1 - weight) + labels.index_select(0, draws["partner"].to(labels.device)) * weight
+
+
+def soft_targets(labels, num_classes=None):
+    """Labels as float32 soft targets, one row per sample: class ids become one-hot rows (as many
+    classes as the largest id + 1 unless `num_classes`); (N, C) rows are taken as they are."""
+    labels = torch.as_tensor(np.asarray(labels) if not torch.is_tensor(labels) else labels)
+    if labels.dim() == 2:
+        return labels.float()
+    count = int(labels.max()) + 1 if num_classes is None else num_classes
+    return torch.nn.functional.one_hot(labels.long(), count).float()
+
+
+def mixes_batch(augmentation):
+    """Whether any step blends samples of the batch (then labels become mixed soft targets)."""
+    return any(isinstance(module, MIXING_MODULES) for module in augmentation)
+
+
+def apply_steps(steps, batch, records=None, labels=None):
+    """Run `steps` in order on a float NCHW batch; append each step's draws to `records`.
+
+    Mixing steps mix `labels` (soft targets, see soft_targets) as they mix the images; with
+    `labels` the result is (batch, labels), else the batch."""
     for module in steps:
         batch = module(batch)
+        draws = mix_draws(module) if isinstance(module, MIXING_MODULES) else None
         if records is not None:
-            records.append(sampled_params(module))
-    return batch
+            records.append(sampled_params(module) if draws is None else
+                           {k: v.detach().cpu().numpy() for k, v in draws.items()})
+        if labels is not None and draws is not None:
+            labels = mix_labels(labels, draws)
+    return batch if labels is None else (batch, labels)
 
 
 def to_float(images, device):
@@ -85,15 +141,20 @@ def to_float(images, device):
     return images.to(device, non_blocking=True).float().div_(255.0)
 
 
-def augment_batch(augmentation, images, device, records=None):
+def augment_batch(augmentation, images, device, records=None, labels=None):
     """Augment a uint8 NCHW tensor, or a list of uint8 CHW tensors of mixed sizes.
 
     Mixed sizes: the steps before HEAD_STEPS run per image (the last of them fixes the
-    size), then the remaining steps run on the stacked batch.
+    size), then the remaining steps run on the stacked batch. With `labels` (soft targets)
+    the result is (batch, mixed labels).
     """
     if torch.is_tensor(images):
-        return apply_steps(augmentation, to_float(images, device), records)
+        return apply_steps(augmentation, to_float(images, device), records, labels)
     head, tail = augmentation[:HEAD_STEPS], augmentation[HEAD_STEPS:]
+    for (name, position), module in zip(STEPS, head):
+        if isinstance(module, MIXING_MODULES):  # run per image, it would mix each image with itself
+            raise ValueError(f"step {position + 1} ({name}) mixes samples of one batch, but the images differ "
+                             "in size there; add a Resize or a crop (CenterCrop, RandomResizedCrop) before it")
     head_records = [] if records is not None else None
     outputs = []
     for image in images:
@@ -105,17 +166,21 @@ def augment_batch(augmentation, images, device, records=None):
         for k in range(len(head)):
             records.append({key: np.concatenate([r[k][key] for r in head_records]) for key in head_records[0][k]})
     if len({tuple(o.shape) for o in outputs}) > 1:
-        return [o[0] for o in outputs]  # no step made the sizes equal (HEAD_STEPS covers all steps)
-    return apply_steps(tail, torch.cat(outputs), records)
+        out = [o[0] for o in outputs]  # no step made the sizes equal (HEAD_STEPS covers all steps)
+        return out if labels is None else (out, labels)
+    return apply_steps(tail, torch.cat(outputs), records, labels)
 
 
-def augment_images(images, seed=SEED, device="cpu"):
+def augment_images(images, seed=SEED, device="cpu", labels=None):
     """Augment HxWx3 uint8 arrays in the given order with `seed`, as the workbench preview does.
 
     Returns (images, params): images as an NxHxWxC float32 array (a list when sizes differ),
-    params as one dict per enabled step of arrays with the sample index first.
+    params as one dict per enabled step of arrays with the sample index first. Given `labels`
+    (class ids, or soft targets N x classes), also the labels as float32 soft targets, mixed
+    by the mixing steps (MixUp, CutMix) with the weights they report: (images, params, labels).
     """
     device = torch.device(device)
+    targets = None if labels is None else soft_targets(labels).to(device)
     augmentation = build_augmentation().to(device)
     tensors = [torch.from_numpy(np.ascontiguousarray(image)).permute(2, 0, 1) for image in images]
     batch = torch.stack(tensors) if len({t.shape for t in tensors}) == 1 else tensors
@@ -124,10 +189,14 @@ def augment_images(images, seed=SEED, device="cpu"):
     # fork_rng: seeding here must not change the caller's random stream.
     with torch.random.fork_rng(devices=cuda), torch.no_grad():
         torch.manual_seed(seed)
-        out = augment_batch(augmentation, batch, device, records)
+        out = augment_batch(augmentation, batch, device, records, targets)
+    if targets is not None:
+        out, targets = out
     if isinstance(out, list):
-        return [o.permute(1, 2, 0).cpu().numpy() for o in out], records
-    return out.permute(0, 2, 3, 1).contiguous().cpu().numpy(), records
+        result = [o.permute(1, 2, 0).cpu().numpy() for o in out], records
+    else:
+        result = out.permute(0, 2, 3, 1).contiguous().cpu().numpy(), records
+    return result if targets is None else (*result, targets.cpu().numpy())
 
 
 # ---------------------------------------------------------------------------------------
@@ -230,7 +299,9 @@ class CudaPrefetcher:
 def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=None, num_samples=None):
     """Yield (epoch, augmented float batch on `device`, labels): the loop to train with.
 
-    Every rank and epoch gets its own derived augmentation seed, so runs repeat exactly.
+    Labels are class ids; when a step mixes the batch (MixUp, CutMix) they are float soft
+    targets (batch x classes) mixed like the images, which torch's cross_entropy takes as
+    they are. Every rank and epoch gets its own derived augmentation seed, so runs repeat exactly.
     """
     rank, world_size, local_rank = distributed_context()
     if device is None:
@@ -238,13 +309,19 @@ def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=No
     device = torch.device(device)
     augmentation = build_augmentation().to(device)
     loader = make_loader(root, batch_size, workers, seed, device, num_samples)
+    mixing = mixes_batch(augmentation)
+    num_classes = max(1, len(loader.dataset.classes))
     for epoch in range(epochs):
         if isinstance(loader.sampler, DistributedSampler):
             loader.sampler.set_epoch(epoch)
         torch.manual_seed(derive_seed(seed, rank, epoch))
         for images, labels in CudaPrefetcher(loader, device):
             with torch.no_grad():
-                batch = augment_batch(augmentation, images, device)
+                if mixing:
+                    batch, labels = augment_batch(augmentation, images, device,
+                                                  labels=soft_targets(labels, num_classes))
+                else:
+                    batch = augment_batch(augmentation, images, device)
             # Yield outside no_grad: grad mode is global, and the caller trains with it on.
             yield epoch, batch, labels
 
@@ -254,8 +331,13 @@ def _save(args):
     if not files:
         raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {args.images}")
     images = [decode_image(f) for f in files]
-    out, records = augment_images(images, seed=args.seed, device=args.device or "cpu")
+    # A mixing chain also saves its mixed labels, the label of each file being its index, so
+    # that each row shows which files were mixed in and by how much (as the workbench preview).
+    labels = np.arange(len(images)) if mixes_batch(build_augmentation()) else None
+    out, records, *mixed = augment_images(images, seed=args.seed, device=args.device or "cpu", labels=labels)
     arrays = {"images": out} if not isinstance(out, list) else {f"image_{i:05d}": o for i, o in enumerate(out)}
+    if mixed:
+        arrays["labels"] = mixed[0]
     for (name, position), record in zip(STEPS, records):
         for key, value in record.items():
             arrays[f"params.step{position + 1}_{name}.{key}"] = value

@@ -1,4 +1,140 @@
 """Batch mixing ops (MixUp, CutMix): each output sample blends two samples of the batch, and
-their labels with the same weights."""
+their labels with the same weights.
 
-OPS = ()
+Conventions shared by both ops and every place that runs them (`Chain.run`, both exports'
+`augment_images`, `--save` and training loaders):
+- Labels are soft targets: one float32 row of class probabilities per sample (a class id
+  becomes a one-hot row). A mixing step makes each row (1 - w) * own + w * partner's, with
+  the step's per-sample `partner` (batch index) and `weight` w (the partner's share: MixUp's
+  lambda, CutMix's pasted area fraction). Soft targets compose, so steps can follow each
+  other, and torch's cross_entropy takes them as they are.
+- p gates the whole batch (Kornia's convention): every sample of a batch is mixed, or none.
+- The batch must be one size at the step: put a Resize or a crop before it for mixed sizes.
+- The partner is a random permutation of the batch (a sample may draw itself).
+"""
+from dataclasses import dataclass
+
+from ..codegen.literals import Name, call, literal
+from .dali_helpers import RandomOp, uniform
+from .params import Range, _fail
+from .spec import DaliLowering, KorniaLowering, OpSpec, Parity
+
+_NO_ALBUMENTATIONS = ("Albumentations transforms one image at a time; 2.0.8 has no MixUp or CutMix, and its "
+                      "Mosaic and OverlayElements take extra images through metadata, not from the batch")
+
+
+def _partner() -> RandomOp:
+    """A random permutation of the batch, drawn per iteration (a sample may be its own partner,
+    as with Kornia's torch.randperm)."""
+    return RandomOp("fn.batch_permutation", {})
+
+
+def _blend(c, partner_images: str, weight: str) -> str:
+    """(1 - w) * x + w * partner, in float; back to uint8 (rounded) while values are 0-255."""
+    mixed = f"{c.x} * (1.0 - {weight}) + {partner_images} * {weight}"
+    return f"{c.x} = " + (f"fn.cast({mixed}, dtype=types.UINT8)" if c.scale == 255.0 else mixed)
+
+
+def _dali_mixup(a, c, d) -> list[str]:
+    partner_images = c.var("partner_images")
+    return [f"{partner_images} = {call('fn.permute_batch', {'__input__': c.x, 'indices': d['partner']})}",
+            _blend(c, partner_images, d["weight"])]
+
+
+MIXUP = OpSpec(
+    name="MixUp", family="batch mixing", mixes_batch=True,
+    # Against the blend at each backend's own partner and weight (tests/test_ops_batch.py), on 8
+    # photos: Kornia exact; DALI rounds to uint8, 0.16/255 mean, 0.5/255 at most, 60.9 dB.
+    parity=Parity(same_size=True, border=0, mae=0.2 / 255, psnr=58.0, params={"weight": [0.3, 0.3]}),
+    doc="Blend each image with a partner from the same batch as (1 - w) * image + w * partner, w drawn "
+        "uniformly per sample from `weight`, and mix the labels with the same w; p gates the whole batch.",
+    params=(
+        # Uniform, as Kornia's lambda_val (not the paper's Beta(alpha, alpha)); the partner is
+        # random, so [0, 0.5] gives the same mixtures as [0, 1] with the own image dominant.
+        Range("weight", "the partner's share w of image and label (MixUp's lambda), drawn per sample",
+              (0.0, 0.5), lo=0.0, hi=1.0),
+    ),
+    kornia=KorniaLowering(
+        "RandomMixUpV2", lambda a: {"lambda_val": tuple(a["weight"])},
+        record={"partner": "partner", "weight": "weight"},
+    ),
+    dali=DaliLowering(
+        draws=lambda a: {"partner": _partner(), "weight": uniform(*a["weight"])},
+        apply=_dali_mixup,
+        note="built from fn.batch_permutation, fn.permute_batch and arithmetic (DALI has no MixUp); "
+             "uint8 images are rounded back to uint8 after the blend, Kornia keeps float; partners are "
+             "drawn differently, so parity is measured at each backend's own partner and weight",
+    ),
+    cost_hint="a full-image blend per sample: about the cost of a brightness change",
+    unsupported={"albumentations": _NO_ALBUMENTATIONS},
+)
+
+
+@dataclass(frozen=True)
+class _Area(Range):
+    """A Range whose upper end must be above 0: a box of area 0 pastes nothing (Kornia refuses it)."""
+
+    def validate(self, where, value):
+        lo, hi = super().validate(where, value)
+        if hi <= 0.0:
+            raise _fail(where, self.name, f"must reach above 0 (an area of 0 pastes nothing), got [{lo}, {hi}]")
+        return [lo, hi]
+
+
+def _dali_cutmix(a, c, d) -> list[str]:
+    """Kornia's CutmixGenerator, step by step: lambda = clamp(U(0, 1), 1 - area_hi, 1 - area_lo)
+    (its Beta(1, 1)), sides floor(sqrt(1 - lambda) * side), start floor(u * (side - cut + 1))."""
+    lam, side, h, w, x, y, box, weight, partner_images, patch = (c.var(n) for n in (
+        "lambda", "side", "cut_height", "cut_width", "x", "y", "box", "weight", "partner_images", "patch"))
+    hi, lo = 1.0 - a["area"][0], 1.0 - a["area"][1]
+    where = {"anchor": Name(f"fn.stack({y}, {x})"), "shape": Name(f"fn.stack({h}, {w})"), "axis_names": "HW",
+             "fill_value": 0.0}
+    return [
+        f"{lam} = dmath.clamp({d['_cut']}, {literal(lo)}, {literal(hi)})",
+        f"{side} = dmath.sqrt(1.0 - {lam})",
+        f"{h} = dmath.floor({side} * {c.height})",
+        f"{w} = dmath.floor({side} * {c.width})",
+        f"{x} = dmath.min(dmath.floor({d['_ux']} * ({c.width} - {w} + 1.0)), {c.width} - {w})",
+        f"{y} = dmath.min(dmath.floor({d['_uy']} * ({c.height} - {h} + 1.0)), {c.height} - {h})",
+        f"{box} = fn.stack({x}, {y}, {x} + {w}, {y} + {h})",
+        f"{weight} = {w} * {h} / ({c.width} * {c.height})",
+        f"{partner_images} = {call('fn.permute_batch', {'__input__': c.x, 'indices': d['partner']})}",
+        # The partner's box on zeros (partner minus the partner with the box erased), added to
+        # this image with the box erased: exact on uint8 and float alike.
+        f"{patch} = {partner_images} - {call('fn.erase', {'__input__': partner_images, **where})}",
+        f"{c.x} = {call('fn.erase', {'__input__': c.x, **where})} + {patch}",
+    ]
+
+
+CUTMIX = OpSpec(
+    name="CutMix", family="batch mixing", mixes_batch=True,
+    # The box is a copy: both backends equal the paste at their own draws exactly.
+    parity=Parity(same_size=True, border=0, mae=1e-6, psnr=99.0, params={"area": [0.25, 0.25]}),
+    doc="Paste a box from a partner image of the same batch (the box keeps the image's aspect ratio, its area "
+        "fraction is U(0, 1) clamped to `area`, sides rounded down) and mix the labels by the pasted area "
+        "fraction; p gates the whole batch.",
+    params=(
+        # CutMix's lambda is Beta(1, 1) (uniform) clamped: Kornia's cut_size is 1 - area.
+        _Area("area", "pasted area fraction: U(0, 1) clamped to this range", (0.0, 1.0), lo=0.0, hi=1.0),
+    ),
+    kornia=KorniaLowering(
+        "RandomCutMixV2",
+        # Kornia's cut_size clamps lambda = 1 - area; the labels come from our own weights, so
+        # use_correct_lambda only silences its deprecation warning.
+        lambda a: {"cut_size": (1.0 - a["area"][1], 1.0 - a["area"][0]), "use_correct_lambda": True},
+        record={"partner": "partner", "weight": "weight", "box": "box"},
+    ),
+    dali=DaliLowering(
+        needs_size=True, reports=("box", "weight"),
+        draws=lambda a: {"partner": _partner(), "_cut": uniform(0.0, 1.0), "_ux": uniform(0.0, 1.0),
+                         "_uy": uniform(0.0, 1.0)},
+        apply=_dali_cutmix,
+        note="built from fn.batch_permutation, fn.permute_batch and fn.erase (DALI has no CutMix); "
+             "same box sizes and placement rule as Kornia's, drawn from its own streams (parity is "
+             "measured at each backend's own partner and box)",
+    ),
+    cost_hint="two erases and a copy of the batch: cheap next to decoding",
+    unsupported={"albumentations": _NO_ALBUMENTATIONS},
+)
+
+OPS = (MIXUP, CUTMIX)

@@ -155,6 +155,10 @@ class OpSpec:
     fixes_size: bool = False
     # Name of a Size parameter the input must be at least as large as (crops).
     input_at_least: str | None = None
+    # The op blends each sample with a partner from the same batch (MixUp, CutMix): it needs a
+    # whole same-size batch, p gates the whole batch, and its lowerings report `partner` (batch
+    # index) and `weight` (the partner's share), with which the backends mix the labels too.
+    mixes_batch: bool = False
     kornia: KorniaLowering | None = None
     dali: DaliLowering | None = None
     albumentations: AlbumentationsLowering | None = None

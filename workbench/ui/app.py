@@ -24,7 +24,7 @@ from ..data import SAMPLE_DATA, as_image_list
 from ..errors import WorkbenchError
 from ..examples import example_chain
 from ..ops import FAMILIES, REGISTRY
-from ..render import _fit, to_display
+from ..render import _fit, mix_caption, to_display
 from .controls import control_for
 from .estimate_panel import EstimatePanel
 
@@ -57,6 +57,8 @@ class Workbench:
         self.results: dict[str, list] = {}
         self._original_tiles = [_jpeg(_fit(image, cell)) for image in self.images]  # never change
         self._grids: dict[tuple, w.Widget] = {}
+        # Under each draw: what a batch mixing step mixed in (partner and share), empty otherwise.
+        self._captions: dict[tuple, list[list[w.Label]]] = {}
         # Previews recompute only from the edited step on (per backend).
         self._caches = {"kornia": PrefixCache(), "dali": DaliPrefixCache(), "albumentations": AlbumentationsPreview()}
         self._timer: threading.Timer | None = None
@@ -286,6 +288,7 @@ class Workbench:
                 for n in range(len(self.images)):
                     for k, run in enumerate(runs):
                         tiles[n][k].value = _jpeg(_fit(to_display(chain, run.images[n]), self.cell))
+                        self._captions[(backend, len(runs))][n][k].value = mix_caption(run.params[n])
                 grids.append(grid)
             self.grid.children = grids
             self.status.value = ""
@@ -295,17 +298,20 @@ class Workbench:
         widgets costs more than updating their bytes."""
         key = (backend, draws)
         if key not in self._grids:
-            rows, tiles = [], []
+            rows, tiles, captions = [], [], []
             for n, original in enumerate(self._original_tiles):
                 row_tiles = [w.Image(format="jpeg") for _ in range(draws)]
+                row_captions = [w.Label(layout=w.Layout(width=f"{self.cell}px")) for _ in range(draws)]
                 cells = [w.VBox([w.Image(value=original, format="jpeg"), w.Label("original")])]
-                for k, image in enumerate(row_tiles):
+                for k, (image, caption) in enumerate(zip(row_tiles, row_captions)):
                     button = w.Button(description="params", layout=w.Layout(width=f"{self.cell}px"),
                                       tooltip=f"what image {n}, draw {k + 1} drew")
                     button.on_click(lambda b, n=n, k=k, backend=backend: self.inspect(n, k, backend))
-                    cells.append(w.VBox([image, button]))
+                    cells.append(w.VBox([image, caption, button]))
                 rows.append(w.HBox(cells))
                 tiles.append(row_tiles)
+                captions.append(row_captions)
+            self._captions[key] = captions
             self._grids[key] = (w.VBox([w.HTML(f"<b>{html.escape(backend)}</b>"), *rows]), tiles)
         return self._grids[key]
 
