@@ -31,7 +31,7 @@ def test_spec_is_complete(op):
     spec = get_op(op)
     assert spec.family in FAMILIES
     assert spec.doc and spec.doc.endswith(".")
-    assert "kornia" in spec.backends and spec.supports("kornia") and not spec.supports("nope")
+    assert len(spec.backends) >= 2 and all(spec.supports(b) for b in spec.backends) and not spec.supports("nope")
     assert 0.0 <= spec.default_p <= 1.0
     for p in spec.params:
         assert p.doc and p.ui in {"slider", "range_slider", "size", "floats", "dropdown", "checkbox", "op_ranges"}
@@ -48,7 +48,8 @@ def test_spec_is_complete(op):
 def test_list_ops_filters():
     assert wb.list_ops(family="normalize") == ["Normalize"]
     assert set(wb.list_ops(family="geometric")) >= {"Rotate", "Resize", "HorizontalFlip"}
-    assert wb.list_ops(backend="kornia") == wb.list_ops()
+    assert wb.list_ops(backend="kornia") == [n for n in wb.list_ops() if get_op(n).kornia is not None]
+    assert "GridMask" in wb.list_ops(backend="dali") and "GridMask" not in wb.list_ops(backend="kornia")
     assert wb.list_ops(backend="none") == []
 
 

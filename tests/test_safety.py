@@ -605,16 +605,17 @@ def _random_step(spec, rng) -> dict:
             "enabled": bool(rng.integers(4))}
 
 
-def _random_chain_dict(k: int) -> dict:
+def _random_chain_dict(k: int, backend: str = "kornia") -> dict:
     rng = np.random.default_rng(k)
-    names = list(REGISTRY)
+    names = [name for name, spec in REGISTRY.items() if spec.supports(backend)]
     order = rng.permutation(len(names))[: int(rng.integers(1, len(names) + 1))]
     steps = [_random_step(REGISTRY[names[j]], rng) for j in order]
     steps[0]["enabled"] = True
     return {"seed": int(rng.integers(0, MAX_SEED)), "steps": steps}
 
 
-@pytest.mark.parametrize("op, k", [pytest.param(op, k, id=f"{op}-rng{k}") for op in REGISTRY for k in range(3)])
+@pytest.mark.parametrize("op, k", [pytest.param(op, k, id=f"{op}-rng{k}") for op in REGISTRY
+                                   if REGISTRY[op].supports("kornia") for k in range(3)])
 def test_export_of_each_op_with_random_valid_params_is_safe(op, k):
     rng = np.random.default_rng(k)
     step = _random_step(REGISTRY[op], rng)
@@ -645,10 +646,28 @@ def _evil_params(spec, make_float, make_int) -> dict:
 
 NUMERIC_OPS = [op for op, s in REGISTRY.items()
                if any(isinstance(p, (Number, Range, Size, Floats)) for p in s.params)]
+KORNIA_NUMERIC_OPS = [op for op in NUMERIC_OPS if REGISTRY[op].supports("kornia")]
+ALBUMENTATIONS_NUMERIC_OPS = [op for op in NUMERIC_OPS if REGISTRY[op].supports("albumentations")]
 
 
 @pytest.mark.parametrize("make", ["float-subclass", "real-subclass"])
-@pytest.mark.parametrize("op", NUMERIC_OPS)
+@pytest.mark.parametrize("op", ALBUMENTATIONS_NUMERIC_OPS)
+def test_albumentations_export_never_shows_a_malicious_repr(op, make):
+    spec = REGISTRY[op]
+    evil = (EvilFloat, EvilInt) if make == "float-subclass" else (lambda v: evil_real(float(v)),) * 2
+    params = _evil_params(spec, *evil)
+    chain = wb.Chain.from_dict({"seed": EvilInt(9), "steps": [{"op": op, "params": params, "p": 1.0}]})
+    src = chain.export("albumentations")
+    assert MALICIOUS not in src and "pwned" not in src
+    tree = ast.parse(src)
+    compose = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "build_compose")
+    calls = [ast.unparse(n.func) for n in ast.walk(compose) if isinstance(n, ast.Call)]
+    # Only Albumentations transforms (and the checked literals they take) inside the Compose.
+    assert calls[0] == "A.Compose" and all(c.startswith("A.") or c == "dict" for c in calls), calls
+
+
+@pytest.mark.parametrize("make", ["float-subclass", "real-subclass"])
+@pytest.mark.parametrize("op", KORNIA_NUMERIC_OPS)
 def test_valid_numbers_with_malicious_repr_never_reach_the_source(op, make):
     spec = REGISTRY[op]
     if make == "float-subclass":
@@ -1193,7 +1212,7 @@ def test_failed_export_or_load_leaves_the_chain_unchanged(user_chain, tmp_path):
 DALI_IMPORTS = {"argparse", "os", "time", "pathlib", "numpy", "nvidia.dali.fn", "nvidia.dali.math",
                 "nvidia.dali.types", "nvidia.dali", "PIL", "nvidia.dali.plugin.base_iterator",
                 "nvidia.dali.plugin.pytorch", "torch", "nvidia.dali.auto_aug", "nvidia.dali.auto_aug.core"}
-DALI_STRINGS = {"HWC", "HW"}
+DALI_STRINGS = {"HWC", "HW", "reflect_101"}  # layouts and border modes
 
 
 def check_dali_source(chain: wb.Chain, src: str) -> None:
@@ -1209,19 +1228,25 @@ def check_dali_source(chain: wb.Chain, src: str) -> None:
             assert node.attr not in FORBIDDEN_ATTRS, node.attr
     steps = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("step_")]
     assert len(steps) == len(chain.enabled_steps())
-    # The policy helpers the template writes for RandAugment & co., and auto_aug's select.
-    helpers = {"select"} | {n.name for n in tree.body
-                            if isinstance(n, ast.FunctionDef) and n.name.startswith("policy_")}
+    # The policy helpers the template writes for RandAugment & co., auto_aug's select, the
+    # batch-mixing label helper, DALI's constant nodes and range (in a sorting network).
+    helpers = {"select", "mix_labels", "types.Constant", "range"} | {
+        n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("policy_")}
     for function in steps:
-        local = {"images", "seed", "fn", "dmath", "types", "op_seed"} | helpers
+        local = {"images", "seed", "fn", "dmath", "types", "np", "op_seed", "range", "mix_labels"} | helpers
         for node in ast.walk(function):
-            if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    local |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, ast.comprehension) else []
+            for target in targets:
+                local |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+            if isinstance(node, ast.FunctionDef) and node is not function:  # a step-local helper
+                local |= {node.name} | {a.arg for a in node.args.args}
         for node in ast.walk(function):
             if isinstance(node, ast.Call):
                 func = ast.unparse(node.func)
-                assert func.startswith(("fn.", "dmath.")) or func in ("images.shape", "op_seed", *helpers), func
+                # fn./dmath. operators, the template's helpers, or a step-local helper (s3_round).
+                assert func.startswith(("fn.", "dmath.", "np.")) or func in ("images.shape", "op_seed", *helpers) or \
+                    (func in local and func.startswith(f"s{function.name.split('_')[1]}_")), func
             elif isinstance(node, ast.Name):
                 assert node.id in local, f"unknown name {node.id} in {function.name}"
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -1235,7 +1260,7 @@ def check_dali_source(chain: wb.Chain, src: str) -> None:
 
 @pytest.mark.parametrize("k", range(24), ids=lambda k: f"rng{k}")
 def test_dali_export_of_random_valid_chains_is_safe(k):
-    chain = wb.Chain.from_dict(_random_chain_dict(k))
+    chain = wb.Chain.from_dict(_random_chain_dict(k, "dali"))
     check_dali_source(chain, chain.export("dali"))
 
 

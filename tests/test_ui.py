@@ -138,7 +138,7 @@ def test_estimate_button_measures_and_shows_plot_and_advice(app):
     assert f"estimate: {est.images_per_s:.0f} images/s" in said(app)
     panel.compare.value, panel.target.value = True, 0
     app.estimate_button.click()
-    assert list(panel.result.estimates) == ["kornia", "dali"]
+    assert list(panel.result.estimates) == ["kornia", "dali", "albumentations"]
     assert "dali on cpu" in panel.report.value and "Delivers" in panel.report.value
 
 
