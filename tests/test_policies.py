@@ -57,7 +57,8 @@ def test_op_set_is_normalised_in_catalogue_order_and_round_trips(tmp_path):
 
 
 def test_policies_apply_to_every_image_and_refuse_another_p():
-    with pytest.raises(wb.ChainError, match=r"step 1 \(RandAugment\): RandAugment must apply to every sample"):
+    with pytest.raises(wb.ChainError, match=r"step 1 \(RandAugment\): RandAugment must apply to every sample "
+                                            r"\(a policy's own draws decide .*\), so p must be 1.0, got 0.5"):
         wb.Chain.from_dict({"steps": [{"op": "RandAugment", "p": 0.5}]})
     call = wb.Chain().add("TrivialAugment").export("kornia").split("K.auto.TrivialAugment(")[1].split("\n")[0]
     assert "p=" not in call  # Kornia's policies take no p

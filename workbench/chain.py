@@ -41,8 +41,8 @@ def _check_p(where: str, spec, value: Any) -> float:
     if not 0.0 <= p <= 1.0:  # NaN fails this too
         raise ChainError(f"{where}: p must be a number in [0, 1], got {show(value)}")
     if spec.always_applies and p != 1.0:
-        raise ChainError(f"{where}: {spec.name} must apply to every sample (it changes the image size "
-                         f"or value scale), so p must be 1.0, got {show(value)}")
+        raise ChainError(f"{where}: {spec.name} must apply to every sample ({spec.always_applies_why}), "
+                         f"so p must be 1.0, got {show(value)}")
     return p
 
 

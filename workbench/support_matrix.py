@@ -40,7 +40,7 @@ def support_matrix_markdown() -> str:
     lines.append("")
     for spec in REGISTRY.values():
         lines += [f"## {spec.name}", "", spec.doc, ""]
-        p_note = "always 1 (changes size or value scale)" if spec.always_applies else f"default {spec.default_p:g}"
+        p_note = f"always 1 ({spec.always_applies_why})" if spec.always_applies else f"default {spec.default_p:g}"
         lines.append(f"- backends: {', '.join(spec.backends)}; p: {p_note}")
         for param in spec.params:
             lines.append(f"- `{param.name}`: {param.doc}; default `{spec.defaults()[param.name]}`"

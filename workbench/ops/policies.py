@@ -379,10 +379,11 @@ _DALI_NOTE = ("Kornia picks a policy's op (sub-policy) once per batch and applie
               "Kornia (3.7/255 mean abs difference on the sample photos); the other ops agree to rounding")
 _UNSUPPORTED = {"albumentations": "Albumentations 2.0.8 has no RandAugment-style policies (only AutoAugment-free "
                                   "single transforms), so there is nothing to lower a policy to"}
-_P_DOC = "policies apply to every image (their own draws decide which ops run), so p is 1"
+# Kornia's policy modules take no p, and a policy's own draws already decide what each image gets.
+_P_WHY = "a policy's own draws decide which ops each image gets, and Kornia's policy modules have no p"
 
 RAND_AUGMENT = OpSpec(
-    name="RandAugment", family="policies", always_applies=True,
+    name="RandAugment", family="policies", always_applies=True, always_applies_why=_P_WHY,
     doc="Apply n different ops drawn from the op set, each at strength magnitude/30 of its range "
         "(posterize from its top; rotate, shear and translate with a random sign), as Kornia's RandAugment.",
     params=(
@@ -408,7 +409,7 @@ RAND_AUGMENT = OpSpec(
 )
 
 TRIVIAL_AUGMENT = OpSpec(
-    name="TrivialAugment", family="policies", always_applies=True,
+    name="TrivialAugment", family="policies", always_applies=True, always_applies_why=_P_WHY,
     doc="Apply one op drawn from the op set at a magnitude drawn uniformly from its range (rotate, shear and "
         "translate with a random sign), as Kornia's TrivialAugment.",
     params=(OpRanges("ops", "the ops to draw from and the range each one's magnitude is drawn from",
@@ -424,7 +425,7 @@ TRIVIAL_AUGMENT = OpSpec(
 )
 
 AUTO_AUGMENT = OpSpec(
-    name="AutoAugment", family="policies", always_applies=True,
+    name="AutoAugment", family="policies", always_applies=True, always_applies_why=_P_WHY,
     doc="Apply one of the AutoAugment paper's learned sub-policies (two ops, each run with its probability at a "
         "magnitude from its bin), as Kornia's AutoAugment tabulates them.",
     params=(_PolicyName("policy", "the learned policy: its sub-policies", "imagenet",

@@ -150,6 +150,8 @@ class OpSpec:
     # Ops that change the image size (or its value scale) must apply to every sample of a
     # batch, otherwise the batch could not stay one tensor.
     always_applies: bool = False
+    # Why p is fixed at 1, quoted by the validation error and the support matrix.
+    always_applies_why: str = "it changes the image size or value scale"
     # True when the output size no longer depends on the input size; lets batches of
     # mixed-size images become one tensor from this step on.
     fixes_size: bool = False
