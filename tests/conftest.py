@@ -65,6 +65,26 @@ def random_step_dict(op: str, rng: np.random.Generator, p: float | None = None) 
 ENV = {**os.environ, "KORNIA_INSTALLATION_MODE": "RAISE", "PYTHONHASHSEED": "0"}
 
 
+def class_folder(root: Path, small_folder: Path, classes: dict[str, list[str]]) -> Path:
+    """An ImageFolder-style tree under `root`: one sub-folder per class holding copies of
+    `small_folder`'s files, e.g. {"cats": ["img_00.png"], "dogs": ["img_01.png"]}."""
+    for cls, names in classes.items():
+        (root / cls).mkdir(parents=True)
+        for name in names:
+            (root / cls / name).write_bytes((small_folder / name).read_bytes())
+    return root
+
+
+def import_export(chain: wb.Chain, backend: str, folder: Path, name: str):
+    """Export `chain` to `folder/name.py` and import it as a module, as a training script would."""
+    chain.export(backend, path=f"{name}.py", folder=folder)
+    sys.path.insert(0, str(folder))
+    try:
+        return __import__(name)
+    finally:
+        sys.path.remove(str(folder))
+
+
 def run_script(path: Path, *args: str, timeout: int = 240) -> subprocess.CompletedProcess:
     proc = subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True, env=ENV,
                           timeout=timeout)

@@ -1,7 +1,6 @@
 """Exported Albumentations scripts: a Compose in a multi-worker DataLoader, seeded per worker,
 and their --save reproduces chain.run bit for bit."""
 import ast
-import sys
 
 import numpy as np
 import pytest
@@ -9,7 +8,7 @@ import torch
 
 import workbench as wb
 
-from conftest import ROOT, assert_bench_output, assert_save_equals_run, random_step_dict, run_script
+from conftest import class_folder, import_export, ROOT, assert_bench_output, assert_save_equals_run, random_step_dict, run_script
 
 ALBUMENTATIONS_OPS = wb.list_ops(backend="albumentations")
 # Albumentations refuses these on the 96x128 test images (a grid tile as large as the shorter
@@ -111,18 +110,10 @@ def test_bench_and_training_loop(tmp_path, light_chain):
 
 def test_loader_labels_and_worker_seeding(tmp_path, small_folder):
     """Labels come from sub-folders; 2 workers repeat exactly for a seed, per epoch."""
-    root = tmp_path / "data"
-    for cls, names in (("cats", ["img_00.png", "img_01.png"]), ("dogs", ["img_02.png", "img_03.png", "img_04.png"])):
-        (root / cls).mkdir(parents=True)
-        for name in names:
-            (root / cls / name).write_bytes((small_folder / name).read_bytes())
+    root = class_folder(tmp_path / "data", small_folder,
+                        {"cats": ["img_00.png", "img_01.png"], "dogs": ["img_02.png", "img_03.png", "img_04.png"]})
     chain = wb.Chain.from_dict({**LIGHT_CHAIN, "steps": LIGHT_CHAIN["steps"][:2]})
-    chain.export("albumentations", path="aug_alb_labels.py", folder=tmp_path)
-    sys.path.insert(0, str(tmp_path))
-    try:
-        import aug_alb_labels as module
-    finally:
-        sys.path.remove(str(tmp_path))
+    module = import_export(chain, "albumentations", tmp_path, "aug_alb_labels")
     ds = module.AugmentedImageFolder(root)
     assert ds.classes == ["cats", "dogs"] and ds.labels == [0, 0, 1, 1, 1]
 

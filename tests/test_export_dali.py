@@ -1,13 +1,12 @@
 """Exported DALI pipelines: idiomatic, importable, and their --save reproduces chain.run bit for bit."""
 import ast
-import sys
 
 import numpy as np
 import pytest
 
 import workbench as wb
 
-from conftest import assert_bench_output, DESIGN_CHAIN, ROOT, assert_save_equals_run, random_step_dict, run_script
+from conftest import class_folder, import_export, assert_bench_output, DESIGN_CHAIN, ROOT, assert_save_equals_run, random_step_dict, run_script
 
 DALI_OPS = wb.list_ops(backend="dali")
 
@@ -64,17 +63,9 @@ def test_bench_and_training_loop(tmp_path, design_chain):
 
 def test_loader_labels_shards_and_seeds(tmp_path, small_folder, design_chain):
     """Labels from sub-folders; each shard reads its own files; a seed repeats exactly."""
-    root = tmp_path / "data"
-    for cls, names in (("cats", ["img_00.png", "img_01.png"]), ("dogs", ["img_02.png", "img_03.png"])):
-        (root / cls).mkdir(parents=True)
-        for name in names:
-            (root / cls / name).write_bytes((small_folder / name).read_bytes())
-    design_chain.export("dali", path="aug_dali_labels.py", folder=tmp_path)
-    sys.path.insert(0, str(tmp_path))
-    try:
-        import aug_dali_labels as mod
-    finally:
-        sys.path.remove(str(tmp_path))
+    root = class_folder(tmp_path / "data", small_folder,
+                        {"cats": ["img_00.png", "img_01.png"], "dogs": ["img_02.png", "img_03.png"]})
+    mod = import_export(design_chain, "dali", tmp_path, "aug_dali_labels")
     files, labels = mod.image_folder(root)
     assert [f.split("/")[-2] for f in files] == ["cats", "cats", "dogs", "dogs"] and labels == [0, 0, 1, 1]
 

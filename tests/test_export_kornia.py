@@ -11,7 +11,7 @@ import torch
 
 import workbench as wb
 
-from conftest import assert_bench_output, DESIGN_CHAIN, ENV, ROOT, assert_save_equals_run, random_step_dict, run_script
+from conftest import class_folder, import_export, assert_bench_output, DESIGN_CHAIN, ENV, ROOT, assert_save_equals_run, random_step_dict, run_script
 
 @pytest.mark.parametrize("op", wb.list_ops(backend="kornia"))
 def test_every_op_save_equals_run(op, small_folder, tmp_path):
@@ -80,13 +80,7 @@ def test_export_writes_file_inside_folder(tmp_path, design_chain):
 
 
 def test_importable_module(tmp_path, small_images, design_chain):
-    path = tmp_path / "my_aug.py"
-    design_chain.export("kornia", path=path.name, folder=tmp_path)
-    sys.path.insert(0, str(tmp_path))
-    try:
-        import my_aug
-    finally:
-        sys.path.remove(str(tmp_path))
+    my_aug = import_export(design_chain, "kornia", tmp_path, "my_aug")
     assert my_aug.SEED == 7 and len(my_aug.build_augmentation()) == 5
     out, records = my_aug.augment_images(small_images, seed=7)
     assert np.array_equal(out, design_chain.run(small_images).images)
@@ -105,17 +99,9 @@ def test_bench_and_training_loop(tmp_path, design_chain):
 
 def test_image_folder_labels_and_worker_seeding(tmp_path, small_folder, design_chain):
     """Labels come from sub-folders; a DataLoader with 2 workers repeats exactly for a seed."""
-    root = tmp_path / "data"
-    for cls, names in (("cats", ["img_00.png", "img_01.png"]), ("dogs", ["img_02.png", "img_03.png", "img_04.png"])):
-        (root / cls).mkdir(parents=True)
-        for name in names:
-            (root / cls / name).write_bytes((small_folder / name).read_bytes())
-    design_chain.export("kornia", path="aug_labels.py", folder=tmp_path)
-    sys.path.insert(0, str(tmp_path))
-    try:
-        import aug_labels
-    finally:
-        sys.path.remove(str(tmp_path))
+    root = class_folder(tmp_path / "data", small_folder,
+                        {"cats": ["img_00.png", "img_01.png"], "dogs": ["img_02.png", "img_03.png", "img_04.png"]})
+    aug_labels = import_export(design_chain, "kornia", tmp_path, "aug_labels")
     ds = aug_labels.ImageFolderDataset(root)
     assert ds.classes == ["cats", "dogs"] and ds.labels == [0, 0, 1, 1, 1]
 

@@ -1,6 +1,5 @@
 """Batch mixing ops (MixUp, CutMix): values, mixed labels, parity at each backend's own
 draws, export equals run with labels, training loaders that yield mixed labels, clear errors."""
-import sys
 
 import numpy as np
 import pytest
@@ -11,7 +10,7 @@ import workbench as wb
 from workbench.codegen import load_module
 from workbench.render import mix_caption, preview_grid
 
-from conftest import ROOT, assert_save_equals_run, run_script
+from conftest import ROOT, assert_save_equals_run, class_folder, import_export, run_script
 
 MIXING = ("kornia", "dali")
 
@@ -230,23 +229,10 @@ def test_mixed_size_photos_mix_after_a_resize(sample_images, tmp_path):
 
 # ----- training loaders ---------------------------------------------------------------------
 @pytest.fixture
-def class_folder(tmp_path, small_folder):
-    root = tmp_path / "data"
-    for cls, names in (("cats", ["img_00.png", "img_01.png"]), ("dogs", ["img_02.png", "img_03.png"]),
-                       ("owls", ["img_04.png", "img_05.png"])):
-        (root / cls).mkdir(parents=True)
-        for name in names:
-            (root / cls / name).write_bytes((small_folder / name).read_bytes())
-    return root
-
-
-def _import(chain, backend, tmp_path, name):
-    chain.export(backend, path=f"{name}.py", folder=tmp_path)
-    sys.path.insert(0, str(tmp_path))
-    try:
-        return __import__(name)
-    finally:
-        sys.path.remove(str(tmp_path))
+def three_classes(tmp_path, small_folder):
+    return class_folder(tmp_path / "data", small_folder, {"cats": ["img_00.png", "img_01.png"],
+                                                           "dogs": ["img_02.png", "img_03.png"],
+                                                           "owls": ["img_04.png", "img_05.png"]})
 
 
 def _check_soft_targets(labels: np.ndarray, classes: int) -> None:
@@ -255,10 +241,10 @@ def _check_soft_targets(labels: np.ndarray, classes: int) -> None:
     assert np.all((labels > 1e-6).sum(axis=1) <= 2)  # one partner per sample
 
 
-def test_kornia_training_batches_yield_mixed_soft_targets(tmp_path, class_folder):
-    module = _import(wb.Chain(seed=3).add("MixUp", weight=[0.3, 0.3]), "kornia", tmp_path, "aug_mix_k")
+def test_kornia_training_batches_yield_mixed_soft_targets(tmp_path, three_classes):
+    module = import_export(wb.Chain(seed=3).add("MixUp", weight=[0.3, 0.3]), "kornia", tmp_path, "aug_mix_k")
     labels = []
-    for epoch, images, y in module.training_batches(class_folder, 3, epochs=2, workers=0, seed=1, device="cpu",
+    for epoch, images, y in module.training_batches(three_classes, 3, epochs=2, workers=0, seed=1, device="cpu",
                                                     num_samples=12):
         assert images.shape == (3, 3, 96, 128)
         _check_soft_targets(y.numpy(), 3)
@@ -271,9 +257,9 @@ def test_kornia_training_batches_yield_mixed_soft_targets(tmp_path, class_folder
     assert logits.grad is not None
 
 
-def test_dali_loader_yields_mixed_soft_targets(tmp_path, class_folder):
-    module = _import(wb.Chain(seed=3).add("CutMix", area=[0.5, 0.5]), "dali", tmp_path, "aug_mix_d")
-    loader = module.make_loader(class_folder, 3, seed=2, gpu=False, threads=1)
+def test_dali_loader_yields_mixed_soft_targets(tmp_path, three_classes):
+    module = import_export(wb.Chain(seed=3).add("CutMix", area=[0.5, 0.5]), "dali", tmp_path, "aug_mix_d")
+    loader = module.make_loader(three_classes, 3, seed=2, gpu=False, threads=1)
     labels = []
     for batch in loader:
         assert tuple(batch[0]["images"].shape) == (3, 96, 128, 3)
