@@ -64,6 +64,28 @@ def table(header: list[str], rows: list[list]) -> str:
     return "\n".join(lines)
 
 
+def alternate_runs(factories: dict, count, runs: int, batches: int, warmup: int) -> dict[str, list[float]]:
+    """images/s of each source over `runs` alternating runs, each a fresh iterator from its
+    factory timed over `batches` batches after `warmup`, then closed before the next starts.
+    For loaders that do all their work on worker processes: interleaved blocks of two live
+    loaders would time one's prefetch queue, filled while the other was being timed."""
+    import time
+
+    rates = {name: [] for name in factories}
+    for _ in range(runs):
+        for name, factory in factories.items():
+            it = factory()
+            try:
+                for _ in range(warmup):
+                    next(it)
+                start = time.perf_counter()
+                images = sum(count(next(it)) for _ in range(batches))
+                rates[name].append(images / (time.perf_counter() - start))
+            finally:
+                it.close()  # shuts the loader's workers down before the other source runs
+    return rates
+
+
 def alternate_blocks(sources: dict, count, blocks: int, block: int, warmup: int) -> dict[str, list[float]]:
     """images/s of each source (an iterator of batches) over alternating blocks of `block`
     batches after `warmup` batches each; `count(batch)` is a batch's image count. Loaders

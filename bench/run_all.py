@@ -36,7 +36,7 @@ def suite(quick: bool, gpu: bool) -> list[tuple[str, list[str]]]:
         ("Exported DALI pipeline vs hand-written DALI pipeline, batch 64",
          ["dali_export_vs_handwritten.py", "--batch", "64", "--blocks", blocks, "--block", "5"]),
         ("Exported Albumentations loader vs hand-written DataLoader + A.Compose (target >= 0.95)",
-         ["albumentations_export_vs_handwritten.py", "--batch", "32", "--blocks", blocks]),
+         ["albumentations_export_vs_handwritten.py", "--batch", "32", "--runs", "3" if quick else "7"]),
         ("DALI vs Kornia on the CPU: preview and exported loader",
          ["backends_cpu.py", "--runs", "3" if quick else "7"]),
         ("Preview latency in the app, Kornia (target 100 ms on 2 CPU cores)",
