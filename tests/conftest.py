@@ -85,6 +85,14 @@ def import_export(chain: wb.Chain, backend: str, folder: Path, name: str):
         sys.path.remove(str(folder))
 
 
+def imported_modules(tree) -> set[str]:
+    """The module names a parsed source imports (`import a` and `from b import c` give a, b)."""
+    import ast
+
+    return {a.name if isinstance(n, ast.Import) else n.module for n in ast.walk(tree)
+            if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+
+
 def run_script(path: Path, *args: str, timeout: int = 240) -> subprocess.CompletedProcess:
     proc = subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True, env=ENV,
                           timeout=timeout)

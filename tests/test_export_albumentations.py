@@ -8,7 +8,7 @@ import torch
 
 import workbench as wb
 
-from conftest import class_folder, import_export, ROOT, assert_bench_output, assert_save_equals_run, random_step_dict, run_script
+from conftest import class_folder, import_export, imported_modules, ROOT, assert_bench_output, assert_save_equals_run, random_step_dict, run_script
 
 ALBUMENTATIONS_OPS = wb.list_ops(backend="albumentations")
 # Albumentations refuses these on the 96x128 test images (a grid tile as large as the shorter
@@ -89,8 +89,7 @@ def test_source_is_readable_and_safe(light_chain):
     assert "SEED = 7" in src
     for i, step in enumerate(light_chain.steps):
         assert f"# {i + 1}. {step.describe()}" in src
-    imports = {a.name if isinstance(n, ast.Import) else n.module for n in ast.walk(tree)
-               if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    imports = imported_modules(tree)
     assert {"albumentations", "numpy", "torch", "torch.utils.data", "PIL"} <= imports
     functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
     assert {"build_compose", "seed_transforms", "augment_images", "make_loader", "training_batches",

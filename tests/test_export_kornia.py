@@ -11,7 +11,7 @@ import torch
 
 import workbench as wb
 
-from conftest import class_folder, import_export, assert_bench_output, DESIGN_CHAIN, ENV, ROOT, assert_save_equals_run, random_step_dict, run_script
+from conftest import class_folder, import_export, imported_modules, assert_bench_output, DESIGN_CHAIN, ENV, ROOT, assert_save_equals_run, random_step_dict, run_script
 
 @pytest.mark.parametrize("op", wb.list_ops(backend="kornia"))
 def test_every_op_save_equals_run(op, small_folder, tmp_path):
@@ -44,8 +44,7 @@ def test_source_is_readable_and_safe(design_chain):
     for i, step in enumerate(design_chain.steps):
         assert f"# {i + 1}. {step.describe()}" in src
     assert "K.RandomRotation(degrees=(-20.0, 20.0), resample='BILINEAR', align_corners=False, p=1.0)" in src
-    imports = {a.name if isinstance(n, ast.Import) else n.module for n in ast.walk(tree)
-               if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    imports = imported_modules(tree)
     assert {"kornia.augmentation", "torch", "numpy", "PIL", "torch.utils.data"} <= imports
     functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
     assert {"build_augmentation", "augment_images", "make_loader", "training_batches", "main"} <= functions
