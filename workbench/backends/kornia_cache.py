@@ -46,7 +46,7 @@ class PrefixCache(StepStateCache):
         step_keys = self._step_keys(chain)
         key = lambda n: (seed, device, tuple(step_keys[:n]))  # noqa: E731
 
-        augmentation = module.build_augmentation().to(device)
+        augmentation = module.place(module.build_augmentation(), device)
         dev = torch.device(device)
         cuda = [dev] if dev.type == "cuda" else []
         start = next((n for n in reversed(resumable) if key(n) in self._states), 0)

@@ -126,7 +126,8 @@ def apply_steps(steps, batch, records=None, labels=None):
     Mixing steps mix `labels` (soft targets, see soft_targets) as they mix the images; with
     `labels` the result is (batch, labels), else the batch."""
     for module in steps:
-        batch = module(batch)
+        # Drawn on the CPU (see place), applied where the batch is.
+        batch = module(batch, params=on_device(module.forward_parameters(batch.shape), batch.device))
         draws = mix_draws(module) if isinstance(module, MIXING_MODULES) else None
         if records is not None:
             records.append(sampled_params(module) if draws is None else
@@ -134,6 +135,30 @@ def apply_steps(steps, batch, records=None, labels=None):
         if labels is not None and draws is not None:
             labels = mix_labels(labels, draws)
     return batch if labels is None else (batch, labels)
+
+
+def place(augmentation, device):
+    """The chain's modules on `device`, drawing their random values on the CPU generator: the
+    same draws on every device, and no step mixes CPU and GPU tensors (Kornia keeps some of
+    its draws on the CPU whatever the device: MixUp's pairs, RandAugment's magnitudes)."""
+    augmentation = augmentation.to(device)
+    for module in augmentation.modules():
+        if hasattr(module, "set_rng_device_and_dtype"):
+            module.set_rng_device_and_dtype(torch.device("cpu"), torch.get_default_dtype())
+    return augmentation
+
+
+def on_device(params, device):
+    """Sampled parameters (a dict of tensors, or a policy's list of Kornia ParamItems) on `device`."""
+    if torch.is_tensor(params):
+        return params.to(device, non_blocking=True)
+    if isinstance(params, dict):
+        return {key: on_device(value, device) for key, value in params.items()}
+    if isinstance(params, list):
+        return [on_device(item, device) for item in params]
+    if isinstance(params, tuple) and hasattr(params, "_replace"):  # kornia's ParamItem(name, data)
+        return params._replace(data=on_device(params.data, device))
+    return params
 
 
 def to_float(images, device):
@@ -181,7 +206,7 @@ def augment_images(images, seed=SEED, device="cpu", labels=None):
     """
     device = torch.device(device)
     targets = None if labels is None else soft_targets(labels).to(device)
-    augmentation = build_augmentation().to(device)
+    augmentation = place(build_augmentation(), device)
     tensors = [torch.from_numpy(np.ascontiguousarray(image)).permute(2, 0, 1) for image in images]
     batch = torch.stack(tensors) if len({t.shape for t in tensors}) == 1 else tensors
     cuda = [device] if device.type == "cuda" else []
@@ -307,7 +332,7 @@ def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=No
     if device is None:
         device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
     device = torch.device(device)
-    augmentation = build_augmentation().to(device)
+    augmentation = place(build_augmentation(), device)
     loader = make_loader(root, batch_size, workers, seed, device, num_samples)
     mixing = mixes_batch(augmentation)
     num_classes = max(1, len(loader.dataset.classes))

@@ -110,7 +110,7 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
         pinned = batch.pin_memory()
         stages["host_to_device"] = median_seconds(lambda: pinned.to(device, non_blocking=True), s.runs, 2, sync)
         details["host_to_device"] = "pinned uint8 batch, copied with non_blocking=True"
-    augmentation = module.build_augmentation().to(device)
+    augmentation = module.place(module.build_augmentation(), device)
     x = batch.to(device)
     tick = phases.tick("augmentation")
     with torch.random.fork_rng(devices=[device] if cuda else []), torch.no_grad():

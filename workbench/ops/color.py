@@ -69,9 +69,10 @@ def _uint8(c) -> bool:
 
 def _grey_mean(x) -> str:
     """torchvision's contrast centre: the mean of the BT.601 grey image, i.e. the weighted sum of
-    the channel means (uint8 and float alike). One expression of the current images, so that it
-    can sit in the statement that changes them (under DALI's `if`, other statements run first)."""
-    return f"fn.reductions.sum(fn.reductions.mean({x}, axes=(0, 1)) * fn.constant(fdata=[0.299, 0.587, 0.114]))"
+    the channel means (uint8 and float alike), on the images' own device (a GPU node cannot be an
+    operator's named argument, so the centre enters arithmetic, never `fn.contrast`)."""
+    means = f"fn.reductions.mean({x}, axes=(0, 1))"
+    return f"({means}[0] * 0.299 + {means}[1] * 0.587 + {means}[2] * 0.114)"
 
 
 def _dali_color(kind: str, c, draw) -> list[str]:
@@ -81,7 +82,11 @@ def _dali_color(kind: str, c, draw) -> list[str]:
     if kind == "brightness":
         out = call("fn.brightness", {"__input__": x, "brightness": draw})
     elif kind == "contrast":
-        out = call("fn.contrast", {"__input__": x, "contrast": draw, "contrast_center": Name(_grey_mean(x))})
+        # x * f + centre * (1 - f): one expression of the current images (under DALI's `if`, only
+        # the statement that changes them is conditional), with the centre written once.
+        centre = f"{_grey_mean(x)} * (1.0 - {draw})"
+        out = f"fn.cast(dmath.clamp({x} * {draw} + {centre}, 0.0, 255.0), dtype=types.UINT8)" if _uint8(c) \
+            else f"{x} * {draw} + {centre}"
     elif kind == "saturation":
         out = call("fn.saturation", {"__input__": x, "saturation": draw})
     else:
