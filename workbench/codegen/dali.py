@@ -23,12 +23,14 @@ def fused_flip(chain: Chain) -> int | None:
     return None
 
 
-def _step_function(i: int, step, scale: float, fuse: str = "", flip=None) -> tuple[str, list[str], list[str], float]:
+def _step_function(i: int, step, scale: float, fuse: str = "", flip=None,
+                   region: bool = False) -> tuple[str, list[str], list[str], float]:
     """(function name, source lines, reported draw names, scale after) for enabled step i.
 
     `fuse`: "flip" leaves the mirroring to a later crop_mirror_normalize; "normalize" makes
     this Normalize mirror with the fused flip's coin, re-created from the same seed so that
-    every step function stands alone. `flip` is (chain index, p) of that flip."""
+    every step function stands alone. `flip` is (chain index, p) of that flip. `region`: the
+    step takes the encoded files and decodes only its window (see `region_step`)."""
     spec = step.spec
     low = spec.dali
     if low is None:
@@ -48,8 +50,10 @@ def _step_function(i: int, step, scale: float, fuse: str = "", flip=None) -> tup
     else:
         applied = Name("1")
     height = width = None
+    encoded = Name("encoded") if region else None
     if low.needs_size:
-        lines.append(f"{prefix}hw = fn.cast(images.shape(), dtype=types.FLOAT)")
+        shape = f"fn.peek_image_shape({encoded})" if region else "images.shape()"
+        lines.append(f"{prefix}hw = fn.cast({shape}, dtype=types.FLOAT)")
         height, width = Name(f"{prefix}hw[0]"), Name(f"{prefix}hw[1]")
     mirror = None
     if fuse == "normalize":
@@ -62,7 +66,7 @@ def _step_function(i: int, step, scale: float, fuse: str = "", flip=None) -> tup
         else:
             mirror = Name("1")
     ctx = DaliContext(x=Name("images"), scale=scale, height=height, width=width, applied=applied, prefix=prefix,
-                      mirror=mirror, step=i + 1)
+                      mirror=mirror, step=i + 1, encoded=encoded)
     draws = {}
     for k, (name, random_op) in enumerate(low.draws(step.params).items(), start=1):
         var = ctx.var(name.lstrip("_"))
@@ -89,9 +93,26 @@ def _step_function(i: int, step, scale: float, fuse: str = "", flip=None) -> tup
         lines.append(f"labels = mix_labels(labels, {ctx.var('partner')}, {weight})")
     arguments = "images, seed, labels=None" if spec.mixes_batch else "images, seed"
     source = [f"def {name}({arguments}):", "    " + comment(f"{i + 1}. {step.describe()}")]
+    if region:
+        name = f"decode_{name}"
+        source = [f"def {name}(encoded, seed, decoder):",
+                  "    " + comment(f"{i + 1}. {step.describe()}"),
+                  "    " + comment("The window is drawn from the file's header (the same sampler and seed as the"),
+                  "    " + comment(f"step_{i + 1} function) and only it is decoded, by `decoder` (\"cpu\" or \"mixed\").")]
     source += ["    " + line for line in lines]
     source.append(f"    return images, [{', '.join(var for _, var in reported)}]" + (", labels" if spec.mixes_batch else ""))
     return name, source, [n for n, _ in reported], (1.0 if low.unit_scale_after else scale)
+
+
+def region_step(chain: Chain) -> int | None:
+    """Chain index of the first step when the training pipeline can decode only its window:
+    an enabled crop (RandomResizedCrop, CenterCrop, RandomCrop) applied to every sample."""
+    enabled = chain.enabled_steps()
+    if not enabled:
+        return None
+    i, step = enabled[0]
+    low = step.spec.dali
+    return i if low is not None and low.decodes_region and step.p == 1.0 else None
 
 
 def _one_size_before(enabled) -> tuple[int, str] | None:
@@ -126,6 +147,11 @@ def emit_dali(chain: Chain) -> str:
         functions += source + ["", ""]
         names.append(name)
         draws_by_step.append(tuple(f"step{i + 1}_{step.op}.{r}" for r in reported))
+    region = region_step(chain)
+    region_name = None
+    if region is not None:
+        region_name, source, _, _ = _step_function(region, chain.steps[region], 255.0, region=True)
+        functions += source + ["", ""]
     lines += ["", IMPORTS, "", f"SEED = {literal(chain.seed)}", "", "",
               "def op_seed(seed, step, k):",
               '    """The seed of step `step`\'s k-th random operator: every operator is seeded explicitly, so',
@@ -141,6 +167,9 @@ def emit_dali(chain: Chain) -> str:
               comment("(position, name) of the first mixing step with no size-fixing step before it: the"),
               comment("images must then have one size (the training pipeline needs a folder of one size)."),
               f"ONE_SIZE_BEFORE = {literal(_one_size_before(enabled))}",
+              comment("The training pipeline's first step as a function of the encoded files, decoding only the"),
+              comment("window it cuts (region decoding); None when the chain does not start with such a crop."),
+              f"REGION_DECODE = {region_name}",
               f"STEP_DRAWS = {literal(tuple(draws_by_step))}",
               f"DRAWS = {literal(tuple(d for step in draws_by_step for d in step))}", "", "",
               AUGMENT, "", runtime_source(), "", "", BODY]

@@ -13,7 +13,9 @@ Reproducibility (`augment_images`, used by --save and by the workbench preview):
 decoded by PIL to RGB, taken in file-name order and fed as one batch; every random value is
 a `fn.random.*` operator with its own seed derived from the chain's seed (`op_seed`), so the
 same seed and the same batch give the same output. The training pipeline instead decodes with DALI
-(libjpeg-turbo on the CPU, nvJPEG with device="mixed" on a GPU) and shuffles.
+(libjpeg-turbo on the CPU, nvJPEG with device="mixed" on a GPU) and shuffles; when the chain
+starts with a crop (RandomResizedCrop, CenterCrop, RandomCrop) it draws the window from each
+file's header with the step's own sampler and seed and decodes only that region.
 
 Labels: a batch mixing step (MixUp, CutMix) blends each sample with a partner of its batch
 and makes the labels float soft targets (one row of class weights per sample) mixed with the
@@ -138,12 +140,18 @@ def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_se
     `augmented=False` stops after decoding (the workbench's estimate times decoding alone)."""
     encoded, label = fn.readers.file(files=files, labels=labels, random_shuffle=True, shard_id=shard_id,
                                      num_shards=num_shards, name="Reader")
-    images = fn.decoders.image(encoded, device="mixed" if gpu else "cpu", output_type=types.RGB)
+    decoder = "mixed" if gpu else "cpu"
+    first = 0
+    if augmented and REGION_DECODE is not None:
+        images, _ = REGION_DECODE(encoded, aug_seed, decoder)  # decodes only the first crop's window
+        first = 1
+    else:
+        images = fn.decoders.image(encoded, device=decoder, output_type=types.RGB)
     if augmented and MIXING_STEPS:
         label = fn.one_hot(label, num_classes=num_classes or max(labels) + 1, dtype=types.FLOAT)
-        images, _, label = augment(images, aug_seed, labels=label)
+        images, _, label = augment(images, aug_seed, first=first, labels=label)
     elif augmented:
-        images, _ = augment(images, aug_seed)
+        images, _ = augment(images, aug_seed, first=first)
     return images, (label.gpu() if gpu else label)
 
 

@@ -266,9 +266,17 @@ def _dali_center_crop(a, c) -> list[str]:
         f"{x0} = dmath.floor(({c.width} - {w!r}) * 0.5)",
         f"{y0} = dmath.floor(({c.height} - {h!r}) * 0.5)",
         f"{v('crop_box')} = fn.stack({x0}, {y0}, {x0} + {w!r}, {y0} + {h!r})",
-        assign(c.x, "fn.slice", {"start": Name(f"fn.cast(fn.stack({y0}, {x0}), dtype=types.INT32)"),
-                                 "shape": tuple(a["size"]), "axis_names": "HW"}),
+        _cut(a, c, x0, y0),
     ]
+
+
+def _cut(a, c, x0, y0) -> str:
+    """The statement cutting the `size` window at (x0, y0): a slice of the images, or, while
+    the input is still encoded, decoding only that window."""
+    start = Name(f"fn.cast(fn.stack({y0}, {x0}), dtype=types.INT32)")
+    if c.encoded is not None:
+        return c.decode_window(start, literal(tuple(a["size"])))
+    return assign(c.x, "fn.slice", {"start": start, "shape": tuple(a["size"]), "axis_names": "HW"})
 
 
 def _dali_window(a, c, d, pad: bool) -> list[str]:
@@ -295,8 +303,7 @@ def _dali_window(a, c, d, pad: bool) -> list[str]:
         f"{v('crop_box')} = fn.stack({x0}, {y0}, {x0} + {w!r}, {y0} + {h!r})",
     ]
     if not pad:
-        return lines + [assign(c.x, "fn.slice", {"start": Name(f"fn.cast(fn.stack({y0}, {x0}), dtype=types.INT32)"),
-                                                 "shape": tuple(a["size"]), "axis_names": "HW"})]
+        return lines + [_cut(a, c, x0, y0)]
     # DALI truncates a fill between two 8-bit levels: the nearest level is closest to Kornia's exact value.
     fill = float(round(a["fill"] * c.scale)) if c.scale == 255.0 else float(a["fill"]) * c.scale
     return lines + [
@@ -311,12 +318,17 @@ def _dali_resized_crop(a, c, d):
     """DALI's own window sampler (the one inside fn.random_resized_crop), kept visible so
     the window can be reported, then a resize of that window."""
     anchor, shape, box = (c.var(n) for n in ("anchor", "shape", "crop_box"))
-    return [
+    lines = [
         f"{anchor}, {shape} = " + call("fn.random_crop_generator", {
-            "__input__": Name(f"{c.x}.shape()"), "random_area": tuple(a["scale"]),
+            "__input__": Name(c.shape()), "random_area": tuple(a["scale"]),
             "random_aspect_ratio": tuple(a["ratio"]), "seed": c.seed(90)}),
         f"{box} = fn.cast(fn.stack({anchor}[1], {anchor}[0], {anchor}[1] + {shape}[1], {anchor}[0] + {shape}[0]), "
         f"dtype=types.FLOAT)",
+    ]
+    if c.encoded is not None:  # the same window, drawn from the file's header, decoded alone
+        return lines + [c.decode_window(anchor, shape), assign(c.x, "fn.resize", {
+            "size": tuple(a["size"]), "interp_type": INTERP[a["interpolation"]], "antialias": False})]
+    return lines + [
         assign(c.x, "fn.resize", {
             "size": tuple(a["size"]), "roi_start": Name(f"fn.cast({anchor}, dtype=types.FLOAT)"),
             "roi_end": Name(f"fn.cast({anchor} + {shape}, dtype=types.FLOAT)"), "roi_relative": False,
@@ -463,7 +475,7 @@ RANDOM_RESIZED_CROP = OpSpec(
         record={"src": "crop_box"},
     ),
     dali=DaliLowering(
-        reports=("crop_box",), apply=lambda a, c, d: _dali_resized_crop(a, c, d),
+        reports=("crop_box",), apply=lambda a, c, d: _dali_resized_crop(a, c, d), decodes_region=True,
         note="the window comes from DALI's sampler (fn.random_crop_generator), Kornia's from its own: "
              "draws differ, the same window resamples alike",
     ),
@@ -523,7 +535,8 @@ CENTER_CROP = OpSpec(
     params=(Size("size", "output size", (224, 224)),),
     kornia=KorniaLowering("CenterCrop", lambda a: {"size": tuple(a["size"]), "align_corners": False},
                           record={"src": "crop_box"}),
-    dali=DaliLowering(needs_size=True, reports=("crop_box",), apply=lambda a, c, d: _dali_center_crop(a, c)),
+    dali=DaliLowering(needs_size=True, reports=("crop_box",), apply=lambda a, c, d: _dali_center_crop(a, c),
+                      decodes_region=True),
     albumentations=AlbumentationsLowering(
         "CenterCrop", lambda a: {"height": a["size"][0], "width": a["size"][1]}, record={"crop_coords": "crop_box"},
         from_transform=lambda t: _no_pad_from(t) or {"size": [int(t.height), int(t.width)]},
@@ -542,7 +555,7 @@ RANDOM_CROP = OpSpec(
     dali=DaliLowering(
         needs_size=True, reports=("crop_box",),
         draws=lambda a: {"_u": uniform(0.0, 1.0), "_v": uniform(0.0, 1.0)},
-        apply=lambda a, c, d: _dali_window(a, c, d, pad=False),
+        apply=lambda a, c, d: _dali_window(a, c, d, pad=False), decodes_region=True,
     ),
     albumentations=AlbumentationsLowering(
         "RandomCrop", lambda a: {"height": a["size"][0], "width": a["size"][1]},

@@ -67,6 +67,20 @@ class DaliContext:
     # A horizontal flip's coin that this (Normalize) step may apply as crop_mirror_normalize's mirror.
     mirror: Any = None
     step: int = 1
+    # Set when the step's input is still the encoded files (the training pipeline's first step,
+    # for lowerings with `decodes_region`): the lowering decodes only the window it cuts.
+    encoded: Any = None
+
+    def shape(self) -> str:
+        """Source of the input's shape node (H, W, C): read from the file's header when the
+        input is still encoded, so that the window is known before decoding."""
+        return f"fn.peek_image_shape({self.encoded})" if self.encoded is not None else f"{self.x}.shape()"
+
+    def decode_window(self, start: str, shape: str) -> str:
+        """The statement that decodes only the window [start, start + shape) (both (y, x)
+        nodes or literals, in pixels) of the encoded input into the images variable."""
+        return (f"{self.x} = fn.decoders.image_slice({self.encoded}, start={start}, shape={shape}, axis_names='HW', "
+                f"normalized_anchor=False, normalized_shape=False, device=decoder, output_type=types.RGB)")
 
     def seed(self, k: int):
         """The explicit seed of this step's k-th random operator (see RandomOp)."""
@@ -105,6 +119,9 @@ class DaliLowering:
     # The op gives the same result before or after a horizontal mirror (colour, blur), so a
     # flip can move past it into crop_mirror_normalize.
     mirror_invariant: bool = False
+    # `apply` honours `ctx.encoded`: as the chain's first step it can decode only its window
+    # (region decoding, as a hand-written DALI loader's fn.decoders.image_random_crop does).
+    decodes_region: bool = False
 
 
 @dataclass(frozen=True)

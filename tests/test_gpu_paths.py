@@ -1,0 +1,207 @@
+"""GPU paths of every op on both GPU backends.
+
+Without a GPU (CI): every op's DALI GPU graphs are *defined* (DALI checks where each
+operator's inputs and arguments live when the graph is defined, so the class of bug where a
+GPU node feeds a CPU-only argument shows here), the training pipeline's region decoding is
+checked against decode-then-crop, and Kornia's placement helpers are checked on the meta
+device. With a GPU: every op runs through chain.run and the exported script on CUDA, and
+export == run holds there bit for bit.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import workbench as wb
+from workbench.codegen import emit, load_module
+from workbench.codegen.dali import region_step
+from workbench.ops import get_op
+
+from conftest import ROOT, run_script
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+DALI_OPS = [op for op in wb.list_ops() if get_op(op).supports("dali")]
+KORNIA_OPS = [op for op in wb.list_ops() if get_op(op).supports("kornia")]
+REGION_OPS = [op for op in DALI_OPS if get_op(op).dali.decodes_region]
+
+
+def one_op_chain(op: str, p: float = 1.0) -> wb.Chain:
+    """`op` alone, after a Resize where it needs one size or a large enough input (mixing, crops)."""
+    spec = get_op(op)
+    chain = wb.Chain(seed=5)
+    if spec.mixes_batch or spec.input_at_least:
+        chain.add("Resize", size=[240, 240])
+    params = {"size": [200, 200]} if spec.input_at_least else {}
+    return chain.add(op, p=p, **params)
+
+
+def probabilities(op: str) -> list[float]:
+    return [1.0] if get_op(op).always_applies else [1.0, 0.5]
+
+
+def define_gpu_graphs(chain: wb.Chain) -> None:
+    """Define (never build) the export's preview and training pipelines on the GPU."""
+    module = load_module(emit(chain, "dali"), "dali")
+    mixing = any(step.spec.mixes_batch for _, step in chain.enabled_steps())
+    module.preview_pipeline(aug_seed=1, gpu=True, keep=True, labelled=mixing, batch_size=4, num_threads=1,
+                            device_id=None)
+    module.training_pipeline(["a.jpg", "b.jpg"], [0, 1], gpu=True, batch_size=4, num_threads=1, device_id=None)
+
+
+@pytest.mark.parametrize("op", DALI_OPS)
+def test_every_dali_op_defines_its_gpu_graphs(op):
+    for p in probabilities(op):
+        define_gpu_graphs(one_op_chain(op, p))
+
+
+def test_colour_steps_in_series_define_on_the_gpu():
+    # ColorJitter after a Normalize works on floats; each contrast centre must stay on the GPU there too.
+    chain = wb.Chain(seed=2).add("Contrast", p=0.5).add("ColorJitter", p=0.5).add(
+        "Normalize", mean=[0.5, 0.5, 0.5], std=[0.25, 0.25, 0.25]).add("ColorJitter", p=0.7).add("Contrast")
+    define_gpu_graphs(chain)
+
+
+@pytest.mark.parametrize("op", REGION_OPS)
+def test_a_leading_crop_decodes_its_region_on_the_gpu(op):
+    chain = wb.Chain(seed=4).add(op, size=[64, 64]).add("HorizontalFlip").add("Brightness")
+    source = emit(chain, "dali")
+    assert region_step(chain) == 0 and "fn.decoders.image_slice(encoded" in source
+    define_gpu_graphs(chain)
+
+
+def test_region_decoding_applies_only_to_a_leading_crop_applied_to_every_sample():
+    crop = {"op": "RandomResizedCrop", "params": {"size": [64, 64]}}
+    assert region_step(wb.Chain.from_dict({"seed": 1, "steps": [crop]})) == 0
+    assert region_step(wb.Chain.from_dict({"seed": 1, "steps": [{"op": "HorizontalFlip"}, crop]})) is None
+    disabled_first = [{"op": "HorizontalFlip", "enabled": False}, crop]
+    assert region_step(wb.Chain.from_dict({"seed": 1, "steps": disabled_first})) == 1
+    assert region_step(wb.Chain.from_dict({"seed": 1, "steps": [{"op": "Resize", "params": {"size": [64, 64]}}]})) \
+        is None
+    assert "REGION_DECODE = None" in emit(wb.Chain(seed=1).add("HorizontalFlip"), "dali")
+
+
+@pytest.mark.parametrize("op,size", [("RandomResizedCrop", [64, 80]), ("CenterCrop", [100, 120]),
+                                     ("RandomCrop", [100, 120])])
+def test_region_decoding_gives_what_decoding_then_cropping_gives(op, size):
+    """The window comes from the file's header through the step's own sampler and seed: the
+    same windows and, on the sample photos (JPEG and PNG), the same pixels."""
+    import nvidia.dali.fn as fn
+    import nvidia.dali.types as types
+    from nvidia.dali import pipeline_def
+
+    module = load_module(emit(wb.Chain(seed=3).add(op, size=size), "dali"), "dali")
+    files = [str(f) for f in module.list_image_files(ROOT / "sample_data")]
+
+    @pipeline_def
+    def both_ways():
+        encoded, _ = fn.readers.file(files=files, random_shuffle=False)
+        region, region_draws = module.REGION_DECODE(encoded, 11, "cpu")
+        whole = fn.decoders.image(encoded, device="cpu", output_type=types.RGB)
+        cropped, draws = module.STEP_FUNCTIONS[0](whole, 11)
+        return region, cropped, region_draws[0], draws[0]
+
+    pipe = both_ways(batch_size=len(files), num_threads=1, device_id=None, seed=1)
+    pipe.build()
+    region, cropped, region_boxes, boxes = (out.as_array() for out in pipe.run())
+    assert region.shape == (len(files), *size, 3)
+    assert np.array_equal(region_boxes, boxes)
+    if op != "CenterCrop":  # windows drawn per sample
+        assert len({tuple(b) for b in boxes}) > 1
+    assert np.array_equal(region, cropped)
+
+
+def test_the_exported_training_loader_decodes_regions_on_the_cpu(tmp_path):
+    # A mixed-size folder (the sample photos) through the region-decoding loader, images and labels.
+    chain = wb.Chain(seed=9).add("RandomResizedCrop", size=[48, 64]).add("HorizontalFlip")
+    module = load_module(emit(chain, "dali"), "dali")
+    loader = module.make_loader(ROOT / "sample_data", 4, gpu=False, threads=1)
+    batch = next(iter(loader))[0]
+    assert tuple(batch["images"].shape) == (4, 48, 64, 3) and batch["images"].dtype == torch.uint8
+    assert batch["images"].float().std() > 10  # real photo content, not a fill
+
+
+def test_kornia_draws_stay_on_the_cpu_generator_wherever_the_modules_go():
+    # The meta device stands in for CUDA: moving a module moves Kornia's samplers with it;
+    # place() keeps them on the CPU (the same draws on every device).
+    for op in ("HorizontalFlip", "CenterCrop", "Translate", "Equalize", "GaussianNoise", "Normalize"):
+        module = load_module(emit(wb.Chain(seed=1).add(op), "kornia"), "kornia")
+        moved = module.build_augmentation().to("meta")
+        placed = module.place(module.build_augmentation(), "meta")
+        samplers = lambda aug: {str(m.device) for m in aug.modules()  # noqa: E731
+                                if hasattr(m, "set_rng_device_and_dtype") and hasattr(m, "device")}
+        assert samplers(moved) == {"meta"} and samplers(placed) == {"cpu"}, op
+
+
+@pytest.mark.parametrize("op", ["RandAugment", "AutoAugment", "MixUp", "CutMix", "RandomResizedCrop"])
+def test_kornia_params_move_to_the_batch_device_policies_included(op):
+    module = load_module(emit(one_op_chain(op), "kornia"), "kornia")
+    step = module.build_augmentation()[-1]
+    params = step.forward_parameters(torch.Size([4, 3, 64, 64]))
+    moved = module.on_device(params, torch.device("meta"))
+
+    def tensors(value):
+        if torch.is_tensor(value):
+            yield value
+        elif isinstance(value, dict):
+            for v in value.values():
+                yield from tensors(v)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                yield from tensors(v)
+
+    before, after = list(tensors(params)), list(tensors(moved))
+    assert len(before) == len(after) > 0
+    assert {t.device.type for t in before} == {"cpu"} and {t.device.type for t in after} == {"meta"}
+    assert type(moved) is type(params)
+
+
+# --- on a GPU -------------------------------------------------------------------------------
+
+def gpu_images(count: int = 4) -> list[np.ndarray]:
+    return [np.ascontiguousarray(image[:240, :240]) for image in wb.load_images(ROOT / "sample_data")[:count]]
+
+
+@cuda
+@pytest.mark.parametrize("op", KORNIA_OPS)
+def test_every_kornia_op_runs_on_cuda_with_the_cpu_draws(op):
+    images = gpu_images()
+    for p in probabilities(op):
+        chain = one_op_chain(op, p)
+        gpu = chain.run(images, backend="kornia", device="cuda")
+        cpu = chain.run(images, backend="kornia", device="cpu")
+        assert gpu.device == "cuda" and gpu.images.shape == cpu.images.shape and gpu.images.dtype == cpu.images.dtype
+        assert gpu.params == cpu.params, f"{op} p={p}: the draws depend on the device"
+        assert np.isfinite(gpu.images).all()
+
+
+@cuda
+@pytest.mark.parametrize("op", DALI_OPS)
+def test_every_dali_op_runs_on_the_gpu(op):
+    images = gpu_images()
+    for p in probabilities(op):
+        chain = one_op_chain(op, p)
+        gpu = chain.run(images, backend="dali", device="cuda")
+        cpu = chain.run(images, backend="dali", device="cpu")
+        assert gpu.images.shape == cpu.images.shape and gpu.images.dtype == cpu.images.dtype, op
+
+
+@cuda
+@pytest.mark.parametrize("backend", ["kornia", "dali"])
+def test_export_equals_run_on_cuda_for_every_op(backend, tmp_path):
+    images = gpu_images()
+    folder = tmp_path / "images"
+    folder.mkdir()
+    from PIL import Image
+
+    for i, image in enumerate(images):
+        Image.fromarray(image).save(folder / f"img_{i:02d}.png")
+    for op in KORNIA_OPS if backend == "kornia" else DALI_OPS:
+        chain = one_op_chain(op)
+        script = tmp_path / f"{backend}_{op}.py"
+        chain.export(backend, path=script.name, folder=tmp_path)
+        out = tmp_path / f"{backend}_{op}.npz"
+        run_script(script, "--images", str(folder), "--save", str(out), "--device", "cuda")
+        expected = chain.run(wb.load_images(folder), backend=backend, device="cuda")
+        assert np.array_equal(np.load(out)["images"], expected.images), f"{op}: --save on CUDA differs from chain.run"
