@@ -80,7 +80,7 @@ class DaliContext:
         """The statement that decodes only the window [start, start + shape) (both (y, x)
         nodes or literals, in pixels) of the encoded input into the images variable."""
         return (f"{self.x} = fn.decoders.image_slice({self.encoded}, start={start}, shape={shape}, axis_names='HW', "
-                f"normalized_anchor=False, normalized_shape=False, device=decoder, output_type=types.RGB)")
+                f"device=decoder, output_type=types.RGB)")
 
     def seed(self, k: int):
         """The explicit seed of this step's k-th random operator (see RandomOp)."""
