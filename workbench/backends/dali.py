@@ -9,12 +9,43 @@ from ..errors import WorkbenchError
 from . import per_sample_params
 
 
+DALI_WHEELS = {"12": "nvidia-dali-cuda120", "13": "nvidia-dali-cuda130"}
+
+
+def dali_wheel(cuda_version: str | None) -> str:
+    """The DALI package for a torch built for `cuda_version` (torch.version.cuda; None on a
+    CPU-only build, where the CUDA 12 wheel runs CPU pipelines).
+
+    Example:
+        >>> dali_wheel("13.0"), dali_wheel("12.8"), dali_wheel(None)
+        ('nvidia-dali-cuda130', 'nvidia-dali-cuda120', 'nvidia-dali-cuda120')
+    """
+    return DALI_WHEELS.get((cuda_version or "12").split(".")[0], DALI_WHEELS["12"])
+
+
+def installed_dali() -> tuple[str, str] | None:
+    """(package, version) of the installed DALI wheel, read without importing DALI (seconds)."""
+    from importlib import metadata
+
+    for package in DALI_WHEELS.values():
+        try:
+            return package, metadata.version(package)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
 def _require_dali() -> None:
+    import torch
+
+    wheel = dali_wheel(torch.version.cuda)
+    extra = "dali-cuda13" if wheel.endswith("130") else "dali-cuda12"
     try:
         import nvidia.dali  # noqa: F401
     except ImportError:
-        raise WorkbenchError("the DALI backend needs NVIDIA DALI: pip install nvidia-dali-cuda120 "
-                             "(it also runs CPU-only pipelines on machines without a GPU)") from None
+        raise WorkbenchError(f"the DALI backend needs NVIDIA DALI: pip install {wheel} (the wheel for this torch's "
+                             f"CUDA {torch.version.cuda or 'none: CPU-only'}; or the workbench's [{extra}] extra; it "
+                             "also runs CPU-only pipelines on machines without a GPU)") from None
 
 
 def _cause(message: str) -> str:

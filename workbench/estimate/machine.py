@@ -21,7 +21,7 @@ def machine_info(device: str = "cpu") -> dict[str, str]:
     from importlib import metadata
 
     # Installed versions, read without importing the libraries (importing DALI takes seconds).
-    for key, distribution in (("kornia", "kornia"), ("dali", "nvidia-dali-cuda120"),
+    for key, distribution in (("kornia", "kornia"), ("dali", "nvidia-dali-cuda120"), ("dali", "nvidia-dali-cuda130"),
                               ("albumentations", "albumentations")):
         try:
             info[key] = metadata.version(distribution)
