@@ -71,3 +71,17 @@ def test_dali_cache_follows_flip_fusion(small_images):
         chain.steps[1] = wb.Step.create(op)
         assert np.array_equal(cache.run(chain, small_images[:3]).images,
                               chain.run(small_images[:3], backend="dali").images)
+
+
+def test_kornia_preview_uploads_its_inputs_once_per_list_of_images(small_images):
+    # An edit of the first step recomputes everything, but from the tensors already on the device.
+    cache, chain = PrefixCache(), wb.Chain(seed=3).add("Brightness", factor=[0.9, 1.1]).add("HorizontalFlip")
+    first = cache.run(chain, small_images[:3])
+    uploaded = cache._inputs["tensors"]
+    chain.steps[0].params["factor"] = [1.2, 1.3]
+    second = cache.run(chain, small_images[:3])
+    assert cache.resumed_at == 0 and cache._inputs["tensors"] is uploaded
+    assert np.array_equal(second.images, chain.run(small_images[:3]).images)
+    assert not np.array_equal(first.images, second.images)
+    cache.run(chain, small_images[3:5])  # other images: uploaded anew
+    assert cache._inputs["tensors"] is not uploaded and len(cache._inputs["tensors"]) == 2

@@ -16,6 +16,7 @@ class StepStateCache:
     def __init__(self) -> None:
         self._states: dict[tuple, tuple] = {}
         self._images_key: tuple | None = None
+        self._inputs: dict = {}  # the current images as the backend keeps them (e.g. on the GPU)
         self.resumed_at = 0  # steps taken from the cache by the last run (for tests and benchmarks)
 
     def _prepare(self, chain, images, device: str, seed: int | None):
@@ -27,6 +28,7 @@ class StepStateCache:
         images_key = tuple((a.__array_interface__["data"][0], a.shape) for a in arrays)
         if images_key != self._images_key:  # other images: nothing cached applies
             self._states.clear()
+            self._inputs = {}
             self._images_key = images_key
         return (chain.seed if seed is None else seed), arrays, device
 
