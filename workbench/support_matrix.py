@@ -8,7 +8,7 @@ Example:
 from __future__ import annotations
 
 from .ops import REGISTRY
-from .ops.spec import BACKEND_NAMES
+from .ops.spec import BACKEND_DEVICES, BACKEND_NAMES
 
 HEADER = """# Ops and backends
 
@@ -16,6 +16,12 @@ Generated from the op registry by `workbench ops --markdown -o docs/ops.md`; a t
 when this file is out of date. Parity: with ranges collapsed and p = 1, backends agree on
 the sample photographs within the stated mean absolute error (in grey levels of 255) and
 PSNR, `border` pixels from the edge left out (see `tests/test_parity.py`).
+
+Devices: Kornia and DALI run every op they support on the CPU and on an NVIDIA GPU
+(`device="cuda"`; DALI's GPU operators, Kornia on CUDA tensors with its draws made on the CPU
+so that both devices draw alike); Albumentations runs on the CPU only. Every op's DALI GPU
+graphs are defined in CI and every op runs on CUDA where a GPU is present
+(`tests/test_gpu_paths.py`).
 """
 
 
@@ -25,7 +31,8 @@ def _cell(ok: bool) -> str:
 
 def support_matrix_markdown() -> str:
     """Markdown: a matrix of ops by backend, then each op's parameters, p and notes."""
-    lines = [HEADER, "| op | family | " + " | ".join(BACKEND_NAMES) + " | parity (MAE, PSNR) |",
+    columns = [f"{b} ({', '.join(BACKEND_DEVICES[b])})" for b in BACKEND_NAMES]
+    lines = [HEADER, "| op | family | " + " | ".join(columns) + " | parity (MAE, PSNR) |",
              "|---|---|" + "---|" * len(BACKEND_NAMES) + "---|"]
     for spec in REGISTRY.values():
         shared = len(spec.backends) > 1
@@ -49,6 +56,9 @@ def support_matrix_markdown() -> str:
             if not spec.supports(backend):
                 why = spec.unsupported.get(backend, "no lowering")
                 lines.append(f"- not on {backend} ({why}): `run` and `export` refuse it there")
+        if spec.dali is not None and spec.dali.decodes_region:
+            lines.append("- DALI training loader: as the chain's first step it decodes only its window "
+                         "(region decoding), drawn from the file's header")
         for label, lowering in (("DALI", spec.dali), ("Albumentations", spec.albumentations)):
             if lowering is not None and lowering.note:
                 lines.append(f"- {label}: {lowering.note}")

@@ -9,6 +9,8 @@ from .params import Param
 
 FAMILIES = ("geometric", "color", "blur/noise", "occlusion", "policies", "batch mixing", "normalize")
 BACKEND_NAMES = ("kornia", "dali", "albumentations")
+# Where each backend runs every op it supports (tests/test_gpu_paths.py runs each op on CUDA).
+BACKEND_DEVICES = {"kornia": ("CPU", "GPU"), "dali": ("CPU", "GPU"), "albumentations": ("CPU",)}
 
 
 @dataclass(frozen=True)
