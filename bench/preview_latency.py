@@ -5,7 +5,7 @@ choice, not work); each measurement sets a parameter control and waits for the r
 grid. The app caches the state before each step (Kornia and DALI), so the cost depends on
 which step changes: later steps recompute less. Medians after a warm-up. Usage:
 
-    python bench/preview_latency.py [--draws 1] [--backend kornia] [--runs 9]
+    python bench/preview_latency.py [--draws 1] [--backend kornia] [--runs 9] [--device cuda]
 """
 from __future__ import annotations
 
@@ -38,13 +38,14 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=1)
     parser.add_argument("--backend", default="kornia")
     parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (the app's backend/device switch)")
     parser.add_argument("--step", type=int, default=3, help="index of the step whose control changes "
                         "(0-based; a step with a range parameter)")
     args = parser.parse_args()
     photos = wb.load_images()
     images = [np.asarray(Image.fromarray(photos[i % len(photos)]).resize((256, 256), Image.BILINEAR))
               for i in range(16)]
-    app = wb.Workbench(images=images, chain=wb.Chain.from_dict(CHAIN), backend=args.backend, draws=args.draws,
+    app = wb.Workbench(images=images, chain=wb.Chain.from_dict(CHAIN), backend=args.backend, device=args.device, draws=args.draws,
                        max_images=16, debounce_s=0)
     spec = wb.get_op(app.chain.steps[args.step].op)
     name = next(p.name for p in spec.params if p.ui == "range_slider")  # a slider a user would drag
@@ -60,7 +61,7 @@ def main() -> None:
             times.append(elapsed)
     print(f"machine: {platform.machine()} {os.cpu_count()} cores, torch threads {torch.get_num_threads()}; "
           f"torch {torch.__version__}")
-    print(f"backend {args.backend}, 16 images 256x256, 6 steps, change at step {args.step + 1} "
+    print(f"backend {args.backend} on {args.device}, 16 images 256x256, 6 steps, change at step {args.step + 1} "
           f"({app.chain.steps[args.step].op}), {args.draws} draw(s), {args.runs} runs after 2 warm-up")
     print(f"median control-change-to-new-images: {statistics.median(times) * 1000:.0f} ms "
           f"(min {min(times) * 1000:.0f}, max {max(times) * 1000:.0f})")

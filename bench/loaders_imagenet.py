@@ -1,0 +1,84 @@
+"""The exported Kornia and DALI training loaders side by side on an ImageNet-style chain.
+
+Chain: RandomResizedCrop 224 (scale 0.08-1) -> HorizontalFlip p=0.5 -> ColorJitter p=0.8
+(0.4 brightness/contrast/saturation, 0.1 hue) -> Normalize. Input: a folder of JPEGs of
+500x375 (ImageNet's typical size) made from the sample photos with PIL (--images to use
+your own). Each export's own `--bench` runs in a fresh process, alternating Kornia, DALI,
+Kornia, ...; medians over --repeats. Reports images/s and the ratio Kornia / DALI (target
+on one H100 at batch 256: Kornia >= 10k images/s and >= 0.5x DALI). Usage:
+
+    python bench/loaders_imagenet.py [--batch 64] [--files 512] [--workers 2] [--device cpu|cuda]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+warnings.simplefilter("ignore", DeprecationWarning)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np
+from PIL import Image
+
+import workbench as wb
+from common import export_bench, machine_line, table
+
+IMAGENET_CHAIN = {"seed": 7, "steps": [
+    {"op": "RandomResizedCrop", "params": {"size": [224, 224], "scale": [0.08, 1.0]}},
+    {"op": "HorizontalFlip", "p": 0.5},
+    {"op": "ColorJitter", "p": 0.8, "params": {"brightness": [0.6, 1.4], "contrast": [0.6, 1.4],
+                                               "saturation": [0.6, 1.4], "hue": [-0.1, 0.1]}},
+    {"op": "Normalize", "params": {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}}]}
+
+
+def jpeg_folder(root: Path, count: int, size=(500, 375)) -> Path:
+    """`count` JPEGs (quality 90) of `size` (width, height): crops of the sample photos at
+    varying positions and scales, so that files differ."""
+    photos = wb.load_images()
+    rng = np.random.default_rng(0)
+    for i in range(count):
+        photo = Image.fromarray(photos[i % len(photos)])
+        scale = rng.uniform(1.0, 1.6) * max(size[0] / photo.width, size[1] / photo.height)
+        photo = photo.resize((max(size[0], round(photo.width * scale)), max(size[1], round(photo.height * scale))))
+        x, y = (int(rng.integers(0, room + 1)) for room in (photo.width - size[0], photo.height - size[1]))
+        photo.crop((x, y, x + size[0], y + size[1])).save(root / f"img_{i:05d}.jpg", quality=90)
+    return root
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--files", type=int, default=512)
+    parser.add_argument("--workers", type=int, default=2, help="Kornia decoding processes and DALI threads")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--images", help="a folder of your own images (default: JPEGs made from sample_data)")
+    args = parser.parse_args()
+
+    chain = wb.Chain.from_dict(IMAGENET_CHAIN)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        folder = Path(args.images) if args.images else jpeg_folder(tmp, args.files)
+        scripts = {backend: tmp / f"imagenet_{backend}.py" for backend in ("kornia", "dali")}
+        for backend, script in scripts.items():
+            chain.export(backend, path=script.name, folder=tmp)
+        rates = {backend: [] for backend in scripts}
+        for _ in range(args.repeats):
+            for backend, script in scripts.items():
+                rates[backend].append(export_bench(script, folder, args.batch, args.workers, args.device,
+                                                   "--runs", "3"))
+    kornia, dali = (statistics.median(rates[b]) for b in ("kornia", "dali"))
+    print(machine_line(args.device))
+    print(f"batch {args.batch}, {'your folder ' + args.images if args.images else f'{args.files} JPEGs 500x375'}, "
+          f"{args.workers} workers/threads, each export's --bench (median of 3 runs) alternating, "
+          f"{args.repeats} repeats, medians")
+    print(table(["Kornia export images/s", "DALI export images/s", "Kornia / DALI"],
+                [[f"{kornia:.0f}", f"{dali:.0f}", f"{kornia / dali:.3f}"]]))
+
+
+if __name__ == "__main__":
+    main()
