@@ -542,7 +542,10 @@ def test_unknown_export_backend_is_refused(backend):
 # 2. Exported source: allowlisted imports, registered modules, literal-only arguments
 # ---------------------------------------------------------------------------------------
 ALLOWED_IMPORTS = {"argparse", "os", "random", "time", "pathlib", "kornia.augmentation", "numpy", "torch",
-                   "PIL", "torch.utils.data", "torch.utils.data.distributed"}
+                   "PIL", "torch.utils.data", "torch.utils.data.distributed",
+                   # The training loader's GPU decoders (imported on the CUDA path only) and its PIL
+                   # fallback for bytes a GPU decoder refuses.
+                   "nvidia", "torchvision.io", "io"}
 KORNIA_MODULES = {spec.kornia.module for spec in REGISTRY.values() if spec.kornia is not None}
 FORBIDDEN_NAMES = {"eval", "exec", "compile", "__import__", "breakpoint", "globals", "locals", "vars"}
 FORBIDDEN_ATTRS = {"system", "popen", "spawnl", "execv", "check_output", "check_call", "Popen", "__globals__",

@@ -31,6 +31,25 @@ def kornia_module_call(step) -> str:
     return call(f"K.{module}", kwargs)
 
 
+def resized_crop_constant(enabled) -> list[str]:
+    """Source lines defining RESIZED_CROP: the first enabled step's RandomResizedCrop arguments,
+    which the training loader uses to crop mixed-size batches in one op, or None.
+
+    Example:
+        >>> from workbench.chain import Step
+        >>> resized_crop_constant([(0, Step.create("RandomResizedCrop", size=[64, 48]))])[-1]
+        "RESIZED_CROP = dict(size=(64, 48), scale=(0.08, 1.0), ratio=(0.75, 1.3333), resample='BILINEAR')"
+    """
+    first = enabled[0][1] if enabled else None
+    if first is None or first.op != "RandomResizedCrop":
+        return [comment("The first step is not a RandomResizedCrop: mixed sizes run the head steps image by image."),
+                "RESIZED_CROP = None"]
+    args = first.spec.kornia.args(first.params)
+    return [comment("The first step, RandomResizedCrop: the training loader crops a batch of mixed sizes with it in"),
+            comment("one batched op (resized_crop_windows, resized_crops); the preview crops image by image."),
+            "RESIZED_CROP = " + call("dict", {key: args[key] for key in ("size", "scale", "ratio", "resample")})]
+
+
 def emit_kornia(chain: Chain) -> str:
     """The whole script as text (not yet syntax-checked; `export_chain` does that)."""
     enabled = chain.enabled_steps()
@@ -48,6 +67,7 @@ def emit_kornia(chain: Chain) -> str:
               f"HEAD_STEPS = {literal(head)}",
               comment("(op name, position in the chain) of each enabled step, in order."),
               f"STEPS = {literal(tuple((identifier(s.op), i) for i, s in enabled))}",
+              *resized_crop_constant(enabled),
               "", "",
               "def build_augmentation():",
               '    """The chain\'s enabled steps as Kornia modules, applied in order to float NCHW in [0, 1]."""',

@@ -17,6 +17,13 @@ generator is seeded with the seed; images are decoded by PIL to RGB and taken in
 order. Images of one size form one batch. With mixed sizes, the steps up to the first one
 that fixes the size run one image at a time in that order, then the rest as one batch.
 
+The training loader (training_batches, --bench, training) is seeded per (seed, rank, epoch)
+but is not the preview: it decodes JPEGs on the GPU when the device is CUDA (nvImageCodec or
+torchvision; --decoder pil keeps PIL), and when the chain starts with RandomResizedCrop it
+crops a batch of mixed sizes in one batched op whose windows come from a batched sampler:
+the same distribution as Kornia's (identical windows for a batch of one size), other draws
+than the preview's image-by-image crops.
+
 Labels: a batch mixing step (MixUp, CutMix) blends each sample with a partner of its batch
 and makes the labels float soft targets (one row of class weights per sample) mixed with the
 same weights; the training loader yields them, `augment_images(labels=...)` returns them,
@@ -47,21 +54,23 @@ BODY = '''\
 _NOT_SAMPLED = ("forward_input_shape",)
 
 
-def sampled_params(module):
-    """The values `module` drew for its last batch, as numpy arrays with the batch first."""
-    if isinstance(module._params, list):  # a kornia.augmentation.auto policy
-        return policy_params(module)
-    return {k: v.detach().cpu().numpy() for k, v in module._params.items() if k not in _NOT_SAMPLED}
+def sampled_params(module, params=None):
+    """The values `module` drew for its last batch (or `params`, what it was given), as numpy
+    arrays with the batch first."""
+    params = module._params if params is None else params
+    if isinstance(params, list):  # a kornia.augmentation.auto policy
+        return policy_params(module, params)
+    return {k: v.detach().cpu().numpy() for k, v in params.items() if k not in _NOT_SAMPLED}
 
 
-def policy_params(policy):
+def policy_params(policy, params=None):
     """What a policy (RandAugment, TrivialAugment, AutoAugment) chose for its last batch, per
     sample: the position of each chosen candidate ("policy_choice"; Kornia chooses once per
     batch), whether each op of those ran ("op_applied") and the magnitude it used
     ("op_magnitude": its sampled value, NaN for ops without one)."""
     positions = [name for name, _ in policy.named_children()]
     choice, applied, magnitudes = [], [], []
-    for item in policy._params:
+    for item in policy._params if params is None else params:
         candidate = policy.get_submodule(item.name)
         choice.append(positions.index(item.name))
         for op_item in item.data:
@@ -80,10 +89,11 @@ def policy_params(policy):
 MIXING_MODULES = (K.RandomMixUpV2, K.RandomCutMixV2)
 
 
-def mix_draws(module):
-    """A mixing step's per-sample draws: `partner` (batch index), `weight` (the partner's share
-    of image and label) and, for CutMix, the pasted `box` [x0, y0, x1, y1) in pixels."""
-    params = module._params
+def mix_draws(module, params=None):
+    """A mixing step's per-sample draws (from its last batch, or `params`): `partner` (batch
+    index), `weight` (the partner's share of image and label) and, for CutMix, the pasted `box`
+    [x0, y0, x1, y1) in pixels."""
+    params = module._params if params is None else params
     draws = {"batch_prob": params["batch_prob"]}
     if "mixup_pairs" in params:
         draws.update(partner=params["mixup_pairs"], weight=params["mixup_lambdas"])
@@ -126,11 +136,13 @@ def apply_steps(steps, batch, records=None, labels=None):
     Mixing steps mix `labels` (soft targets, see soft_targets) as they mix the images; with
     `labels` the result is (batch, labels), else the batch."""
     for module in steps:
-        # Drawn on the CPU (see place), applied where the batch is.
-        batch = module(batch, params=on_device(module.forward_parameters(batch.shape), batch.device))
-        draws = mix_draws(module) if isinstance(module, MIXING_MODULES) else None
+        # Drawn on the CPU (see place), applied where the batch is; recorded from the CPU copy,
+        # so that reporting the draws never waits for the GPU.
+        drawn = module.forward_parameters(batch.shape)
+        batch = module(batch, params=on_device(drawn, batch.device))
+        draws = mix_draws(module, drawn) if isinstance(module, MIXING_MODULES) else None
         if records is not None:
-            records.append(sampled_params(module) if draws is None else
+            records.append(sampled_params(module, drawn) if draws is None else
                            {k: v.detach().cpu().numpy() for k, v in draws.items()})
         if labels is not None and draws is not None:
             labels = mix_labels(labels, draws)
@@ -225,7 +237,11 @@ def augment_images(images, seed=SEED, device="cpu", labels=None):
 
 
 # ---------------------------------------------------------------------------------------
-# Training loader: decode on worker processes, pin, copy ahead to the GPU, augment there.
+# Training loader. Worker processes read the files. With the PIL decoder (the default on the
+# CPU) they decode them too, and batches are pinned and copied ahead to the GPU. With a GPU
+# decoder (the default on CUDA: nvImageCodec, else torchvision) they only read JPEG bytes,
+# and the main process decodes each batch's JPEGs on the GPU in one call. A chain that starts
+# with RandomResizedCrop crops a batch of mixed sizes in one batched op, not image by image.
 # ---------------------------------------------------------------------------------------
 class ImageFolderDataset(Dataset):
     """Image files under `root` (recursive, name order); the label is the index of the
@@ -248,12 +264,35 @@ class ImageFolderDataset(Dataset):
         return torch.from_numpy(decode_image(self.files[i])).permute(2, 0, 1).contiguous(), self.labels[i]
 
 
+# Every JPEG file starts with these bytes (the start-of-image marker, then another marker).
+JPEG_SIGNATURE = bytes([0xFF, 0xD8, 0xFF])
+
+
+class EncodedImageFolderDataset(ImageFolderDataset):
+    """The same files and labels, for decoding on the GPU: a JPEG file comes back undecoded,
+    its exact bytes as a 1-D uint8 tensor, to be decoded with its whole batch; other formats
+    (PNG, TIFF, ...), which the GPU decoders do not take, are decoded here with PIL (uint8 CHW)."""
+
+    def __getitem__(self, i):
+        data = np.fromfile(self.files[i], dtype=np.uint8)
+        if data[:3].tobytes() != JPEG_SIGNATURE:
+            return super().__getitem__(i)
+        return torch.from_numpy(data), self.labels[i]
+
+
 def collate_uint8(batch):
     """Stack same-size images into one uint8 NCHW tensor; keep a list when sizes differ."""
     images, labels = zip(*batch)
     if len({tuple(i.shape) for i in images}) == 1:
         images = torch.stack(images)
     return images, torch.tensor(labels, dtype=torch.long)
+
+
+def collate_encoded(batch):
+    """A batch of EncodedImageFolderDataset items: the payloads as a list (byte strings and
+    decoded images have different shapes), the labels as one tensor."""
+    payloads, labels = zip(*batch)
+    return list(payloads), torch.tensor(labels, dtype=torch.long)
 
 
 def seed_worker(worker_id):
@@ -263,13 +302,159 @@ def seed_worker(worker_id):
     random.seed(worker_seed)
 
 
-def make_loader(root, batch_size, workers=4, seed=SEED, device="cpu", num_samples=None):
-    """DataLoader over an image folder: shuffled (seeded), sharded by rank under torchrun,
-    decoding on `workers` processes, pinned memory when the GPU is used.
+# The loader's `decoder` option (--decoder): "auto" decodes JPEGs on the GPU when the device is
+# CUDA and a GPU decoder imports (nvImageCodec first, then torchvision), with PIL otherwise.
+DECODERS = ("auto", "pil", "nvimgcodec", "torchvision")
+GPU_DECODER_PACKAGES = {"nvimgcodec": "nvidia-nvimgcodec-cu12 or -cu13 (NVIDIA DALI installs it)",
+                        "torchvision": "the torchvision built for this torch and CUDA"}
+
+
+def gpu_decoder_imports(name):
+    """Whether the GPU decoder `name` ("nvimgcodec" or "torchvision") imports here."""
+    try:
+        if name == "nvimgcodec":
+            from nvidia import nvimgcodec  # noqa: F401
+        else:
+            from torchvision.io import decode_jpeg  # noqa: F401
+    except (ImportError, OSError, RuntimeError):  # a torchvision built for another torch raises the latter two
+        return False
+    return True
+
+
+def resolve_decoder(decoder, device):
+    """The decoder the training loader uses on `device`: "pil", "nvimgcodec" or "torchvision".
+
+    "auto" takes a GPU decoder on CUDA when one imports, PIL otherwise. A GPU decoder named
+    outright needs a CUDA device and its package: without them this says so (ValueError,
+    ImportError) rather than quietly decoding another way.
+    """
+    if decoder not in DECODERS:
+        raise ValueError(f"unknown decoder {decoder!r}; choose one of {', '.join(DECODERS)}")
+    device = torch.device(device)
+    if decoder == "pil":
+        return decoder
+    if decoder == "auto":
+        if device.type != "cuda":
+            return "pil"
+        return next((name for name in ("nvimgcodec", "torchvision") if gpu_decoder_imports(name)), "pil")
+    if device.type != "cuda":
+        raise ValueError(f"decoder {decoder!r} decodes on a CUDA device, but the device is {device}; "
+                         "use decoder 'pil' or 'auto' there")
+    if not gpu_decoder_imports(decoder):
+        raise ImportError(f"decoder {decoder!r} does not import here: install {GPU_DECODER_PACKAGES[decoder]}, "
+                          "or use decoder 'pil' (or 'auto', which falls back to it)")
+    return decoder
+
+
+def nvimgcodec_jpeg_decoder(device):
+    """A function decoding a list of JPEG byte tensors on the CUDA `device` with nvImageCodec in
+    one batched call: uint8 RGB CHW tensors on `device`, None for files it could not decode."""
+    from nvidia import nvimgcodec
+
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    # Smooth ("fancy") chroma upsampling and no EXIF rotation: what PIL (libjpeg) does, so that
+    # the pixels stay within a level or two of the ones the preview decodes.
+    decoder = nvimgcodec.Decoder(device_id=index, options=":fancy_upsampling=1")
+    params = nvimgcodec.DecodeParams(apply_exif_orientation=False, color_spec=nvimgcodec.ColorSpec.RGB,
+                                     allow_any_depth=False)
+
+    def decode(encoded):
+        # On torch's current stream: the augmentation queued next runs after the decoding, and
+        # nvImageCodec frees each image (when its tensor goes) in that same stream order.
+        stream = torch.cuda.current_stream(device).cuda_stream
+        images = decoder.decode([data.numpy() for data in encoded], params=params, cuda_stream=stream)
+        # Each image is HWC uint8 in GPU memory that the tensor shares (no copy).
+        return [None if image is None else torch.as_tensor(image, device=device).permute(2, 0, 1)
+                for image in images]
+
+    return decode
+
+
+def torchvision_jpeg_decoder(device):
+    """A function decoding a list of JPEG byte tensors on the CUDA `device` with torchvision's
+    nvJPEG decoder in one batched call: uint8 RGB CHW tensors, None for files it refused."""
+    from torchvision.io import ImageReadMode, decode_jpeg
+
+    def decode_one(data):
+        try:
+            return decode_jpeg(data, mode=ImageReadMode.RGB, device=device)
+        except RuntimeError:
+            return None
+
+    def decode(encoded):
+        try:
+            return decode_jpeg(encoded, mode=ImageReadMode.RGB, device=device)
+        except RuntimeError:
+            # One file nvJPEG refuses (CMYK, corrupt) fails the whole batched call, which returns
+            # nothing: decode this batch file by file so that only that file goes to PIL.
+            return [decode_one(data) for data in encoded]
+
+    return decode
+
+
+def decode_bytes_with_pil(data):
+    """A file's bytes (1-D uint8 tensor) decoded as the PIL loader decodes the file: uint8 RGB CHW."""
+    from io import BytesIO  # only this fallback needs it
+
+    return torch.from_numpy(decode_image(BytesIO(data.numpy().tobytes()))).permute(2, 0, 1).contiguous()
+
+
+def is_rgb_image(image):
+    """Whether a decoder's output is what decode_image gives: 3-channel uint8 CHW."""
+    return image is not None and image.dim() == 3 and image.shape[0] == 3 and image.dtype == torch.uint8
+
+
+def decode_batch(payloads, decode, device):
+    """A batch of EncodedImageFolderDataset payloads as uint8 images on `device`.
+
+    The JPEG byte tensors go to `decode` (a GPU decoder: one call for the batch); any file it
+    could not decode is decoded with PIL instead, and the images the workers decoded are moved.
+    Returns one uint8 NCHW tensor when every size agrees, else a list of CHW tensors.
+    """
+    images = list(payloads)
+    encoded = [i for i, payload in enumerate(payloads) if payload.dim() == 1]
+    if encoded:
+        for i, image in zip(encoded, decode([payloads[i] for i in encoded])):
+            images[i] = image if is_rgb_image(image) else decode_bytes_with_pil(payloads[i])
+    images = [image.to(device, non_blocking=True) for image in images]
+    return torch.stack(images) if len({tuple(image.shape) for image in images}) == 1 else images
+
+
+class GpuDecodingLoader:
+    """A DataLoader over EncodedImageFolderDataset whose batches are decoded on the GPU as they
+    come: it yields (images on `device`, labels) as the PIL loader yields them on the CPU.
+    `dataset` and `sampler` are the DataLoader's (set_epoch, DistributedSampler shards)."""
+
+    def __init__(self, loader, decode, device, decoder):
+        self.loader, self.decode, self.device, self.decoder = loader, decode, torch.device(device), decoder
+
+    @property
+    def dataset(self):
+        return self.loader.dataset
+
+    @property
+    def sampler(self):
+        return self.loader.sampler
+
+    def __iter__(self):
+        for payloads, labels in self.loader:
+            yield decode_batch(payloads, self.decode, self.device), labels.to(self.device, non_blocking=True)
+
+    def __len__(self):
+        return len(self.loader)
+
+
+def make_loader(root, batch_size, workers=4, seed=SEED, device="cpu", num_samples=None, decoder="auto"):
+    """Loader over an image folder: shuffled (seeded), sharded by rank under torchrun, reading
+    on `workers` processes. With the PIL decoder (see resolve_decoder) the workers decode and a
+    DataLoader with pinned memory (when the GPU is used) comes back; with a GPU decoder, a
+    GpuDecodingLoader that decodes each batch's JPEGs on `device` in one call.
 
     `num_samples` draws that many samples with replacement (for benchmarks on small folders).
     """
-    dataset = ImageFolderDataset(root)
+    decoder = resolve_decoder(decoder, device)
+    on_gpu = decoder != "pil"
+    dataset = EncodedImageFolderDataset(root) if on_gpu else ImageFolderDataset(root)
     rank, world_size, _ = distributed_context()
     generator = torch.Generator().manual_seed(seed)
     if world_size > 1:
@@ -277,11 +462,18 @@ def make_loader(root, batch_size, workers=4, seed=SEED, device="cpu", num_sample
     else:
         sampler = RandomSampler(dataset, replacement=num_samples is not None, num_samples=num_samples,
                                 generator=generator)
-    return DataLoader(
-        dataset, batch_size=batch_size, sampler=sampler, num_workers=workers, collate_fn=collate_uint8,
-        pin_memory=torch.device(device).type == "cuda", drop_last=True, worker_init_fn=seed_worker,
+    loader = DataLoader(
+        dataset, batch_size=batch_size, sampler=sampler, num_workers=workers,
+        collate_fn=collate_encoded if on_gpu else collate_uint8,
+        # Pinned for the copy to the GPU; file bytes go to the GPU decoder, which stages them itself.
+        pin_memory=torch.device(device).type == "cuda" and not on_gpu, drop_last=True, worker_init_fn=seed_worker,
         generator=generator, persistent_workers=workers > 0, prefetch_factor=4 if workers > 0 else None,
     )
+    if not on_gpu:
+        return loader
+    device = torch.device(device)
+    decode = nvimgcodec_jpeg_decoder(device) if decoder == "nvimgcodec" else torchvision_jpeg_decoder(device)
+    return GpuDecodingLoader(loader, decode, device, decoder)
 
 
 class CudaPrefetcher:
@@ -321,32 +513,148 @@ class CudaPrefetcher:
         return len(self.loader)
 
 
-def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=None, num_samples=None):
+def resized_crop_windows(heights, widths, generator=None):
+    """One RandomResizedCrop window per image of the given sizes, for the whole batch at once:
+    an (N, 4) int64 tensor of [x0, y0, width, height] in pixels.
+
+    Drawn as Kornia's RandomResizedCrop draws a batch of one size (same draws, same windows
+    there): 10 attempts per image of an area fraction uniform in RESIZED_CROP's `scale` and a
+    log aspect ratio (width / height) uniform in log(`ratio`), sides rounded; the first that
+    fits inside the image wins. If none fits: the whole image, cut to the nearest aspect ratio
+    in `ratio`. Then a start uniform over the positions that keep the window inside. The values
+    come from torch's CPU `generator` (default: the global one, seeded per rank and epoch).
+    """
+    count = len(heights)
+    image_h = torch.as_tensor(heights, dtype=torch.float32)
+    image_w = torch.as_tensor(widths, dtype=torch.float32)
+    scale = torch.tensor(RESIZED_CROP["scale"], dtype=torch.float32)
+    ratio = torch.tensor(RESIZED_CROP["ratio"], dtype=torch.float32)
+    fraction = torch.rand((count, 10), generator=generator) * (scale[1] - scale[0]) + scale[0]
+    area = fraction * image_h[:, None] * image_w[:, None]
+    low, high = torch.log(ratio[0]), torch.log(ratio[1])
+    aspect = torch.exp(low + torch.rand((count, 10), generator=generator) * (high - low))
+    width = torch.sqrt(area * aspect).round()
+    height = torch.sqrt(area / aspect).round()
+    fits = (width > 0) & (width <= image_w[:, None]) & (height > 0) & (height <= image_h[:, None])
+    # The first attempt that fits: the count of misses before it (no argmax: its choice among
+    # ties is not specified on every device).
+    first = (fits.int().cumsum(1) == 0).sum(1).clamp(max=9)[:, None]
+    found = fits.any(1)
+    # The fallback, as torchvision's get_params: an image narrower than the narrowest ratio keeps
+    # its width, one wider than the widest keeps its height, one in between is kept whole.
+    shape = torch.as_tensor(widths, dtype=torch.float64) / torch.as_tensor(heights, dtype=torch.float64)
+    narrowest, widest = min(RESIZED_CROP["ratio"]), max(RESIZED_CROP["ratio"])
+    fallback_h = torch.where(shape < narrowest, torch.round(image_w / narrowest), image_h).floor()
+    fallback_w = torch.where(shape > widest, torch.round(image_h * widest), image_w).floor()
+    crop_h = torch.where(found, height.gather(1, first)[:, 0], fallback_h).clamp(min=1).minimum(image_h)
+    crop_w = torch.where(found, width.gather(1, first)[:, 0], fallback_w).clamp(min=1).minimum(image_w)
+    x0 = (torch.rand(count, generator=generator) * (image_w - crop_w + 1)).floor()
+    y0 = (torch.rand(count, generator=generator) * (image_h - crop_h + 1)).floor()
+    return torch.stack([x0, y0, crop_w, crop_h], dim=1).long()
+
+
+def window_taps(start, length, out_size, nearest):
+    """Along one axis, for each sample and output pixel j: the two source pixels read (lo, hi,
+    absolute indices) and hi's weight, as F.interpolate (align_corners=False) computes them on
+    the window [start, start + length): position (j + 0.5) * length / out_size - 0.5, clamped
+    to the window. "nearest" reads floor((j + 0.5) * length / out_size), as Kornia's
+    "nearest-exact" resize does, with weight 0."""
+    scale = (length.float() / out_size)[:, None]
+    last = (length - 1)[:, None]
+    j = torch.arange(out_size, device=length.device, dtype=torch.float32)
+    if nearest:
+        lo = torch.minimum(((j + 0.5) * scale).floor().long(), last)
+        return start[:, None] + lo, start[:, None] + lo, torch.zeros_like(lo, dtype=torch.float32)
+    position = ((j + 0.5) * scale - 0.5).clamp(min=0)
+    lo = torch.minimum(position.long(), last)
+    hi = lo + (lo < last).long()
+    weight = (position - lo).clamp(0, 1)
+    return start[:, None] + lo, start[:, None] + hi, weight
+
+
+def resized_crops(images, windows):
+    """Crop every uint8 CHW image of a list (sizes may differ, all on one device) to its window
+    [x0, y0, width, height] and resize it to RESIZED_CROP's size, all at once: float32 NCHW in
+    [0, 1], as Kornia's RandomResizedCrop (slice mode: slice the window, then F.interpolate,
+    align_corners=False) gives each image alone, up to float rounding.
+
+    The images are packed into one tensor of pixels, without padding (a huge image costs its own
+    pixels only), and each output pixel gathers its 2x2 source pixels there, then blends them
+    with the interpolation weights (one gather of 1 pixel for "NEAREST").
+    """
+    out_h, out_w = RESIZED_CROP["size"]
+    nearest = RESIZED_CROP["resample"] == "NEAREST"
+    count, channels, device = len(images), images[0].shape[0], images[0].device
+    # (all pixels, C): each image's rows one after the other.
+    pixels = torch.cat([image.permute(1, 2, 0).reshape(-1, channels) for image in images])
+    sizes = torch.tensor([tuple(image.shape[-2:]) for image in images], dtype=torch.long)
+    starts = sizes.prod(1).cumsum(0) - sizes.prod(1)
+    # Per sample: the window, where its image starts among the pixels, and its row length. One
+    # pinned copy: a copy from pageable memory would wait for the GPU's queued work first.
+    layout = torch.cat([windows.long(), starts[:, None], sizes[:, 1:]], dim=1)
+    if device.type == "cuda":
+        layout = layout.pin_memory()
+    x0, y0, width, height, offsets, row_length = layout.to(device, non_blocking=True).unbind(1)
+    cols_lo, cols_hi, weight_x = window_taps(x0, width, out_w, nearest)
+    rows_lo, rows_hi, weight_y = window_taps(y0, height, out_h, nearest)
+
+    def gather(rows, cols):
+        """The source pixels at (rows x cols) of each sample: (N, out_h, out_w, C) float in [0, 1]."""
+        index = offsets[:, None, None] + rows[:, :, None] * row_length[:, None, None] + cols[:, None, :]
+        return pixels.index_select(0, index.reshape(-1)).view(count, out_h, out_w, channels).float().div_(255.0)
+
+    if nearest:
+        out = gather(rows_lo, cols_lo)
+    else:
+        # In F.interpolate's order: blend along x in the upper and lower rows, then along y.
+        weight_x, weight_y = weight_x[:, None, :, None], weight_y[:, :, None, None]
+        top = gather(rows_lo, cols_lo) * (1 - weight_x) + gather(rows_lo, cols_hi) * weight_x
+        bottom = gather(rows_hi, cols_lo) * (1 - weight_x) + gather(rows_hi, cols_hi) * weight_x
+        out = top * (1 - weight_y) + bottom * weight_y
+    return out.permute(0, 3, 1, 2).contiguous()
+
+
+def augment_training_batch(augmentation, images, device, labels=None):
+    """augment_batch as the training loader runs it: a list of mixed-size images whose chain
+    starts with RandomResizedCrop is cropped in one batched op (resized_crop_windows, then
+    resized_crops), then the other steps run on the batch; anything else goes to augment_batch."""
+    if RESIZED_CROP is None or torch.is_tensor(images):
+        return augment_batch(augmentation, images, device, labels=labels)
+    windows = resized_crop_windows([image.shape[-2] for image in images], [image.shape[-1] for image in images])
+    batch = resized_crops([image.to(device, non_blocking=True) for image in images], windows)
+    return apply_steps(augmentation[1:], batch, labels=labels)
+
+
+def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=None, num_samples=None,
+                     decoder="auto"):
     """Yield (epoch, augmented float batch on `device`, labels): the loop to train with.
 
     Labels are class ids; when a step mixes the batch (MixUp, CutMix) they are float soft
     targets (batch x classes) mixed like the images, which torch's cross_entropy takes as
     they are. Every rank and epoch gets its own derived augmentation seed, so runs repeat exactly.
+    `decoder`: see resolve_decoder ("auto": on the GPU when the device is CUDA).
     """
     rank, world_size, local_rank = distributed_context()
     if device is None:
         device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
     device = torch.device(device)
     augmentation = place(build_augmentation(), device)
-    loader = make_loader(root, batch_size, workers, seed, device, num_samples)
+    loader = make_loader(root, batch_size, workers, seed, device, num_samples, decoder)
+    # GPU-decoded batches are on the device already; PIL batches are copied ahead.
+    batches = loader if isinstance(loader, GpuDecodingLoader) else CudaPrefetcher(loader, device)
     mixing = mixes_batch(augmentation)
     num_classes = max(1, len(loader.dataset.classes))
     for epoch in range(epochs):
         if isinstance(loader.sampler, DistributedSampler):
             loader.sampler.set_epoch(epoch)
         torch.manual_seed(derive_seed(seed, rank, epoch))
-        for images, labels in CudaPrefetcher(loader, device):
+        for images, labels in batches:
             with torch.no_grad():
                 if mixing:
-                    batch, labels = augment_batch(augmentation, images, device,
-                                                  labels=soft_targets(labels, num_classes))
+                    batch, labels = augment_training_batch(augmentation, images, device,
+                                                           labels=soft_targets(labels, num_classes))
                 else:
-                    batch = augment_batch(augmentation, images, device)
+                    batch = augment_training_batch(augmentation, images, device)
             # Yield outside no_grad: grad mode is global, and the caller trains with it on.
             yield epoch, batch, labels
 
@@ -371,15 +679,16 @@ def _save(args):
 
 
 def bench_rates(root, batch_size, batches=20, warmup=3, runs=1, workers=4, seed=SEED, device=None,
-                progress=None):
-    """Images/s of the training loop (decode on workers, copy, augment) over `runs` stretches
-    of `batches` batches after `warmup`; --bench prints one, the workbench's estimate several."""
+                progress=None, decoder="auto"):
+    """Images/s of the training loop (read and decode, copy, augment) over `runs` stretches of
+    `batches` batches after `warmup`; --bench prints one, the workbench's estimate several."""
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     # Samples to spare: the workers keep decoding (and competing for the cores) until the last
     # timed batch, as they do in training; at the very end of a loader they would be idle.
     spare = 4 * max(1, workers) + 1
     total = batch_size * (warmup + batches * runs + spare)
-    loop = training_batches(root, batch_size, epochs=1, workers=workers, seed=seed, device=device, num_samples=total)
+    loop = training_batches(root, batch_size, epochs=1, workers=workers, seed=seed, device=device, num_samples=total,
+                            decoder=decoder)
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else None
     try:
         return timed_rates(loop, lambda batch: len(batch[1]), batches, warmup, runs, sync, progress)
@@ -390,9 +699,10 @@ def bench_rates(root, batch_size, batches=20, warmup=3, runs=1, workers=4, seed=
 def _bench(args):
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     batches = bench_batches(args.batch_size, args.batches)
-    rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, device)
-    print(f"device: {device}, batch size: {args.batch_size}, workers: {args.workers}, "
-          f"{args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
+    rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, device,
+                        decoder=args.decoder)
+    print(f"device: {device}, decoder: {resolve_decoder(args.decoder, device)}, batch size: {args.batch_size}, "
+          f"workers: {args.workers}, {args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
     print("runs (images/s): " + ", ".join(f"{r:.1f}" for r in rates))
     print(f"images/s: {median(rates):.1f}")
 
@@ -403,7 +713,7 @@ def _train(args):
         torch.distributed.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
     seen = 0
     for epoch, images, labels in training_batches(args.images, args.batch_size, args.epochs, args.workers,
-                                                  args.seed, args.device):
+                                                  args.seed, args.device, decoder=args.decoder):
         # Your training step goes here: loss = criterion(model(images), labels) ...
         seen += labels.shape[0]
     print(f"rank {rank}/{world_size}: {seen} augmented images over {args.epochs} epoch(s)")
@@ -413,6 +723,10 @@ def _train(args):
 
 def main(argv=None):
     parser = contract_parser(__doc__.splitlines()[0], SEED, min(4, os.cpu_count() or 1), "decoding processes")
+    parser.add_argument("--decoder", choices=DECODERS, default="auto",
+                        help="JPEG decoding of the training loader: auto (on the GPU when the device is CUDA and "
+                             "nvImageCodec or torchvision imports, else PIL), pil (in the worker processes), "
+                             "nvimgcodec or torchvision (batched on the GPU); --save always decodes with PIL")
     args = parser.parse_args(argv)
     if args.save:
         _save(args)

@@ -98,12 +98,15 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
 
     loader = module.make_loader(root, s.batch_size, s.workers, chain.seed, s.device,
                                 num_samples=s.batch_size * (s.warmup + s.batches * s.runs))
-    decode = timed_rates(iter(loader), lambda batch: len(batch[1]), s.batches, s.warmup, s.runs,
+    # GPU-decoded batches are ready only when the GPU is done: wait for it, as the loader's user would.
+    decode = timed_rates(iter(loader), lambda batch: len(batch[1]), s.batches, s.warmup, s.runs, sync,
                          progress=phases.tick("decoding alone"))
     del loader  # stops its worker processes
     stages = {"decode": s.batch_size / statistics.median(decode)}
-    details = {"decode": f"PIL in {s.workers} DataLoader worker process(es)" if s.workers else
-               "PIL in the main process (workers=0)"}
+    decoder = module.resolve_decoder("auto", s.device)
+    readers = f"{s.workers} DataLoader worker process(es)" if s.workers else "the main process (workers=0)"
+    details = {"decode": f"PIL in {readers}" if decoder == "pil" else
+               f"{decoder} on {s.device}, batched, file bytes read in {readers}"}
 
     batch = torch.from_numpy(first_batch(inp, s.batch_size)).permute(0, 3, 1, 2).contiguous()
     if cuda:
