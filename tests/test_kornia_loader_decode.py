@@ -312,3 +312,18 @@ def test_bench_on_cuda(tmp_path, jpeg_folder):
                        "--batches", "3", "--runs", "2", "--warmup", "1", "--workers", "2")
     assert "device: cuda" in bench.stdout
     assert_bench_output(bench.stdout, runs=2)
+
+
+def test_nvimgcodec_settings_decode_what_pil_decodes(crop_module, jpeg_folder):
+    """The export's nvImageCodec options and parameters, on nvImageCodec's CPU backend (the GPU
+    one is checked where there is a GPU): one batched call, PIL's pixels exactly, greyscale JPEGs
+    as three channels."""
+    nvimgcodec = pytest.importorskip("nvidia.nvimgcodec")
+    decoder = nvimgcodec.Decoder(device_id=nvimgcodec.NVIMGCODEC_DEVICE_CPU_ONLY,
+                                 backends=[nvimgcodec.Backend(nvimgcodec.BackendKind.CPU_ONLY)],
+                                 options=crop_module.NVIMGCODEC_OPTIONS)
+    files = sorted(jpeg_folder.glob("*.jpg"))
+    streams = [nvimgcodec.CodeStream(np.fromfile(f, dtype=np.uint8)) for f in files]
+    images = decoder.decode(streams, params=crop_module.nvimgcodec_params())
+    for path, image in zip(files, images):
+        assert np.array_equal(np.asarray(image.cpu()), decode_image(path)), path.name
