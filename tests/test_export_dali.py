@@ -40,7 +40,9 @@ def test_source_is_idiomatic_dali(design_chain):
     tree = ast.parse(src)
     assert "SEED = 7" in src
     for needle in ("@pipeline_def(enable_conditionals=True)", "fn.readers.file(", "shard_id=shard_id",
-                   "num_shards=num_shards", 'device="mixed" if gpu else "cpu"', "DALIGenericIterator(",
+                   "num_shards=num_shards", 'decoder = "mixed" if gpu else "cpu"', "DALIGenericIterator(",
+                   # The chain starts with RandomResizedCrop: the loader decodes only its window.
+                   "REGION_DECODE = decode_step_1_random_resized_crop", "fn.decoders.image_slice(encoded",
                    "fn.random.coin_flip(probability=0.5, seed=op_seed(seed, 3, 0))",
                    "fn.random.uniform(range=(-20.0, 20.0), seed=op_seed(seed, 3, 1))", "def step_3_rotate(images, seed):",
                    "if s3_applied:", "fn.crop_mirror_normalize(", "WORLD_SIZE"):

@@ -57,8 +57,9 @@ def support_matrix_markdown() -> str:
                 why = spec.unsupported.get(backend, "no lowering")
                 lines.append(f"- not on {backend} ({why}): `run` and `export` refuse it there")
         if spec.dali is not None and spec.dali.decodes_region:
-            lines.append("- DALI training loader: as the chain's first step it decodes only its window "
-                         "(region decoding), drawn from the file's header")
+            after = " (or right after a leading Resize)" if spec.dali.follows_resize else ""
+            lines.append(f"- DALI training loader: as the chain's first step{after} it decodes only the pixels its "
+                         "window needs (region decoding), the window drawn from the file's header")
         for label, lowering in (("DALI", spec.dali), ("Albumentations", spec.albumentations)):
             if lowering is not None and lowering.note:
                 lines.append(f"- {label}: {lowering.note}")

@@ -24,13 +24,14 @@ def fused_flip(chain: Chain) -> int | None:
 
 
 def _step_function(i: int, step, scale: float, fuse: str = "", flip=None,
-                   region: bool = False) -> tuple[str, list[str], list[str], float]:
+                   region=None) -> tuple[str, list[str], list[str], float]:
     """(function name, source lines, reported draw names, scale after) for enabled step i.
 
     `fuse`: "flip" leaves the mirroring to a later crop_mirror_normalize; "normalize" makes
     this Normalize mirror with the fused flip's coin, re-created from the same seed so that
     every step function stands alone. `flip` is (chain index, p) of that flip. `region`: the
-    step takes the encoded files and decodes only its window (see `region_step`)."""
+    step takes the encoded files and decodes only its window; `region` is then the
+    (chain index, step) of a Resize before it that it does too, or () (see `region_steps`)."""
     spec = step.spec
     low = spec.dali
     if low is None:
@@ -50,10 +51,15 @@ def _step_function(i: int, step, scale: float, fuse: str = "", flip=None,
     else:
         applied = Name("1")
     height = width = None
-    encoded = Name("encoded") if region else None
+    encoded = Name("encoded") if region is not None else None
+    resize = region[1] if region else None
+    input_shape = None
+    if resize is not None:  # the crop's input is what the Resize gives
+        input_shape = f"fn.constant(idata={literal([*resize.params['size'], 3])})"
+    elif region is not None:
+        input_shape = f"fn.peek_image_shape({encoded})"
     if low.needs_size:
-        shape = f"fn.peek_image_shape({encoded})" if region else "images.shape()"
-        lines.append(f"{prefix}hw = fn.cast({shape}, dtype=types.FLOAT)")
+        lines.append(f"{prefix}hw = fn.cast({input_shape or 'images.shape()'}, dtype=types.FLOAT)")
         height, width = Name(f"{prefix}hw[0]"), Name(f"{prefix}hw[1]")
     mirror = None
     if fuse == "normalize":
@@ -66,7 +72,8 @@ def _step_function(i: int, step, scale: float, fuse: str = "", flip=None,
         else:
             mirror = Name("1")
     ctx = DaliContext(x=Name("images"), scale=scale, height=height, width=width, applied=applied, prefix=prefix,
-                      mirror=mirror, step=i + 1, encoded=encoded)
+                      mirror=mirror, step=i + 1, encoded=encoded, input_shape=input_shape,
+                      resized=resize.params if resize is not None else None)
     draws = {}
     for k, (name, random_op) in enumerate(low.draws(step.params).items(), start=1):
         var = ctx.var(name.lstrip("_"))
@@ -93,26 +100,38 @@ def _step_function(i: int, step, scale: float, fuse: str = "", flip=None,
         lines.append(f"labels = mix_labels(labels, {ctx.var('partner')}, {weight})")
     arguments = "images, seed, labels=None" if spec.mixes_batch else "images, seed"
     source = [f"def {name}({arguments}):", "    " + comment(f"{i + 1}. {step.describe()}")]
-    if region:
-        name = f"decode_{name}"
-        source = [f"def {name}(encoded, seed, decoder):",
-                  "    " + comment(f"{i + 1}. {step.describe()}"),
-                  "    " + comment("The window is drawn from the file's header (the same sampler and seed as the"),
-                  "    " + comment(f"step_{i + 1} function) and only it is decoded, by `decoder` (\"cpu\" or \"mixed\").")]
+    if region is not None:
+        steps = ([(region[0], resize)] if resize is not None else []) + [(i, step)]
+        name = "decode_" + "_".join(f"step_{k + 1}_{_snake(s.op)}" for k, s in steps)
+        source = [f"def {name}(encoded, seed, decoder):"]
+        source += ["    " + comment(f"{k + 1}. {s.describe()}") for k, s in steps]
+        source += ["    " + comment("The window is drawn as the step functions draw it (same sampler, same seed) from"),
+                   "    " + comment("the file's header, and only the pixels it needs are decoded, by `decoder`"),
+                   "    " + comment('("cpu" or "mixed").')]
     source += ["    " + line for line in lines]
     source.append(f"    return images, [{', '.join(var for _, var in reported)}]" + (", labels" if spec.mixes_batch else ""))
     return name, source, [n for n, _ in reported], (1.0 if low.unit_scale_after else scale)
 
 
-def region_step(chain: Chain) -> int | None:
-    """Chain index of the first step when the training pipeline can decode only its window:
-    an enabled crop (RandomResizedCrop, CenterCrop, RandomCrop) applied to every sample."""
+def region_steps(chain: Chain) -> tuple[int, ...]:
+    """Chain indices of the leading steps the training pipeline can run while decoding only
+    the pixels they need: an enabled crop (RandomResizedCrop, CenterCrop, RandomCrop) first,
+    or a Resize then a crop that takes it (CenterCrop, RandomCrop); () when there is none."""
     enabled = chain.enabled_steps()
-    if not enabled:
-        return None
-    i, step = enabled[0]
-    low = step.spec.dali
-    return i if low is not None and low.decodes_region and step.p == 1.0 else None
+
+    def crop(k: int, after_resize: bool) -> bool:
+        if k >= len(enabled):
+            return False
+        low = enabled[k][1].spec.dali
+        return (low is not None and low.decodes_region and enabled[k][1].p == 1.0
+                and (low.follows_resize or not after_resize))
+
+    if crop(0, False):
+        return (enabled[0][0],)
+    first = enabled[0][1].spec.dali if enabled else None
+    if first is not None and first.defers_to_crop and crop(1, True):
+        return (enabled[0][0], enabled[1][0])
+    return ()
 
 
 def _one_size_before(enabled) -> tuple[int, str] | None:
@@ -147,10 +166,11 @@ def emit_dali(chain: Chain) -> str:
         functions += source + ["", ""]
         names.append(name)
         draws_by_step.append(tuple(f"step{i + 1}_{step.op}.{r}" for r in reported))
-    region = region_step(chain)
+    region = region_steps(chain)
     region_name = None
-    if region is not None:
-        region_name, source, _, _ = _step_function(region, chain.steps[region], 255.0, region=True)
+    if region:
+        resize = (region[0], chain.steps[region[0]]) if len(region) == 2 else ()
+        region_name, source, _, _ = _step_function(region[-1], chain.steps[region[-1]], 255.0, region=resize)
         functions += source + ["", ""]
     lines += ["", IMPORTS, "", f"SEED = {literal(chain.seed)}", "", "",
               "def op_seed(seed, step, k):",
@@ -167,9 +187,11 @@ def emit_dali(chain: Chain) -> str:
               comment("(position, name) of the first mixing step with no size-fixing step before it: the"),
               comment("images must then have one size (the training pipeline needs a folder of one size)."),
               f"ONE_SIZE_BEFORE = {literal(_one_size_before(enabled))}",
-              comment("The training pipeline's first step as a function of the encoded files, decoding only the"),
-              comment("window it cuts (region decoding); None when the chain does not start with such a crop."),
+              comment("The training pipeline's first REGION_STEPS steps as a function of the encoded files, decoding"),
+              comment("only the pixels their crop needs (region decoding); None when the chain does not start with"),
+              comment("a crop (or a Resize and a crop)."),
               f"REGION_DECODE = {region_name}",
+              f"REGION_STEPS = {len(region)}",
               f"STEP_DRAWS = {literal(tuple(draws_by_step))}",
               f"DRAWS = {literal(tuple(d for step in draws_by_step for d in step))}", "", "",
               AUGMENT, "", runtime_source(), "", "", BODY]

@@ -14,8 +14,9 @@ decoded by PIL to RGB, taken in file-name order and fed as one batch; every rand
 a `fn.random.*` operator with its own seed derived from the chain's seed (`op_seed`), so the
 same seed and the same batch give the same output. The training pipeline instead decodes with DALI
 (libjpeg-turbo on the CPU, nvJPEG with device="mixed" on a GPU) and shuffles; when the chain
-starts with a crop (RandomResizedCrop, CenterCrop, RandomCrop) it draws the window from each
-file's header with the step's own sampler and seed and decodes only that region.
+starts with a crop (RandomResizedCrop, CenterCrop, RandomCrop), or a Resize and then a
+CenterCrop or RandomCrop, it draws the window from each file's header with the step's own
+sampler and seed and decodes only the pixels that window needs.
 
 Labels: a batch mixing step (MixUp, CutMix) blends each sample with a partner of its batch
 and makes the labels float soft targets (one row of class weights per sample) mixed with the
@@ -144,7 +145,7 @@ def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_se
     first = 0
     if augmented and REGION_DECODE is not None:
         images, _ = REGION_DECODE(encoded, aug_seed, decoder)  # decodes only the first crop's window
-        first = 1
+        first = REGION_STEPS
     else:
         images = fn.decoders.image(encoded, device=decoder, output_type=types.RGB)
     if augmented and MIXING_STEPS:

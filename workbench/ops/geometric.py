@@ -266,17 +266,46 @@ def _dali_center_crop(a, c) -> list[str]:
         f"{x0} = dmath.floor(({c.width} - {w!r}) * 0.5)",
         f"{y0} = dmath.floor(({c.height} - {h!r}) * 0.5)",
         f"{v('crop_box')} = fn.stack({x0}, {y0}, {x0} + {w!r}, {y0} + {h!r})",
-        _cut(a, c, x0, y0),
+        *_cut(a, c, x0, y0),
     ]
 
 
-def _cut(a, c, x0, y0) -> str:
-    """The statement cutting the `size` window at (x0, y0): a slice of the images, or, while
-    the input is still encoded, decoding only that window."""
+def _cut(a, c, x0, y0) -> list[str]:
+    """The statements cutting the `size` window at (x0, y0): a slice of the images, or, while
+    the input is still encoded, decoding only that window (after a pending Resize: only the
+    part of the file it is resampled from)."""
     start = Name(f"fn.cast(fn.stack({y0}, {x0}), dtype=types.INT32)")
+    if c.encoded is not None and c.resized is not None:
+        return _decode_resized_window(c, x0, y0, a["size"])
     if c.encoded is not None:
-        return c.decode_window(start, literal(tuple(a["size"])))
-    return assign(c.x, "fn.slice", {"start": start, "shape": tuple(a["size"]), "axis_names": "HW"})
+        return [c.decode_window(start, literal(tuple(a["size"])))]
+    return [assign(c.x, "fn.slice", {"start": start, "shape": tuple(a["size"]), "axis_names": "HW"})]
+
+
+def _decode_resized_window(c, x0, y0, size) -> list[str]:
+    """Resize-then-crop from the encoded file: the window [x0, x0 + w) x [y0, y0 + h) of the
+    resized image comes from the file's pixels [x0, x0 + w) * (file width / resized width) (the
+    same per axis); those, with a margin wide enough for the resize's filter, are decoded alone
+    and resized with that region of interest, which samples exactly where resizing the whole
+    file and cutting the window would."""
+    v, resize = c.var, c.resized
+    rh, rw = (float(s) for s in resize["size"])
+    h, w = (float(s) for s in size)
+    src, scale, start, lo, hi = (v(n) for n in ("src_hw", "src_scale", "src_start", "src_lo", "src_hi"))
+    return [
+        f"{src} = fn.cast(fn.peek_image_shape({c.encoded}), dtype=types.FLOAT)[0:2]",
+        f"{scale} = {src} / fn.constant(fdata=[{rh!r}, {rw!r}])",  # file pixels per resized pixel
+        f"{start} = fn.stack({y0}, {x0}) * {scale}",
+        # The filter reaches `scale` file pixels each side when shrinking (antialias), 1 otherwise.
+        f"{lo} = dmath.max(dmath.floor({start} - dmath.max({scale}, 1.0)) - 1.0, 0.0)",
+        f"{hi} = dmath.min(dmath.ceil({start} + fn.constant(fdata=[{h!r}, {w!r}]) * {scale} + dmath.max({scale}, 1.0)) "
+        f"+ 1.0, {src})",
+        c.decode_window(Name(f"fn.cast({lo}, dtype=types.INT32)"), Name(f"fn.cast({hi} - {lo}, dtype=types.INT32)")),
+        assign(c.x, "fn.resize", {
+            "size": tuple(size), "roi_start": Name(f"{start} - {lo}"),
+            "roi_end": Name(f"{start} + fn.constant(fdata=[{h!r}, {w!r}]) * {scale} - {lo}"), "roi_relative": False,
+            "interp_type": INTERP[resize["interpolation"]], "antialias": resize["antialias"]}),
+    ]
 
 
 def _dali_window(a, c, d, pad: bool) -> list[str]:
@@ -303,7 +332,7 @@ def _dali_window(a, c, d, pad: bool) -> list[str]:
         f"{v('crop_box')} = fn.stack({x0}, {y0}, {x0} + {w!r}, {y0} + {h!r})",
     ]
     if not pad:
-        return lines + [_cut(a, c, x0, y0)]
+        return lines + _cut(a, c, x0, y0)
     # DALI truncates a fill between two 8-bit levels: the nearest level is closest to Kornia's exact value.
     fill = float(round(a["fill"] * c.scale)) if c.scale == 255.0 else float(a["fill"]) * c.scale
     return lines + [
@@ -514,6 +543,7 @@ RESIZE = OpSpec(
     dali=DaliLowering(
         apply=lambda a, c, d: [assign(c.x, "fn.resize", {
             "size": tuple(a["size"]), "interp_type": INTERP[a["interpolation"]], "antialias": a["antialias"]})],
+        defers_to_crop=True,
         note="with antialias, DALI low-passes with a triangle filter and Kornia with a Gaussian: "
              "shrunk images differ slightly",
     ),
@@ -536,7 +566,7 @@ CENTER_CROP = OpSpec(
     kornia=KorniaLowering("CenterCrop", lambda a: {"size": tuple(a["size"]), "align_corners": False},
                           record={"src": "crop_box"}),
     dali=DaliLowering(needs_size=True, reports=("crop_box",), apply=lambda a, c, d: _dali_center_crop(a, c),
-                      decodes_region=True),
+                      decodes_region=True, follows_resize=True),
     albumentations=AlbumentationsLowering(
         "CenterCrop", lambda a: {"height": a["size"][0], "width": a["size"][1]}, record={"crop_coords": "crop_box"},
         from_transform=lambda t: _no_pad_from(t) or {"size": [int(t.height), int(t.width)]},
@@ -555,7 +585,7 @@ RANDOM_CROP = OpSpec(
     dali=DaliLowering(
         needs_size=True, reports=("crop_box",),
         draws=lambda a: {"_u": uniform(0.0, 1.0), "_v": uniform(0.0, 1.0)},
-        apply=lambda a, c, d: _dali_window(a, c, d, pad=False), decodes_region=True,
+        apply=lambda a, c, d: _dali_window(a, c, d, pad=False), decodes_region=True, follows_resize=True,
     ),
     albumentations=AlbumentationsLowering(
         "RandomCrop", lambda a: {"height": a["size"][0], "width": a["size"][1]},

@@ -69,14 +69,20 @@ class DaliContext:
     # A horizontal flip's coin that this (Normalize) step may apply as crop_mirror_normalize's mirror.
     mirror: Any = None
     step: int = 1
-    # Set when the step's input is still the encoded files (the training pipeline's first step,
+    # Set when the step's input is still the encoded files (the training pipeline's first crop,
     # for lowerings with `decodes_region`): the lowering decodes only the window it cuts.
     encoded: Any = None
+    # The source of the input's shape node when it is not `x.shape()`: the file's header, or
+    # the size a Resize before the crop gives.
+    input_shape: str | None = None
+    # The params of a Resize that stands before this crop and is not done yet (region decoding
+    # of Resize-then-crop): the window is in resized pixels; only its source is decoded.
+    resized: Mapping[str, Any] | None = None
 
     def shape(self) -> str:
         """Source of the input's shape node (H, W, C): read from the file's header when the
         input is still encoded, so that the window is known before decoding."""
-        return f"fn.peek_image_shape({self.encoded})" if self.encoded is not None else f"{self.x}.shape()"
+        return self.input_shape or f"{self.x}.shape()"
 
     def decode_window(self, start: str, shape: str) -> str:
         """The statement that decodes only the window [start, start + shape) (both (y, x)
@@ -124,6 +130,12 @@ class DaliLowering:
     # `apply` honours `ctx.encoded`: as the chain's first step it can decode only its window
     # (region decoding, as a hand-written DALI loader's fn.decoders.image_random_crop does).
     decodes_region: bool = False
+    # A Resize: followed by a crop with `decodes_region`, the two decode only the file's pixels
+    # the crop's window is resampled from (the crop's lowering does the resize, see `resized`).
+    defers_to_crop: bool = False
+    # A crop with `decodes_region` that can also take a pending Resize (its window is then in
+    # resized pixels; `ctx.resized`).
+    follows_resize: bool = False
 
 
 @dataclass(frozen=True)
