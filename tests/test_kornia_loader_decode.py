@@ -216,11 +216,22 @@ def test_encoded_dataset_returns_exact_jpeg_bytes(crop_module, jpeg_folder):
             assert torch.equal(payload, torch.from_numpy(decode_image(path)).permute(2, 0, 1))
 
 
+def test_a_batch_of_files_crosses_from_the_workers_packed_and_comes_back_whole(crop_module, jpeg_folder):
+    ds = crop_module.EncodedImageFolderDataset(jpeg_folder)
+    items = [ds[i] for i in range(len(ds))]
+    (packed, sizes, decoded), labels = crop_module.collate_encoded(items)
+    assert packed.dim() == 1 and len(decoded) == 1 and (sizes < 0).sum() == 1  # one PNG, decoded in the worker
+    assert packed.numel() == sum(path.stat().st_size for path in ds.files if path.suffix == ".jpg")
+    for (payload, _), unpacked in zip(items, crop_module.unpack_payloads((packed, sizes, decoded))):
+        assert torch.equal(payload, unpacked)
+    assert labels.tolist() == [label for _, label in items]
+
+
 def test_decode_batch_falls_back_to_pil_per_file(crop_module, jpeg_folder):
     """Files the GPU decoder refuses (None) or returns in another layout (one channel) are decoded
     with PIL, those only; every image ends as decode_image gives it."""
     ds = crop_module.EncodedImageFolderDataset(jpeg_folder)
-    payloads, _ = crop_module.collate_encoded([ds[i] for i in range(len(ds))])
+    payloads = crop_module.unpack_payloads(crop_module.collate_encoded([ds[i] for i in range(len(ds))])[0])
     seen = []
 
     def fake_gpu_decode(encoded):  # stands in for nvImageCodec: exact for some files, refuses others
@@ -291,7 +302,7 @@ def test_gpu_decoding_matches_pil(crop_module, jpeg_folder, decoder):
     assert name != "pil", "no GPU decoder imports on this CUDA machine"
     loader = crop_module.make_loader(jpeg_folder, 7, workers=0, device=device, decoder=name)
     ds = loader.dataset
-    payloads, _ = crop_module.collate_encoded([ds[i] for i in range(len(ds))])
+    payloads = crop_module.unpack_payloads(crop_module.collate_encoded([ds[i] for i in range(len(ds))])[0])
     decode = loader.decode
     images = crop_module.decode_batch(payloads, decode, device)
     for image, path in zip(images, ds.files):
@@ -327,3 +338,25 @@ def test_nvimgcodec_settings_decode_what_pil_decodes(crop_module, jpeg_folder):
     images = decoder.decode(streams, params=crop_module.nvimgcodec_params())
     for path, image in zip(files, images):
         assert np.array_equal(np.asarray(image.cpu()), decode_image(path)), path.name
+
+
+def test_gpu_decoding_loader_end_to_end_with_worker_processes(crop_module, jpeg_folder):
+    """The GPU path's plumbing on the CPU: two worker processes read and pack the bytes, the
+    loader unpacks and hands every batch's JPEGs to the decoder in one call (here PIL on the
+    bytes, standing in for nvImageCodec), and the images are the files' own."""
+    from torch.utils.data import DataLoader
+
+    calls = []
+
+    def decode(encoded):
+        calls.append(len(encoded))
+        return [crop_module.decode_bytes_with_pil(data) for data in encoded]
+
+    ds = crop_module.EncodedImageFolderDataset(jpeg_folder)
+    loader = crop_module.GpuDecodingLoader(DataLoader(ds, batch_size=4, num_workers=2,
+                                                      collate_fn=crop_module.collate_encoded),
+                                           decode, torch.device("cpu"), "stand-in")
+    images = [image for batch, _ in loader for image in batch]
+    assert len(images) == len(ds.files) and calls == [4, 2]  # the PNG (one of the 7) was decoded in a worker
+    for image, path in zip(images, ds.files):
+        assert torch.equal(image, torch.from_numpy(decode_image(path)).permute(2, 0, 1)), path.name

@@ -289,10 +289,30 @@ def collate_uint8(batch):
 
 
 def collate_encoded(batch):
-    """A batch of EncodedImageFolderDataset items: the payloads as a list (byte strings and
-    decoded images have different shapes), the labels as one tensor."""
+    """A batch of EncodedImageFolderDataset items: the JPEG bytes packed into one uint8 tensor
+    with each item's byte count (-1 for an image a worker decoded), those images in a list,
+    and the labels as one tensor. One packed tensor crosses from a worker process as one block
+    of shared memory, where a tensor per file would cost a block (and a file descriptor) each."""
     payloads, labels = zip(*batch)
-    return list(payloads), torch.tensor(labels, dtype=torch.long)
+    encoded = [payload for payload in payloads if payload.dim() == 1]
+    packed = torch.cat(encoded) if encoded else torch.empty(0, dtype=torch.uint8)
+    sizes = torch.tensor([payload.numel() if payload.dim() == 1 else -1 for payload in payloads])
+    decoded = [payload for payload in payloads if payload.dim() != 1]
+    return (packed, sizes, decoded), torch.tensor(labels, dtype=torch.long)
+
+
+def unpack_payloads(batch):
+    """collate_encoded's (packed bytes, sizes, decoded images) as one payload per item, in
+    order: a view of the packed bytes per JPEG, the decoded image otherwise."""
+    packed, sizes, decoded = batch
+    payloads, start, images = [], 0, iter(decoded)
+    for size in sizes.tolist():
+        if size < 0:
+            payloads.append(next(images))
+        else:
+            payloads.append(packed[start:start + size])
+            start += size
+    return payloads
 
 
 def seed_worker(worker_id):
@@ -450,7 +470,8 @@ class GpuDecodingLoader:
 
     def __iter__(self):
         for payloads, labels in self.loader:
-            yield decode_batch(payloads, self.decode, self.device), labels.to(self.device, non_blocking=True)
+            yield (decode_batch(unpack_payloads(payloads), self.decode, self.device),
+                   labels.to(self.device, non_blocking=True))
 
     def __len__(self):
         return len(self.loader)
