@@ -23,18 +23,6 @@ def dali_wheel(cuda_version: str | None) -> str:
     return DALI_WHEELS.get((cuda_version or "12").split(".")[0], DALI_WHEELS["12"])
 
 
-def installed_dali() -> tuple[str, str] | None:
-    """(package, version) of the installed DALI wheel, read without importing DALI (seconds)."""
-    from importlib import metadata
-
-    for package in DALI_WHEELS.values():
-        try:
-            return package, metadata.version(package)
-        except metadata.PackageNotFoundError:
-            continue
-    return None
-
-
 def _require_dali() -> None:
     import torch
 

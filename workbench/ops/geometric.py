@@ -291,20 +291,20 @@ def _decode_resized_window(c, x0, y0, size) -> list[str]:
     v, resize = c.var, c.resized
     rh, rw = (float(s) for s in resize["size"])
     h, w = (float(s) for s in size)
-    src, scale, start, lo, hi = (v(n) for n in ("src_hw", "src_scale", "src_start", "src_lo", "src_hi"))
+    src, scale, start, end, lo, hi = (v(n) for n in ("src_hw", "src_scale", "src_start", "src_end", "src_lo",
+                                                       "src_hi"))
     return [
         f"{src} = fn.cast(fn.peek_image_shape({c.encoded}), dtype=types.FLOAT)[0:2]",
         f"{scale} = {src} / fn.constant(fdata=[{rh!r}, {rw!r}])",  # file pixels per resized pixel
         f"{start} = fn.stack({y0}, {x0}) * {scale}",
+        f"{end} = {start} + fn.constant(fdata=[{h!r}, {w!r}]) * {scale}",
         # The filter reaches `scale` file pixels each side when shrinking (antialias), 1 otherwise.
         f"{lo} = dmath.max(dmath.floor({start} - dmath.max({scale}, 1.0)) - 1.0, 0.0)",
-        f"{hi} = dmath.min(dmath.ceil({start} + fn.constant(fdata=[{h!r}, {w!r}]) * {scale} + dmath.max({scale}, 1.0)) "
-        f"+ 1.0, {src})",
+        f"{hi} = dmath.min(dmath.ceil({end} + dmath.max({scale}, 1.0)) + 1.0, {src})",
         c.decode_window(Name(f"fn.cast({lo}, dtype=types.INT32)"), Name(f"fn.cast({hi} - {lo}, dtype=types.INT32)")),
         assign(c.x, "fn.resize", {
-            "size": tuple(size), "roi_start": Name(f"{start} - {lo}"),
-            "roi_end": Name(f"{start} + fn.constant(fdata=[{h!r}, {w!r}]) * {scale} - {lo}"), "roi_relative": False,
-            "interp_type": INTERP[resize["interpolation"]], "antialias": resize["antialias"]}),
+            "size": tuple(size), "roi_start": Name(f"{start} - {lo}"), "roi_end": Name(f"{end} - {lo}"),
+            "roi_relative": False, "interp_type": INTERP[resize["interpolation"]], "antialias": resize["antialias"]}),
     ]
 
 
