@@ -541,7 +541,7 @@ def test_unknown_export_backend_is_refused(backend):
 # ---------------------------------------------------------------------------------------
 # 2. Exported source: allowlisted imports, registered modules, literal-only arguments
 # ---------------------------------------------------------------------------------------
-ALLOWED_IMPORTS = {"argparse", "os", "random", "time", "pathlib", "kornia.augmentation", "numpy", "torch",
+ALLOWED_IMPORTS = {"argparse", "os", "random", "time", "pathlib", "kornia", "kornia.augmentation", "numpy", "torch",
                    "PIL", "torch.utils.data", "torch.utils.data.distributed",
                    # The training loader's GPU decoders (imported on the CUDA path only) and its PIL
                    # fallback for bytes a GPU decoder refuses.
@@ -583,11 +583,15 @@ def check_exported_source(chain: wb.Chain, src: str) -> None:
     for call, (_, step) in zip(seq.args, enabled):
         assert isinstance(call, ast.Call), ast.dump(call)
         func = call.func
-        # K.<module>, or K.auto.<policy>: a chain of plain names only.
-        assert isinstance(func, ast.Attribute) and ast.unparse(func).startswith("K.")
-        module = ast.unparse(func)[2:]
-        assert all(piece.isidentifier() for piece in module.split("."))
-        assert module in KORNIA_MODULES and module == step.spec.kornia.module
+        if step.spec.kornia.local:  # the workbench's own module, defined in the file itself
+            assert isinstance(func, ast.Name) and func.id == step.spec.kornia.module
+            assert func.id in {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+        else:
+            # K.<module>, or K.auto.<policy>: a chain of plain names only.
+            assert isinstance(func, ast.Attribute) and ast.unparse(func).startswith("K.")
+            module = ast.unparse(func)[2:]
+            assert all(piece.isidentifier() for piece in module.split("."))
+            assert module in KORNIA_MODULES and module == step.spec.kornia.module
         assert not call.args, "positional arguments in a module call"
         got = {}
         for kw in call.keywords:

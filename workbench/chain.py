@@ -144,6 +144,36 @@ class Chain:
 
         return chain_from_albumentations(pipeline, seed=seed, strict=strict)
 
+    @classmethod
+    def from_kornia(cls, pipeline: Any, seed: int | None = None, strict: bool = False) -> "Chain":
+        """A chain from a Kornia `AugmentationSequential` (or an `nn.Sequential`, a list of
+        augmentation modules, or one module); what no op expresses is listed in
+        `chain.unmapped`, as `from_albumentations` does.
+
+        Example:
+            >>> import kornia.augmentation as K
+            >>> chain = Chain.from_kornia(K.AugmentationSequential(K.RandomHorizontalFlip(p=0.5)))
+            >>> [(s.op, s.p) for s in chain.steps], chain.unmapped
+            ([('HorizontalFlip', 0.5)], [])
+        """
+        from .from_kornia import chain_from_kornia
+
+        return chain_from_kornia(pipeline, seed=seed, strict=strict)
+
+    @classmethod
+    def from_torchvision(cls, pipeline: Any, seed: int | None = None, strict: bool = False) -> "Chain":
+        """A chain from a torchvision `transforms.v2.Compose` (or a list of transforms, or one);
+        torchvision is imported only here. Unmapped transforms are listed in `chain.unmapped`.
+
+        Example:
+            >>> from torchvision.transforms import v2  # doctest: +SKIP
+            >>> Chain.from_torchvision(v2.Compose([v2.RandomHorizontalFlip()])).steps[0].op  # doctest: +SKIP
+            'HorizontalFlip'
+        """
+        from .from_torchvision import chain_from_torchvision
+
+        return chain_from_torchvision(pipeline, seed=seed, strict=strict)
+
     # ----- building -------------------------------------------------------------------
     def add(self, op: str, p: float | None = None, enabled: bool = True, **params: Any) -> "Chain":
         """Append a validated step and return the chain (so calls can be chained)."""

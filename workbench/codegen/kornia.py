@@ -6,6 +6,7 @@ from ..errors import UnsupportedOpError
 from .runtime_source import runtime_source
 from .kornia_template import BODY, HEADER, IMPORTS
 from .literals import call, comment, identifier, literal
+from .local_modules import local_module_source
 
 
 def kornia_module_call(step) -> str:
@@ -23,6 +24,9 @@ def kornia_module_call(step) -> str:
         raise UnsupportedOpError(f"{spec.name} cannot run on Kornia; backends that support it: "
                                  f"{', '.join(spec.backends) or 'none'}")
     kwargs = dict(spec.kornia.args(step.params))
+    if spec.kornia.local:  # defined in the exported file itself (see local_modules)
+        kwargs["p"] = float(step.p)
+        return call(identifier(spec.kornia.module), kwargs)
     # A dotted path ("auto.RandAugment") is checked piece by piece. The policies of
     # kornia.augmentation.auto take no p: their own draws decide what runs (their p is always 1).
     module = ".".join(identifier(piece) for piece in spec.kornia.module.split("."))
@@ -75,5 +79,10 @@ def emit_kornia(chain: Chain) -> str:
     for i, step in enabled:
         lines.append("        " + comment(f"{i + 1}. {step.describe()}"))
         lines.append(f"        {kornia_module_call(step)},")
-    lines += ["    )", "", "", runtime_source(), "", BODY]
+    lines += ["    )", "", ""]
+    local = sorted({s.spec.kornia.module for _, s in enabled if s.spec.kornia.local})
+    if local:
+        lines += [comment("The workbench's own Kornia modules used above (augmentations kornia.augmentation lacks)."),
+                  "", local_module_source(local), "", ""]
+    lines += [runtime_source(), "", BODY]
     return "\n".join(lines)

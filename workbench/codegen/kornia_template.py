@@ -41,6 +41,7 @@ from pathlib import Path
 # Kornia may offer to pip-install optional extras; never wait on a prompt in a worker.
 os.environ.setdefault("KORNIA_INSTALLATION_MODE", "RAISE")
 
+import kornia
 import kornia.augmentation as K
 import numpy as np
 import torch

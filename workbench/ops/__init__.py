@@ -8,7 +8,7 @@ Example:
 from __future__ import annotations
 
 from ..errors import ChainError, show
-from . import batch, color, filters, geometric, normalize, occlusion, policies
+from . import batch, color, color_adjust, degrade, distortion, filters, geometric, normalize, occlusion, policies, weather
 from .spec import FAMILIES, KorniaLowering, OpSpec
 
 REGISTRY: dict[str, OpSpec] = {}
@@ -22,7 +22,8 @@ def register(spec: OpSpec) -> OpSpec:
     return spec
 
 
-for _module in (geometric, color, filters, occlusion, policies, batch, normalize):
+for _module in (geometric, distortion, color, color_adjust, filters, degrade, weather, occlusion, policies, batch,
+                normalize):
     for _spec in _module.OPS:
         register(_spec)
 

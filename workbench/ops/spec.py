@@ -7,7 +7,7 @@ from typing import Any, Callable, Mapping
 from ..errors import ChainError, show
 from .params import Param
 
-FAMILIES = ("geometric", "color", "blur/noise", "occlusion", "policies", "batch mixing", "normalize")
+FAMILIES = ("geometric", "color", "blur/noise", "weather", "occlusion", "policies", "batch mixing", "normalize")
 BACKEND_NAMES = ("kornia", "dali", "albumentations")
 # Where each backend runs every op it supports (tests/test_gpu_paths.py runs each op on CUDA).
 BACKEND_DEVICES = {"kornia": ("CPU", "GPU"), "dali": ("CPU", "GPU"), "albumentations": ("CPU",)}
@@ -20,11 +20,14 @@ class KorniaLowering:
     `module` is the class name in `kornia.augmentation`; `args(params)` maps the op's
     validated parameters to that class's keyword arguments (literals only); `record`
     maps Kornia's sampled-parameter keys to the names the workbench reports per sample.
+    `local`: `module` is a class of `workbench/codegen/kornia_modules.py` (an augmentation
+    Kornia lacks, written on Kornia's base classes), copied into the exported file.
     """
 
     module: str
     args: Callable[[Mapping[str, Any]], dict[str, Any]]
     record: Mapping[str, str] = field(default_factory=dict)
+    local: bool = False
 
 
 @dataclass(frozen=True)

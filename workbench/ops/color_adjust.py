@@ -1,0 +1,3 @@
+"""Colour ops in the Albumentations recipes' dialect: brightness/contrast together, HSV shifts, RGB shifts, CLAHE."""
+
+OPS = ()

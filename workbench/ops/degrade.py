@@ -1,0 +1,3 @@
+"""Degradation ops: box blur, downscaling, sensor noise."""
+
+OPS = ()

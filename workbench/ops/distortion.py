@@ -1,0 +1,3 @@
+"""Non-rigid distortions: elastic, grid and optical (lens) distortion."""
+
+OPS = ()

@@ -1,0 +1,3 @@
+"""Weather ops: rain, fog, sun flare, shadow."""
+
+OPS = ()
