@@ -18,7 +18,8 @@ def test_round_trip_every_op_random_params(tmp_path, k):
     data = {"seed": int(rng.integers(0, 2**31 - 1)), "steps": steps}
     chain = wb.Chain.from_dict(data)
     d = chain.to_dict()
-    assert d["version"] == FORMAT_VERSION and d["format"] == FORMAT_NAME and d["seed"] == data["seed"]
+    # Chains without groups stay version 1, readable by workbenches from before groups.
+    assert d["version"] == 1 and d["format"] == FORMAT_NAME and d["seed"] == data["seed"]
     # Every parameter, p and enabled flag survives.
     for given, kept in zip(steps, d["steps"]):
         assert kept["op"] == given["op"] and kept["p"] == given["p"] and kept["enabled"] == given["enabled"]
@@ -43,7 +44,7 @@ def test_design_example_defaults_filled():
 def test_saved_files_carry_version(tmp_path, design_chain):
     design_chain.save(tmp_path / "c.json")
     raw = json.loads((tmp_path / "c.json").read_text())
-    assert raw["version"] == FORMAT_VERSION and raw["format"] == FORMAT_NAME
+    assert raw["version"] == 1 and raw["format"] == FORMAT_NAME
     design_chain.save(tmp_path / "c.yaml")
     assert "version: 1" in (tmp_path / "c.yaml").read_text()
 
@@ -82,7 +83,8 @@ BAD = [
     ({"steps": [{"op": "HorizontalFlip", "prob": 0.5}]}, r"step 1: unknown key\(s\) \['prob'\]"),
     ({"steps": [{"params": {}}]}, r"step 1: missing 'op'"),
     ({"steps": [{"op": "HorizontalFlip"}], "extra": 1}, r"unknown chain key\(s\) \['extra'\]"),
-    ({"version": 2, "steps": [{"op": "HorizontalFlip"}]}, r"chain format version 2 is not supported"),
+    ({"version": FORMAT_VERSION + 1, "steps": [{"op": "HorizontalFlip"}]},
+     rf"chain format version {FORMAT_VERSION + 1} is not supported"),
     ({"format": "other", "steps": [{"op": "HorizontalFlip"}]}, r"'format' must be 'augmentation-workbench/chain'"),
     ([1, 2], r"a chain must be a mapping"),
     ({"steps": [{"op": "HorizontalFlip"}, {"op": "Rotate", "params": {"degrees": [5, 1]}}]}, r"^step 2 \(Rotate\)"),

@@ -20,16 +20,19 @@ from typing import Any, Mapping
 import yaml
 
 from .errors import ChainError, show
-from .ops import get_op
+from .ops import GROUPS, get_spec, why_not_in_group
+from .ops.groups import MAX_DEPTH
 
 FORMAT_NAME = "augmentation-workbench/chain"
-FORMAT_VERSION = 1
+# Version 2 added groups (OneOf, SomeOf, Sequential); a chain without groups is still written as
+# version 1, so older workbenches read it.
+FORMAT_VERSION = 2
 MAX_STEPS = 256
 MAX_SEED = 2**31 - 1
 # Chains are a few kB; a larger file is not a chain and is refused before parsing.
 MAX_FILE_BYTES = 1_000_000
 
-_STEP_KEYS = {"op", "params", "p", "enabled"}
+_STEP_KEYS = {"op", "params", "p", "enabled", "steps"}
 _CHAIN_KEYS = {"format", "version", "seed", "steps"}
 
 
@@ -54,27 +57,36 @@ def _check_seed(value: Any) -> int:
 
 @dataclass
 class Step:
-    """One op of a chain with its parameters, probability and on/off switch.
+    """One op of a chain with its parameters, probability and on/off switch; or a group
+    (OneOf, SomeOf, Sequential) whose `steps` are its children (see workbench/ops/groups.py).
 
     Example:
         >>> Step.create("Rotate", degrees=[-20, 20]).params
         {'degrees': [-20.0, 20.0], 'interpolation': 'bilinear'}
+        >>> group = Step.create("OneOf", steps=[Step.create("Rotate"), Step.create("GaussianBlur")])
+        >>> [s.op for s in group.steps], group.params
+        (['Rotate', 'GaussianBlur'], {'weights': []})
     """
 
     op: str
     params: dict[str, Any] = field(default_factory=dict)
     p: float = 1.0
     enabled: bool = True
+    steps: list["Step"] = field(default_factory=list)
 
     @classmethod
-    def create(cls, op: str, p: float | None = None, enabled: bool = True, **params: Any) -> "Step":
-        """A validated step; parameters left out take the spec's defaults."""
-        spec = get_op(op)
-        return cls.from_dict({"op": op, "params": params, "p": spec.default_p if p is None else p,
-                              "enabled": enabled})
+    def create(cls, op: str, p: float | None = None, enabled: bool = True, steps: list | None = None,
+               **params: Any) -> "Step":
+        """A validated step; parameters left out take the spec's defaults. A group takes its
+        children as `steps` (Steps or step dicts)."""
+        spec = get_spec(op)
+        data = {"op": op, "params": params, "p": spec.default_p if p is None else p, "enabled": enabled}
+        if steps is not None:
+            data["steps"] = [s.to_dict() if isinstance(s, Step) else s for s in steps]
+        return cls.from_dict(data)
 
     @classmethod
-    def from_dict(cls, data: Any, index: int = 1) -> "Step":
+    def from_dict(cls, data: Any, index: int | str = 1, depth: int = 0) -> "Step":
         if not isinstance(data, Mapping):
             raise ChainError(f"step {index}: must be a mapping with 'op' and 'params', got {type(data).__name__}")
         unknown = set(data) - _STEP_KEYS
@@ -82,30 +94,100 @@ class Step:
             raise ChainError(f"step {index}: unknown key(s) {sorted(map(str, unknown))}; a step has "
                              f"{sorted(_STEP_KEYS)}")
         if "op" not in data:
-            raise ChainError(f"step {index}: missing 'op' (the op's name, see workbench.list_ops())")
-        spec = get_op(data["op"]) if isinstance(data["op"], str) else None
+            raise ChainError(f"step {index}: missing 'op' (the op's name, see workbench.list_ops(), or a group: "
+                             f"{', '.join(GROUPS)})")
+        spec = get_spec(data["op"]) if isinstance(data["op"], str) else None
         if spec is None:
             raise ChainError(f"step {index}: 'op' must be an op name, got {show(data['op'])}")
         where = f"step {index} ({spec.name})"
-        params = spec.validate_params(where, data.get("params", {}) or {})
+        children = _children(where, spec, data, index, depth)
+        params = data.get("params", {}) or {}
+        params = (spec.validate_params(where, params, children=len(children)) if spec.is_group
+                  else spec.validate_params(where, params))
         p = _check_p(where, spec, data.get("p", spec.default_p))
         enabled = data.get("enabled", True)
         if not isinstance(enabled, bool):
             raise ChainError(f"{where}: 'enabled' must be true or false, got {show(enabled)}")
-        return cls(op=spec.name, params=params, p=p, enabled=enabled)
+        return cls(op=spec.name, params=params, p=p, enabled=enabled, steps=children)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"op": self.op, "params": copy.deepcopy(self.params), "p": self.p, "enabled": self.enabled}
+        out = {"op": self.op, "params": copy.deepcopy(self.params), "p": self.p, "enabled": self.enabled}
+        if self.spec.is_group:
+            out["steps"] = [s.to_dict() for s in self.steps]
+        return out
 
     @property
     def spec(self):
-        return get_op(self.op)
+        return get_spec(self.op)
+
+    @property
+    def is_group(self) -> bool:
+        return self.spec.is_group
+
+    def enabled_steps(self) -> list[tuple[int, "Step"]]:
+        """A group's (index, child) of the children that run, in order."""
+        return [(i, s) for i, s in enumerate(self.steps) if s.enabled]
+
+    def ops(self) -> list["Step"]:
+        """This step, or for a group every enabled op step inside it (at any depth), in order."""
+        if not self.is_group:
+            return [self]
+        return [op for _, child in self.enabled_steps() for op in child.ops()]
+
+    def count(self) -> int:
+        """Steps in this step: 1, or a group plus everything inside it."""
+        return 1 + sum(s.count() for s in self.steps)
 
     def describe(self) -> str:
         """One line: the op, its parameters and p, as shown in comments and the UI."""
         args = " ".join(f"{k}={v}" for k, v in self.params.items())
         state = "" if self.enabled else "  [disabled]"
-        return f"{self.op}({args}) p={self.p:g}{state}".replace("() ", " ")
+        inner = f" of {len(self.steps)} step(s)" if self.is_group else ""
+        return f"{self.op}({args}){inner} p={self.p:g}{state}".replace("() ", " ").replace("()", "")
+
+    def outline(self, label: str) -> list[str]:
+        """`describe()` lines of this step and, indented, of its children, numbered from `label`
+        (children as 3.1, 3.2, ...), as the exports' header comments show the chain.
+
+        Example:
+            >>> Step.create("Sequential", steps=[Step.create("Invert")]).outline("2")
+            ['2. Sequential of 1 step(s) p=1', '  2.1. Invert p=0.5']
+        """
+        lines = [f"{label}. {self.describe()}"]
+        for k, child in enumerate(self.steps, start=1):
+            lines += ["  " + line for line in child.outline(f"{label}.{k}")]
+        return lines
+
+
+def _children(where: str, spec, data: Mapping, index, depth: int) -> list[Step]:
+    """A group's validated children (none for an op)."""
+    raw = data.get("steps")
+    if not spec.is_group:
+        if raw is not None:
+            raise ChainError(f"{where}: only groups ({', '.join(GROUPS)}) hold 'steps'; {spec.name} is an op")
+        return []
+    if depth + 1 > MAX_DEPTH:
+        raise ChainError(f"{where}: groups nest at most {MAX_DEPTH} deep")
+    if not isinstance(raw, list) or not raw:
+        raise ChainError(f"{where}: a group needs a non-empty list 'steps' of child steps, got {show(raw)}")
+    if len(raw) > MAX_STEPS:
+        raise ChainError(f"{where}: {len(raw)} child steps; at most {MAX_STEPS} are allowed")
+    children = [s if isinstance(s, Step) else Step.from_dict(s, f"{index}.{k}", depth + 1)
+                for k, s in enumerate(raw, start=1)]
+    if not any(child.enabled for child in children):
+        raise ChainError(f"{where}: every child step is disabled; enable one, or disable the group")
+    weights = (data.get("params") or {}).get("weights") if isinstance(data.get("params"), Mapping) else None
+    if isinstance(weights, list) and len(weights) == len(children) and all(
+            isinstance(w, numbers.Real) and not isinstance(w, bool) for w in weights):
+        if sum(w for w, child in zip(weights, children) if child.enabled) <= 0:
+            raise ChainError(f"{where}: the enabled children's weights sum to 0; give one of them a weight > 0")
+    for k, child in enumerate(children, start=1):
+        for op in [child] if not child.is_group else child.ops():
+            why = why_not_in_group(op.spec)
+            if why:
+                raise ChainError(f"step {index}.{k} ({op.op}) cannot be inside a group: {why}. Move it out of "
+                                 f"{spec.name} (before or after the group)")
+    return children
 
 
 @dataclass
@@ -175,9 +257,11 @@ class Chain:
         return chain_from_torchvision(pipeline, seed=seed, strict=strict)
 
     # ----- building -------------------------------------------------------------------
-    def add(self, op: str, p: float | None = None, enabled: bool = True, **params: Any) -> "Chain":
-        """Append a validated step and return the chain (so calls can be chained)."""
-        self.steps.append(Step.create(op, p=p, enabled=enabled, **params))
+    def add(self, op: str, p: float | None = None, enabled: bool = True, steps: list | None = None,
+            **params: Any) -> "Chain":
+        """Append a validated step (a group takes its children as `steps`) and return the chain
+        (so calls can be chained)."""
+        self.steps.append(Step.create(op, p=p, enabled=enabled, steps=steps, **params))
         return self
 
     def validate(self) -> "Chain":
@@ -185,15 +269,31 @@ class Chain:
         self.__post_init__()
         if not self.steps:
             raise ChainError("the chain has no steps; add one, e.g. chain.add('HorizontalFlip')")
-        if len(self.steps) > MAX_STEPS:
-            raise ChainError(f"the chain has {len(self.steps)} steps; at most {MAX_STEPS} are allowed")
+        total = sum(s.count() if isinstance(s, Step) else 1 for s in self.steps)
+        if total > MAX_STEPS:
+            raise ChainError(f"the chain has {total} steps (groups' children included); at most {MAX_STEPS} "
+                             "are allowed")
         self.steps = [Step.from_dict(s.to_dict() if isinstance(s, Step) else s, i + 1)
                       for i, s in enumerate(self.steps)]
         return self
 
     def enabled_steps(self) -> list[tuple[int, Step]]:
-        """(index, step) of the steps that run, in order."""
+        """(index, step) of the steps that run, in order (a group is one step)."""
         return [(i, s) for i, s in enumerate(self.steps) if s.enabled]
+
+    def enabled_ops(self) -> list[Step]:
+        """Every op step that runs, groups opened up, in order.
+
+        Example:
+            >>> chain = Chain().add("Invert").add("OneOf", steps=[Step.create("Rotate"), Step.create("Solarize")])
+            >>> [s.op for s in chain.enabled_ops()]
+            ['Invert', 'Rotate', 'Solarize']
+        """
+        return [op for _, s in self.enabled_steps() for op in s.ops()]
+
+    def unsupported_ops(self, backend: str) -> list[str]:
+        """Names of the enabled ops (inside groups too) that `backend` cannot run."""
+        return list(dict.fromkeys(s.op for s in self.enabled_ops() if not s.spec.supports(backend)))
 
     # ----- dict / JSON / YAML ---------------------------------------------------------
     @classmethod
@@ -219,7 +319,8 @@ class Chain:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain, JSON-safe dict carrying the format name and version."""
-        return {"format": FORMAT_NAME, "version": FORMAT_VERSION, "seed": self.seed,
+        version = FORMAT_VERSION if any(s.is_group for s in self.steps) else 1
+        return {"format": FORMAT_NAME, "version": version, "seed": self.seed,
                 "steps": [s.to_dict() for s in self.steps]}
 
     def to_json(self) -> str:

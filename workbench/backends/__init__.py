@@ -69,7 +69,7 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
     if backend not in BACKENDS:
         raise ChainError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     chain.validate()
-    unsupported = [s.op for _, s in chain.enabled_steps() if not s.spec.supports(backend)]
+    unsupported = chain.unsupported_ops(backend)
     if unsupported:
         from ..ops import get_op
 
@@ -165,28 +165,40 @@ def per_sample_params(chain, records: list[dict[str, np.ndarray]], count: int,
                       names_for) -> list[list[dict[str, Any]]]:
     """Turn per-step arrays (sample index first) into one list of step dicts per sample.
 
+    `records` has one dict per enabled step; a group's holds its coin (`batch_prob`), which
+    children each sample chose (`selected`, one column per enabled child) and `steps`, its
+    enabled children's records. A group's row reports `chosen` (the children's 1-based
+    positions in the group) and `steps`, its children's rows ("step" numbered 3.1, 3.2, ...).
     `names_for(spec)` gives the backend's {raw key: reported name} map for an op, or None
     when the records already use the reported names.
     """
-    by_index = {i: rec for (i, _), rec in zip(chain.enabled_steps(), records)}
-    out: list[list[dict[str, Any]]] = []
-    for n in range(count):
-        rows = []
-        for i, step in enumerate(chain.steps):
-            row: dict[str, Any] = {"step": i + 1, "op": step.op, "enabled": step.enabled}
-            rec = by_index.get(i)
-            row["applied"] = bool(rec is not None and float(rec["batch_prob"][n]) > 0.5)
-            if rec is not None:
-                names = names_for(step.spec)
-                for raw, name in (names or {k: k for k in rec if k != "batch_prob"}).items():
-                    if raw in rec and not _undrawn(rec[raw][n]):
-                        row[name] = _to_python(raw, rec[raw][n])
-                for prm in step.spec.params:  # parameters that name what was drawn (a policy's ops)
-                    if hasattr(prm, "readable_draws"):
-                        prm.readable_draws(row, step.params[prm.name])
-            rows.append(row)
-        out.append(rows)
-    return out
+    return [_rows(chain.steps, records, n, names_for, "") for n in range(count)]
+
+
+def _rows(steps, records, n: int, names_for, prefix: str) -> list[dict[str, Any]]:
+    enabled = [i for i, s in enumerate(steps) if s.enabled]
+    by_index = dict(zip(enabled, records))
+    rows = []
+    for i, step in enumerate(steps):
+        row: dict[str, Any] = {"step": f"{prefix}.{i + 1}" if prefix else i + 1, "op": step.op,
+                               "enabled": step.enabled}
+        rec = by_index.get(i)
+        row["applied"] = bool(rec is not None and float(rec["batch_prob"][n]) > 0.5)
+        if step.is_group:
+            children = [k for k, child in enumerate(step.steps) if child.enabled]
+            if row["applied"]:
+                row["chosen"] = [k + 1 for col, k in enumerate(children) if float(rec["selected"][n][col]) > 0.5]
+            row["steps"] = _rows(step.steps, rec["steps"] if rec is not None else [], n, names_for, str(row["step"]))
+        elif rec is not None:
+            names = names_for(step.spec)
+            for raw, name in (names or {k: k for k in rec if k != "batch_prob"}).items():
+                if raw in rec and not _undrawn(rec[raw][n]):
+                    row[name] = _to_python(raw, rec[raw][n])
+            for prm in step.spec.params:  # parameters that name what was drawn (a policy's ops)
+                if hasattr(prm, "readable_draws"):
+                    prm.readable_draws(row, step.params[prm.name])
+        rows.append(row)
+    return rows
 
 
 def _undrawn(value) -> bool:

@@ -33,13 +33,18 @@ def run_albumentations(chain, images: list[np.ndarray], device: str):
         out, records = module.augment_images(images, seed=chain.seed, device="cpu")
     except (RuntimeError, ValueError, TypeError) as exc:
         raise WorkbenchError(f"Albumentations could not run the chain: {exc}") from exc
-    return out, per_sample_params(chain, [_named(step.spec, rec) for (_, step), rec in
+    return out, per_sample_params(chain, [_named(step, rec) for (_, step), rec in
                                           zip(chain.enabled_steps(), records)], len(images), lambda spec: None)
 
 
-def _named(spec, record: Mapping[str, np.ndarray]) -> dict[str, Any]:
+def _named(step, record: Mapping[str, np.ndarray]) -> dict[str, Any]:
     """One step's raw per-sample arrays under the names the workbench reports (see
-    AlbumentationsLowering.record); samples where the step did not apply keep only batch_prob."""
+    AlbumentationsLowering.record); samples where the step did not apply keep only batch_prob.
+    A group's record keeps its choice and names its children's."""
+    if step.is_group:
+        return {"batch_prob": record["batch_prob"], "selected": record["selected"],
+                "steps": [_named(child, rec) for (_, child), rec in zip(step.enabled_steps(), record["steps"])]}
+    spec = step.spec
     out: dict[str, Any] = {"batch_prob": record["batch_prob"]}
     mapping = spec.albumentations.record
     if callable(mapping):

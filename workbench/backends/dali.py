@@ -59,11 +59,17 @@ def run_dali(chain, images: list[np.ndarray], device: str, labels: np.ndarray | 
 
 
 def params_from_draws(chain, draws: dict, count: int) -> list:
-    """Regroup "stepN_Op.name" draws into one record per enabled step, as Kornia reports them."""
-    records = []
-    for i, step in chain.enabled_steps():
-        prefix = f"step{i + 1}_{step.op}."
-        record = {name[len(prefix):]: value for name, value in draws.items() if name.startswith(prefix)}
-        record["batch_prob"] = np.asarray(record.pop("applied", np.ones(count))).reshape(count)
-        records.append(record)
+    """Regroup "stepN_Op.name" draws into one record per enabled step, as Kornia reports them
+    (a group's record holds its children's, whose draws are named "stepN.K_Op.name")."""
+    records = [_record(f"step{i + 1}", step, draws, count) for i, step in chain.enabled_steps()]
     return per_sample_params(chain, records, count, lambda spec: None)
+
+
+def _record(label: str, step, draws: dict, count: int) -> dict:
+    prefix = f"{label}_{step.op}."
+    record = {name[len(prefix):]: value for name, value in draws.items() if name.startswith(prefix)}
+    record["batch_prob"] = np.asarray(record.pop("applied", np.ones(count))).reshape(count)
+    if step.is_group:
+        record["selected"] = np.asarray(record["selected"]).reshape(count, -1)
+        record["steps"] = [_record(f"{label}.{k + 1}", child, draws, count) for k, child in step.enabled_steps()]
+    return record

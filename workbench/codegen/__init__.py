@@ -27,7 +27,7 @@ def emit(chain, backend: str) -> str:
     chain.validate()
     if backend not in EMITTERS:
         raise ChainError(f"unknown backend {backend!r} for export; choose one of {', '.join(EMITTERS)}")
-    unsupported = [s.op for _, s in chain.enabled_steps() if not s.spec.supports(backend)]
+    unsupported = chain.unsupported_ops(backend)
     if unsupported:
         from ..errors import UnsupportedOpError
         from ..ops import get_op

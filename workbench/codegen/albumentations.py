@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..chain import Chain
 from ..errors import UnsupportedOpError
-from .albumentations_template import BODY, HEADER, IMPORTS
+from .albumentations_template import BODY, GROUPS, HEADER, IMPORTS
 from .literals import call, comment, identifier, literal
 from .runtime_source import runtime_source
 
@@ -26,12 +26,41 @@ def albumentations_transform_call(step) -> str:
     return call(f"A.{identifier(spec.albumentations.transform)}", kwargs)
 
 
+def albumentations_step_lines(step, label: str, indent: str) -> list[str]:
+    """Source lines of one enabled step inside build_compose: a comment and the transform, or
+    for a group its StepGroup with its enabled children inside.
+
+    Example:
+        >>> from workbench.chain import Step
+        >>> group = Step.create("SomeOf", n=1, steps=[Step.create("Invert", p=1.0)])
+        >>> print("\\n".join(albumentations_step_lines(group, "2", "")))
+        # 2. SomeOf(n=1) of 1 step(s) p=1
+        StepGroup('some', [
+            # 2.1. Invert p=1
+            A.InvertImg(p=1.0),
+        ], p=1.0, n=1),
+    """
+    lines = [indent + comment(f"{label}. {step.describe()}")]
+    if not step.is_group:
+        return lines + [f"{indent}{albumentations_transform_call(step)},"]
+    lines.append(f"{indent}StepGroup({literal(step.spec.kind)}, [")
+    for k, child in step.enabled_steps():
+        lines += albumentations_step_lines(child, f"{label}.{k + 1}", indent + "    ")
+    options = {"p": float(step.p)}
+    if step.params.get("weights"):
+        options["weights"] = [w for w, c in zip(step.params["weights"], step.steps) if c.enabled]
+    if "n" in step.params:
+        options["n"] = min(step.params["n"], len(step.enabled_steps()))
+    lines.append(indent + "], " + ", ".join(f"{k}={literal(v)}" for k, v in options.items()) + "),")
+    return lines
+
+
 def emit_albumentations(chain: Chain) -> str:
     """The whole script as text (`export_chain` syntax-checks it)."""
     enabled = chain.enabled_steps()
     lines = [HEADER, comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
     for i, step in enumerate(chain.steps):
-        lines.append(comment(f"  {i + 1}. {step.describe()}"))
+        lines += [comment("  " + line) for line in step.outline(str(i + 1))]
     lines += ["", IMPORTS, "", f"SEED = {literal(chain.seed)}",
               comment("(op name, position in the chain) of each enabled step, in order."),
               f"STEPS = {literal(tuple((identifier(s.op), i) for i, s in enabled))}",
@@ -41,7 +70,9 @@ def emit_albumentations(chain: Chain) -> str:
               '    seed it with `seed_transforms`."""',
               "    return A.Compose(["]
     for i, step in enabled:
-        lines.append("        " + comment(f"{i + 1}. {step.describe()}"))
-        lines.append(f"        {albumentations_transform_call(step)},")
-    lines += ["    ])", "", "", runtime_source(), "", BODY]
+        lines += albumentations_step_lines(step, str(i + 1), "        ")
+    lines += ["    ])", "", ""]
+    if any(step.is_group for _, step in enabled):
+        lines += [GROUPS, "", ""]
+    lines += [runtime_source(), "", BODY]
     return "\n".join(lines)

@@ -37,14 +37,18 @@ from torch.utils.data.distributed import DistributedSampler
 '''
 
 BODY = '''\
-def seed_transforms(compose, seed):
-    """Give each transform its own random stream, derived from `seed` and its position.
+def seed_transforms(compose, seed, *path):
+    """Give each transform its own random stream, derived from `seed` and its position (a
+    group's children from the group's position and theirs: 3, then 3.1, 3.2, ...).
 
     Compose(seed=...) hands every transform the same seed, so transforms with the same
     probability would flip their coins together (two flips at p=0.5 always co-occur)."""
-    compose.set_random_seed(seed)
+    if not path:
+        compose.set_random_seed(seed)
     for position, transform in enumerate(compose.transforms, start=1):
-        transform.set_random_seed(derive_seed(seed, position))
+        transform.set_random_seed(derive_seed(seed, *path, position))
+        if isinstance(transform, A.BaseCompose):
+            seed_transforms(transform, seed, *path, position)
     return compose
 
 
@@ -72,22 +76,36 @@ def augment_images(images, seed=SEED, device="cpu"):
     outputs, drawn = [], []
     for image in images:
         outputs.append(compose(image=np.ascontiguousarray(image))["image"])
-        drawn.append([_recorded(t.params) if t.params else None for t in compose.transforms])
-    records = []
-    for k in range(len(compose.transforms)):
-        rows = [d[k] for d in drawn]
-        record = {"batch_prob": np.array([row is not None for row in rows], dtype=np.float64)}
-        shapes = {}
-        for row in rows:
-            for key, value in (row or {}).items():
-                shapes.setdefault(key, value.shape)
-        for key, shape in shapes.items():
-            record[key] = np.stack([row[key] if row is not None and key in row and row[key].shape == shape
-                                    else np.full(shape, np.nan) for row in rows])
-        records.append(record)
+        drawn.append([drawn_by(t) for t in compose.transforms])
+    records = [stack_drawn([d[k] for d in drawn]) for k in range(len(compose.transforms))]
     if len({o.shape for o in outputs}) == 1:
         return np.stack(outputs), records
     return outputs, records
+
+
+def drawn_by(transform):
+    """What `transform` drew for the last image: its recorded values, None where it did not
+    apply; for a group, ("group", applied, selected, what each child drew)."""
+    if isinstance(transform, A.BaseCompose):
+        return ("group", transform.applied, transform.selected.copy(), [drawn_by(t) for t in transform.transforms])
+    return _recorded(transform.params) if transform.params else None
+
+
+def stack_drawn(rows):
+    """One step's draws for every image (see drawn_by) as arrays with the image index first."""
+    if rows and isinstance(rows[0], tuple):
+        return {"batch_prob": np.array([row[1] for row in rows], dtype=np.float64),
+                "selected": np.stack([row[2] for row in rows]),
+                "steps": [stack_drawn([row[3][k] for row in rows]) for k in range(len(rows[0][3]))]}
+    record = {"batch_prob": np.array([row is not None for row in rows], dtype=np.float64)}
+    shapes = {}
+    for row in rows:
+        for key, value in (row or {}).items():
+            shapes.setdefault(key, value.shape)
+    for key, shape in shapes.items():
+        record[key] = np.stack([row[key] if row is not None and key in row and row[key].shape == shape
+                                else np.full(shape, np.nan) for row in rows])
+    return record
 
 
 # ---------------------------------------------------------------------------------------
@@ -239,4 +257,48 @@ def main(argv=None):
 
 if __name__ == "__main__":
     main()
+'''
+
+GROUPS = '''\
+class StepGroup(A.BaseCompose):
+    """A group of steps that chooses per image which of them run: kind "one" (OneOf) runs one
+    child, chosen by `weights`; "some" (SomeOf) runs `n` children, chosen uniformly without
+    replacement, in their order; "all" (Sequential) runs every child. `p` gates the whole
+    group; a chosen child still applies with its own p (Albumentations' own OneOf would force
+    it, and take the children's p as weights)."""
+
+    def __init__(self, kind, transforms, p=1.0, weights=None, n=1):
+        super().__init__(transforms, p)
+        self.kind, self.n = kind, n
+        weights = np.asarray(weights if weights else [1.0] * len(transforms), dtype=np.float64)
+        self.weights = weights / weights.sum()
+        self.applied, self.selected = False, np.zeros(len(transforms))
+
+    def __call__(self, *args, force_apply=False, **data):
+        for transform in self.transforms:
+            forget(transform)
+        self.selected = np.zeros(len(self.transforms))
+        self.applied = bool(self.py_random.random() < self.p)
+        if not self.applied:
+            return data
+        if self.kind == "one":
+            chosen = [int(self.random_generator.choice(len(self.transforms), p=self.weights))]
+        elif self.kind == "some":
+            chosen = sorted(self.random_generator.choice(len(self.transforms), size=self.n, replace=False))
+        else:
+            chosen = range(len(self.transforms))
+        for k in chosen:
+            self.selected[k] = 1.0
+            data = self.transforms[k](**data)
+        return data
+
+
+def forget(transform):
+    """Clear what a transform (or group) drew, so that one not run for this image reports nothing."""
+    if isinstance(transform, StepGroup):
+        transform.applied, transform.selected = False, np.zeros(len(transform.transforms))
+        for child in transform.transforms:
+            forget(child)
+    else:
+        transform.params = {}
 '''

@@ -113,6 +113,113 @@ def _step_function(i: int, step, scale: float, fuse: str = "", flip=None,
     return name, source, [n for n, _ in reported], (1.0 if low.unit_scale_after else scale)
 
 
+def _group_function(i: int, group, scale: float) -> tuple[str, list[str], list[str]]:
+    """(function name, source lines, fully named draws) of an enabled group at chain index i:
+    its coin and choice per sample, then each enabled child under the gate of the samples that
+    run it (DALI's conditional execution splits the batch)."""
+    lines, reported = _group_lines((i + 1,), group, Name("1"))
+    name = f"step_{i + 1}_{_snake(group.op)}"
+    source = [f"def {name}(images, seed):"] + ["    " + comment(line) for line in group.outline(str(i + 1))]
+    source += ["    " + line for line in lines]
+    source.append(f"    return images, [{', '.join(var for _, var in reported)}]")
+    return name, source, [n for n, _ in reported]
+
+
+def _group_lines(path: tuple[int, ...], group, outer) -> tuple[list[str], list[tuple[str, str]]]:
+    """Statements of a group at `path` whose samples pass `outer` (a gate node, or 1), and its
+    reports as (draw name, variable): the group's `applied` and `selected` (one 0/1 column per
+    enabled child), then every child's draws named step<path>_<op>.<name>."""
+    label = ".".join(map(str, path))
+    prefix = "s" + "_".join(map(str, path)) + "_"
+    seed = lambda k: Name(f"op_seed(seed, {path[0] if len(path) == 1 else path!r}, {k})")  # noqa: E731
+    lines: list[str] = [comment(f"{label}. {group.describe()}")]
+    applied = Name(prefix + "applied")
+    coin = call("fn.random.coin_flip", {"probability": float(group.p), "seed": seed(0)}) if group.p < 1.0 else None
+    lines.append(f"{applied} = " + (f"{outer} * {coin}" if coin and outer != "1" else coin or
+                                    (f"{outer} * 1" if outer != "1" else "fn.constant(idata=1, dtype=types.INT32)")))
+    children = group.enabled_steps()
+    kind = group.spec.kind
+    gates = []
+    if kind == "one":
+        weights = group.params.get("weights") or [1.0] * len(group.steps)
+        kept = [weights[k] for k, _ in children]
+        choice = Name(prefix + "choice")
+        lines.append(f"{choice} = " + call("fn.random.choice", {"__input__": len(children),
+                                                                 "p": [w / sum(kept) for w in kept], "seed": seed(1)}))
+        gates = [f"({choice} == {j})" for j in range(len(children))]
+    elif kind == "some":
+        n = min(group.params["n"], len(children))
+        keys = [Name(f"{prefix}key{j + 1}") for j in range(len(children))]
+        lines.append(comment(f"{n} of {len(children)} children per sample, uniformly: those whose key is among the "
+                             f"{n} smallest"))
+        for j, key in enumerate(keys):
+            lines.append(f"{key} = " + call("fn.random.uniform", {"range": [0.0, 1.0], "seed": seed(j + 1)}))
+        for j, key in enumerate(keys):
+            # (DALI adds no booleans: each comparison counts as an integer.)
+            smaller = " + ".join(f"fn.cast({other} < {key}, dtype=types.INT32)" for other in keys if other is not key)
+            gates.append(f"({smaller}) < {n}" if smaller else f"{applied} * 0 + 1")
+    else:
+        gates = [f"{applied} * 0 + 1"] * len(children)  # every child: a per-sample 1
+    selected = [Name(f"{prefix}selected{j + 1}") for j in range(len(children))]
+    for var, gate in zip(selected, gates):
+        lines.append(f"{var} = fn.cast({gate}, dtype=types.FLOAT)")
+    reported = [(f"step{label}_{group.op}.applied", applied),
+                (f"step{label}_{group.op}.selected", Name(prefix + "selected"))]
+    lines.append(f"{prefix}selected = fn.stack({', '.join(selected)})")
+    for j, (k, child) in enumerate(children):
+        child_path = (*path, k + 1)
+        gate = Name(f"{prefix}runs{j + 1}")
+        lines.append(f"{gate} = fn.cast({applied} * {selected[j]}, dtype=types.INT32)")
+        if child.is_group:
+            child_lines, child_reported = _group_lines(child_path, child, gate)
+        else:
+            child_lines, child_reported = _child_lines(child_path, child, gate)
+        lines += child_lines
+        reported += child_reported
+    return lines, reported
+
+
+def _child_lines(path: tuple[int, ...], step, outer) -> tuple[list[str], list[tuple[str, str]]]:
+    """Statements of an op inside a group, for the samples that pass `outer` and its own coin."""
+    label = ".".join(map(str, path))
+    prefix = "s" + "_".join(map(str, path)) + "_"
+    low = step.spec.dali
+    if low is None:
+        raise UnsupportedOpError(f"{step.op} cannot run on DALI; backends that support it: "
+                                 f"{', '.join(step.spec.backends) or 'none'}")
+    lines = [comment(f"{label}. {step.describe()}")]
+    applied = Name(prefix + "applied")
+    if step.p < 1.0:
+        coin = call("fn.random.coin_flip", {"probability": float(step.p), "seed": Name(f"op_seed(seed, {path!r}, 0)")})
+        lines.append(f"{applied} = {outer} * {coin}")
+    else:
+        lines.append(f"{applied} = {outer} * 1")
+    height = width = None
+    if low.needs_size:
+        lines.append(f"{prefix}hw = fn.cast(images.shape(), dtype=types.FLOAT)")
+        height, width = Name(f"{prefix}hw[0]"), Name(f"{prefix}hw[1]")
+    ctx = DaliContext(x=Name("images"), scale=255.0, height=height, width=width, applied=applied, prefix=prefix,
+                      step=path)
+    reported = [("applied", applied)]
+    draws = {}
+    for k, (name, random_op) in enumerate(low.draws(step.params).items(), start=1):
+        var = ctx.var(name.lstrip("_"))
+        lines.append(f"{var} = {random_op.source(ctx.seed(k))}")
+        draws[name] = var
+        if not name.startswith("_"):
+            reported.append((name, var))
+    body = low.apply(step.params, ctx, draws)
+    if low.gate == "if":
+        changes = [line for line in body if line.startswith(f"{ctx.x} = ")]
+        lines += [line for line in body if line not in changes]
+        lines.append(f"if {applied}:")
+        lines += ["    " + line for line in changes]
+    else:
+        lines += body
+    reported += [(name, ctx.var(name)) for name in low.reports]
+    return lines, [(f"step{label}_{step.op}.{name}", var) for name, var in reported]
+
+
 def region_steps(chain: Chain) -> tuple[int, ...]:
     """Chain indices of the leading steps the training pipeline can run while decoding only
     the pixels they need: an enabled crop (RandomResizedCrop, CenterCrop, RandomCrop) first,
@@ -151,7 +258,7 @@ def emit_dali(chain: Chain) -> str:
     """The whole DALI script as text (`export_chain` syntax-checks it)."""
     lines = [HEADER, comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
     for i, step in enumerate(chain.steps):
-        lines.append(comment(f"  {i + 1}. {step.describe()}"))
+        lines += [comment("  " + line) for line in step.outline(str(i + 1))]
     functions: list[str] = []
     names: list[str] = []
     draws_by_step: list[tuple[str, ...]] = []
@@ -160,12 +267,16 @@ def emit_dali(chain: Chain) -> str:
     enabled = chain.enabled_steps()
     last = enabled[-1][0] if enabled else None
     for i, step in enabled:
-        fuse = "flip" if i == flip else ("normalize" if flip is not None and i == last else "")
-        name, source, reported, scale = _step_function(
-            i, step, scale, fuse, (flip, chain.steps[flip].p) if flip is not None else None)
+        if step.is_group:
+            name, source, reported = _group_function(i, step, scale)
+        else:
+            fuse = "flip" if i == flip else ("normalize" if flip is not None and i == last else "")
+            name, source, reported, scale = _step_function(
+                i, step, scale, fuse, (flip, chain.steps[flip].p) if flip is not None else None)
+            reported = [f"step{i + 1}_{step.op}.{r}" for r in reported]
         functions += source + ["", ""]
         names.append(name)
-        draws_by_step.append(tuple(f"step{i + 1}_{step.op}.{r}" for r in reported))
+        draws_by_step.append(tuple(reported))
     region = region_steps(chain)
     region_name = None
     if region:
@@ -175,8 +286,9 @@ def emit_dali(chain: Chain) -> str:
     lines += ["", IMPORTS, "", f"SEED = {literal(chain.seed)}", "", "",
               "def op_seed(seed, step, k):",
               '    """The seed of step `step`\'s k-th random operator: every operator is seeded explicitly, so',
-              '    any stretch of the chain can run in a pipeline of its own and draw the same values."""',
-              "    return derive_seed(seed, step, k)", "", ""]
+              '    any stretch of the chain can run in a pipeline of its own and draw the same values. A step',
+              '    inside a group is a path: (group\'s step, child, ...)."""',
+              "    return derive_seed(seed, *(step if isinstance(step, tuple) else (step,)), k)", "", ""]
     if any(step.spec.family == "policies" for _, step in enabled):
         lines += [POLICIES, ""]
     lines += functions

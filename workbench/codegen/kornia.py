@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..chain import Chain
 from ..errors import UnsupportedOpError
 from .runtime_source import runtime_source
-from .kornia_template import BODY, HEADER, IMPORTS
+from .kornia_template import BODY, GROUPS, HEADER, IMPORTS
 from .literals import call, comment, identifier, literal
 from .local_modules import local_module_source
 
@@ -33,6 +33,35 @@ def kornia_module_call(step) -> str:
     if not module.startswith("auto."):
         kwargs["p"] = float(step.p)
     return call(f"K.{module}", kwargs)
+
+
+def kornia_step_lines(step, label: str, indent: str) -> list[str]:
+    """Source lines of one enabled step inside build_augmentation: a comment and the module
+    call, or for a group its StepGroup call with its enabled children inside.
+
+    Example:
+        >>> from workbench.chain import Step
+        >>> group = Step.create("OneOf", p=0.5, steps=[Step.create("Invert", p=1.0)])
+        >>> print("\\n".join(kornia_step_lines(group, "1", "")))
+        # 1. OneOf(weights=[]) of 1 step(s) p=0.5
+        StepGroup("one", [
+            # 1.1. Invert p=1
+            K.RandomInvert(p=1.0),
+        ], p=0.5),
+    """
+    lines = [indent + comment(f"{label}. {step.describe()}")]
+    if not step.is_group:
+        return lines + [f"{indent}{kornia_module_call(step)},"]
+    lines.append(f"{indent}StepGroup({literal(step.spec.kind)}, [")
+    for k, child in step.enabled_steps():
+        lines += kornia_step_lines(child, f"{label}.{k + 1}", indent + "    ")
+    options = {"p": float(step.p)}
+    if step.params.get("weights"):
+        options["weights"] = [w for w, (_, c) in zip(step.params["weights"], enumerate(step.steps)) if c.enabled]
+    if "n" in step.params:
+        options["n"] = min(step.params["n"], len(step.enabled_steps()))
+    lines.append(indent + "], " + ", ".join(f"{k}={literal(v)}" for k, v in options.items()) + "),")
+    return lines
 
 
 def resized_crop_constant(enabled) -> list[str]:
@@ -65,7 +94,7 @@ def emit_kornia(chain: Chain) -> str:
             break
     lines = [HEADER, comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
     for i, step in enumerate(chain.steps):
-        lines.append(comment(f"  {i + 1}. {step.describe()}"))
+        lines += [comment("  " + line) for line in step.outline(str(i + 1))]
     lines += ["", IMPORTS, "", f"SEED = {literal(chain.seed)}",
               comment("With mixed input sizes the first HEAD_STEPS steps run per image (the last one fixes the size)."),
               f"HEAD_STEPS = {literal(head)}",
@@ -77,12 +106,13 @@ def emit_kornia(chain: Chain) -> str:
               '    """The chain\'s enabled steps as Kornia modules, applied in order to float NCHW in [0, 1]."""',
               "    return torch.nn.Sequential("]
     for i, step in enabled:
-        lines.append("        " + comment(f"{i + 1}. {step.describe()}"))
-        lines.append(f"        {kornia_module_call(step)},")
+        lines += kornia_step_lines(step, str(i + 1), "        ")
     lines += ["    )", "", ""]
-    local = sorted({s.spec.kornia.module for _, s in enabled if s.spec.kornia.local})
+    local = sorted({s.spec.kornia.module for s in chain.enabled_ops() if s.spec.kornia.local})
     if local:
         lines += [comment("The workbench's own Kornia modules used above (augmentations kornia.augmentation lacks)."),
                   "", local_module_source(local), "", ""]
     lines += [runtime_source(), "", BODY]
+    if any(step.is_group for _, step in enabled):
+        lines += ["", "", GROUPS]
     return "\n".join(lines)

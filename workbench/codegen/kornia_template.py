@@ -137,6 +137,9 @@ def apply_steps(steps, batch, records=None, labels=None):
     Mixing steps mix `labels` (soft targets, see soft_targets) as they mix the images; with
     `labels` the result is (batch, labels), else the batch."""
     for module in steps:
+        if hasattr(module, "choose_children"):  # a group (OneOf, SomeOf, Sequential), see StepGroup
+            batch = run_group(module, batch, records)
+            continue
         # Drawn on the CPU (see place), applied where the batch is; recorded from the CPU copy,
         # so that reporting the draws never waits for the GPU.
         drawn = module.forward_parameters(batch.shape)
@@ -772,4 +775,80 @@ def main(argv=None):
 
 if __name__ == "__main__":
     main()
+'''
+
+GROUPS = '''\
+class StepGroup(torch.nn.Module):
+    """A group of steps that chooses per sample which of them run: kind "one" (OneOf) runs
+    one child, chosen by `weights`; "some" (SomeOf) runs `n` children, chosen uniformly without
+    replacement, in their order; "all" (Sequential) runs every child. `p` gates the whole group
+    per sample; a chosen child still applies with its own p, and only to the samples that chose
+    it (see run_group)."""
+
+    def __init__(self, kind, steps, p=1.0, weights=None, n=1):
+        super().__init__()
+        self.kind, self.p, self.n = kind, float(p), int(n)
+        self.steps = torch.nn.ModuleList(steps)
+        self.weights = list(weights) if weights else [1.0] * len(steps)
+
+    def choose_children(self, batch_size):
+        """The group's draws for a batch, on the CPU generator: its coin ("batch_prob") and which
+        children each sample runs ("selected", batch x children, 0 or 1)."""
+        coin = (torch.rand(batch_size) < self.p).float()
+        count = len(self.steps)
+        if self.kind == "all":
+            return {"batch_prob": coin, "selected": torch.ones(batch_size, count)}
+        if self.kind == "one":
+            weights = torch.tensor(self.weights, dtype=torch.float64).expand(batch_size, count)
+            picks = torch.multinomial(weights, 1)
+        else:
+            picks = torch.rand(batch_size, count).argsort(dim=1)[:, :self.n]
+        return {"batch_prob": coin, "selected": torch.zeros(batch_size, count).scatter_(1, picks, 1.0)}
+
+    def forward(self, batch):
+        return run_group(self, batch)
+
+
+def run_group(group, batch, records=None):
+    """Run a StepGroup on a float NCHW batch: each child on the samples that chose it (and
+    passed the group's coin), in the group's order. Appends to `records` the group's draws and
+    `steps`, its children's records for the whole batch (a child's values NaN and its
+    batch_prob 0 where it did not run)."""
+    drawn = group.choose_children(batch.shape[0])
+    runs = drawn["selected"] * drawn["batch_prob"][:, None]
+    children = []
+    for k, child in enumerate(group.steps):
+        index = runs[:, k].nonzero().flatten()
+        child_records = [] if records is not None else None
+        if len(index):
+            rows = index.to(batch.device)
+            batch = batch.index_copy(0, rows, apply_steps([child], batch.index_select(0, rows), child_records))
+        if records is not None:
+            children.append(spread_record(child_records[0], index, batch.shape[0]) if len(index)
+                            else empty_record(child, batch.shape[0]))
+    if records is not None:
+        records.append({"batch_prob": drawn["batch_prob"].numpy(), "selected": drawn["selected"].numpy(),
+                        "steps": children})
+    return batch
+
+
+def spread_record(record, index, size):
+    """A record of the samples `index` as a record of the whole batch of `size` samples."""
+    out = {}
+    for key, value in record.items():
+        if key == "steps":
+            out[key] = [spread_record(child, index, size) for child in value]
+            continue
+        full = np.full((size, *value.shape[1:]), 0.0 if key in ("batch_prob", "selected") else np.nan)
+        full[index.numpy()] = value
+        out[key] = full
+    return out
+
+
+def empty_record(module, size):
+    """The record of a step (or group) that no sample of the batch ran."""
+    if hasattr(module, "choose_children"):
+        return {"batch_prob": np.zeros(size), "selected": np.zeros((size, len(module.steps))),
+                "steps": [empty_record(child, size) for child in module.steps]}
+    return {"batch_prob": np.zeros(size)}
 '''

@@ -73,7 +73,7 @@ def compare_backends(chain, backends: Sequence[str] | None = None, **kwargs) -> 
     report = resolve_progress(kwargs.pop("progress", True))
     estimates, skipped = {}, {}
     for n, backend in enumerate(backends):
-        missing = [s.op for _, s in chain.enabled_steps() if not s.spec.supports(backend)]
+        missing = chain.unsupported_ops(backend)
         if missing:
             skipped[backend] = f"{', '.join(missing)} cannot run on {backend}"
             continue
@@ -88,7 +88,7 @@ def _settings(chain, backend, device, batch_size, workers, runs, batches, warmup
     if backend not in BACKENDS:
         raise ChainError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     chain.validate()
-    missing = [s.op for _, s in chain.enabled_steps() if not s.spec.supports(backend)]
+    missing = chain.unsupported_ops(backend)
     if missing:
         raise UnsupportedOpError(f"cannot estimate on {backend}: {', '.join(missing)} cannot run there")
     _check_int("batch_size", batch_size, 1, 4096)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..errors import ChainError, show
 from . import batch, color, color_adjust, degrade, distortion, filters, geometric, normalize, occlusion, policies, weather
+from .groups import GROUPS, GroupSpec, why_not_in_group
 from .spec import FAMILIES, KorniaLowering, OpSpec
 
 REGISTRY: dict[str, OpSpec] = {}
@@ -55,4 +56,17 @@ def get_op(name: str) -> OpSpec:
     return REGISTRY[name]
 
 
-__all__ = ["FAMILIES", "KorniaLowering", "OpSpec", "REGISTRY", "get_op", "list_ops", "register"]
+def get_spec(name: str) -> OpSpec:
+    """The spec of a step's `op`: a group's (OneOf, SomeOf, Sequential) or an op's (see get_op).
+
+    Example:
+        >>> get_spec("OneOf").is_group, get_spec("Rotate").is_group
+        (True, False)
+    """
+    if isinstance(name, str) and name in GROUPS:
+        return GROUPS[name]
+    return get_op(name)
+
+
+__all__ = ["FAMILIES", "GROUPS", "GroupSpec", "KorniaLowering", "OpSpec", "REGISTRY", "get_op", "get_spec",
+           "list_ops", "register", "why_not_in_group"]

@@ -71,7 +71,8 @@ class DaliContext:
     prefix: str = "s1_"
     # A horizontal flip's coin that this (Normalize) step may apply as crop_mirror_normalize's mirror.
     mirror: Any = None
-    step: int = 1
+    # The step's number in the chain; a path (group's number, child's, ...) inside a group.
+    step: int | tuple[int, ...] = 1
     # Set when the step's input is still the encoded files (the training pipeline's first crop,
     # for lowerings with `decodes_region`): the lowering decodes only the window it cuts.
     encoded: Any = None
@@ -97,7 +98,9 @@ class DaliContext:
         """The explicit seed of this step's k-th random operator (see RandomOp)."""
         from ..codegen.literals import Name
 
-        return Name(f"op_seed(seed, {int(self.step)}, {int(k)})")
+        # A step inside a group has a path, (group step, child, ...): its own seeds.
+        step = tuple(int(v) for v in self.step) if isinstance(self.step, tuple) else int(self.step)
+        return Name(f"op_seed(seed, {step!r}, {int(k)})")
 
     def var(self, name: str):
         """A step-local variable of the generated code (e.g. s3_crop_box)."""
@@ -210,6 +213,11 @@ class OpSpec:
             raise ValueError(f"op {self.name}: family must be one of {FAMILIES}")
         if not self.name.isidentifier():
             raise ValueError(f"op name {self.name!r} must be a Python identifier")
+
+    @property
+    def is_group(self) -> bool:
+        """True for the specs of groups (OneOf, SomeOf, Sequential: see ops/groups.py)."""
+        return False
 
     @property
     def backends(self) -> tuple[str, ...]:
