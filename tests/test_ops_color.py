@@ -180,12 +180,56 @@ def test_grayscale_gives_three_equal_bt601_channels(small_images, x, backend):
     assert np.abs(out[..., 0] - out[..., 2]).max() <= (1.0 if backend == "dali" else 1e-3)
 
 
+GREY = {"average": lambda x: x.mean(axis=-1), "max": lambda x: x.max(axis=-1),
+        "desaturation": lambda x: (x.max(axis=-1) + x.min(axis=-1)) / 2.0}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("method", list(GREY))
+def test_grayscale_methods(small_images, x, backend, method):
+    out = levels(run(small_images, "Grayscale", backend, method=method).images)
+    grey = GREY[method](x.astype(np.float64))
+    # Kornia in float; DALI rounds to a level; Albumentations truncates (average, desaturation).
+    tolerance = {"kornia": 1e-3, "dali": 0.5 + 1e-3, "albumentations": 1.0}[backend]
+    for c in range(3):
+        assert np.abs(out[..., c] - grey).max() <= tolerance
+    assert np.array_equal(out[..., 0], out[..., 2])
+
+
+def test_grayscale_method_weighted_average_is_the_default_and_kornias_luma(small_images):
+    import torch
+    from kornia.color import rgb_to_grayscale
+
+    assert wb.get_op("Grayscale").defaults() == {"method": "weighted_average"}
+    out = run(small_images, "Grayscale", "kornia").images
+    t = torch.from_numpy(np.stack(small_images)).permute(0, 3, 1, 2).float() / 255.0
+    assert np.array_equal(out[..., 1], rgb_to_grayscale(t)[:, 0].numpy())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_equalize_cv_is_opencvs_equalize_hist_on_every_backend(small_images, x, backend):
+    out = levels(run(small_images, "Equalize", backend, mode="cv").images)
+    for image, o in zip(x, out):
+        expected = np.stack([cv2.equalizeHist(np.ascontiguousarray(image[..., c])) for c in range(3)], axis=-1)
+        assert np.abs(o - expected).max() <= 1e-3
+
+
+def test_equalize_cv_leaves_a_one_level_channel_as_it_is():
+    flat = np.zeros((16, 16, 3), np.uint8)
+    flat[..., 0], flat[..., 1], flat[:8, :, 2], flat[8:, :, 2] = 90, 255, 10, 20
+    for backend in BACKENDS:
+        out = levels(run([flat], "Equalize", backend, mode="cv").images)[0]
+        assert np.allclose(out[..., 0], 90) and np.allclose(out[..., 1], 255), backend
+        assert np.allclose(out[:8, :, 2], 0) and np.allclose(out[8:, :, 2], 255), backend
+
+
 # ----- both value regimes on DALI --------------------------------------------------------
 
 FLOAT_CASES = {"Invert": {}, "Solarize": {"threshold": [0.4, 0.4]}, "Posterize": {"bits": [3, 3]},
                "AutoContrast": {}, "Sharpness": {"factor": [1.7, 1.7]}, "Gamma": {"gamma": [0.7, 0.7]},
                "Brightness": {"factor": [1.3, 1.3]}, "Contrast": {"factor": [0.7, 0.7]},
-               "Saturation": {"factor": [1.4, 1.4]}}
+               "Saturation": {"factor": [1.4, 1.4]}, "Grayscale": {"method": "desaturation"},
+               "Equalize": {"mode": "cv"}}
 
 
 @pytest.mark.parametrize("op", list(FLOAT_CASES))
@@ -211,14 +255,17 @@ def test_dali_colour_ops_clamp_like_kornia_after_a_real_normalize(small_images):
 
 # ----- the coin: p < 1 on DALI runs the same statements, only for some samples ----------------
 
-@pytest.mark.parametrize("op", ["ColorJitter", "Contrast", *NEW_OPS])
+@pytest.mark.parametrize("op", ["ColorJitter", "Contrast", "Grayscale-average", "Equalize-cv", *NEW_OPS])
 def test_dali_applied_samples_equal_the_always_applied_output(x, op):
     """Statements of a step that do not change the images run before DALI's `if`; an op whose
     helper values read the images (ColorJitter's contrast centre after its brightness) must not
     read them stale. Draws come from their own seeds, so p does not change them."""
+    op, _, choice = op.partition("-")
     spec = wb.get_op(op)
     images = list(x) * 2
     params = dict(spec.parity.params) if op != "ChannelShuffle" else {}
+    if choice:
+        params[spec.params[0].name] = choice
     always = wb.Chain(seed=9).add(op, p=1.0, **params).run(images, backend="dali")
     some = wb.Chain(seed=9).add(op, p=0.5, **params).run(images, backend="dali")
     applied = [rows[0]["applied"] for rows in some.params]
@@ -283,17 +330,21 @@ def test_new_ops_import_from_their_transforms():
     assert _import(A.InvertImg()) == ("Invert", {})
     assert _import(A.Solarize(threshold_range=(0.3, 0.6))) == ("Solarize", {"threshold": [0.3, 0.6]})
     assert _import(A.Posterize(num_bits=(2, 5))) == ("Posterize", {"bits": [2, 5]})
-    assert _import(A.Equalize(mode="pil")) == ("Equalize", {})
+    assert _import(A.Equalize(mode="pil")) == ("Equalize", {"mode": "pil"})
+    assert _import(A.Equalize()) == ("Equalize", {"mode": "cv"})  # Albumentations' default
     assert _import(A.AutoContrast(method="pil")) == ("AutoContrast", {})
     assert _import(A.RandomGamma(gamma_limit=(70, 150))) == ("Gamma", {"gamma": [0.7, 1.5]})
     assert _import(A.ChannelShuffle()) == ("ChannelShuffle", {})
-    assert _import(A.ToGray()) == ("Grayscale", {})
+    assert _import(A.ToGray()) == ("Grayscale", {"method": "weighted_average"})
+    for method in ("average", "max", "desaturation"):
+        assert _import(A.ToGray(method=method)) == ("Grayscale", {"method": method})
 
 
 @pytest.mark.parametrize("transform,reason", [
-    (A.Equalize(mode="cv"), "mode='cv'"),
+    (A.Equalize(by_channels=False), "by_channels=False"),
     (A.AutoContrast(method="cdf"), "method='cdf'"),
-    (A.ToGray(method="average"), "ITU-R 601"),
+    (A.ToGray(method="from_lab"), "method='from_lab' has no Kornia and DALI counterpart"),
+    (A.ToGray(method="pca"), "method='pca'"),
     (A.Posterize(num_bits=[(1, 2), (3, 4), (5, 6)]), "per-channel"),
 ])
 def test_near_misses_say_why(transform, reason):

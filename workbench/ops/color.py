@@ -17,7 +17,7 @@ import numpy as np
 from ..codegen.literals import Name, call, literal
 from ..errors import ChainError, show
 from .dali_helpers import RandomOp, assign, uniform
-from .params import Range, _number
+from .params import Choice, Range, _number
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity
 
 # Kornia's ColorJitter follows torchvision's conventions (its RandomBrightness is additive).
@@ -215,26 +215,56 @@ COLOR_JITTER = OpSpec(
     ),
 )
 
+_GREY_METHODS = ("weighted_average", "average", "max", "desaturation")
+
+
+def _dali_grayscale(a, c, d):
+    """Grey by `method`, kept as three channels; the coin (`gate="arg"`) picks grey or the input."""
+    if a["method"] == "weighted_average":
+        # Saturation 0 is the BT.601 luma in all three channels; the coin switches it per sample.
+        return [assign(c.x, "fn.saturation", {"saturation": Name(f"1.0 - {c.applied}")})]
+    grey, f = c.var("grey"), c.var("f")
+    r, g, b = (f"{f}[:, :, {k}]" for k in range(3))
+    top, low = f"dmath.max(dmath.max({r}, {g}), {b})", f"dmath.min(dmath.min({r}, {g}), {b})"
+    value = {"average": f"({r} + {g} + {b}) / 3.0", "max": top, "desaturation": f"({top} + {low}) / 2.0"}[a["method"]]
+    lines = [f"{f} = fn.cast({c.x}, dtype=types.FLOAT)", f"{grey} = {value}"]
+    if _uint8(c):
+        lines.append(f"{grey} = fn.cast({grey}, dtype=types.UINT8)")  # rounded to a level
+    lines.append(f"{grey} = fn.reshape(fn.stack({grey}, {grey}, {grey}, axis=2), layout='HWC')")
+    mix = f"{c.applied} * {grey} + (1 - {c.applied}) * {c.x}"
+    return lines + [f"{c.x} = " + (f"fn.cast({mix}, dtype=types.UINT8)" if _uint8(c) else mix)]
+
+
 GRAYSCALE = OpSpec(
-    name="Grayscale", family="color", default_p=0.1, parity=Parity(border=0, mae=0.15 / 255, psnr=57.0),
-    doc="Replace the image by its luma (ITU-R 601 weights), kept as three channels.",
-    kornia=KorniaLowering("RandomGrayscale", lambda a: {}),
-    # Saturation 0 is the BT.601 luma in all three channels; the coin switches it per sample.
-    dali=DaliLowering(gate="arg", mirror_invariant=True, apply=lambda a, c, d: [
-        assign(c.x, "fn.saturation", {"saturation": Name(f"1.0 - {c.applied}")})]),
-    # OpenCV's RGB2GRAY: the same BT.601 weights, in fixed point, rounded.
+    name="Grayscale", family="color", default_p=0.1,
+    # Measured on the 8 sample photos (MAE vs Kornia): weighted_average DALI 0.11/255, Albumentations
+    # 0.06/255; average 0.08 and 0.13/255; max 0.00 and 0.00; desaturation 0.09 and 0.09/255
+    # (Albumentations truncates the mean and the mid-range to a level, DALI rounds).
+    parity=Parity(border=0, mae=0.15 / 255, psnr=57.0),
+    doc="Replace the image by its grey, kept as three channels: by `method` the ITU-R 601 luma "
+        "(weighted_average), the channel mean (average), the largest channel (max) or the mid-range (max + min) / 2 "
+        "(desaturation).",
+    params=(Choice("method", "how the grey is computed (Albumentations' ToGray methods)", "weighted_average",
+                   options=_GREY_METHODS),),
+    kornia=KorniaLowering("RandomGrayscaleMethod", lambda a: {"method": a["method"]}, local=True),
+    dali=DaliLowering(gate="arg", mirror_invariant=True, apply=_dali_grayscale),
+    # OpenCV's RGB2GRAY: the same BT.601 weights, in fixed point, rounded; average and desaturation
+    # are truncated to a level.
     albumentations=AlbumentationsLowering(
-        "ToGray", lambda a: {"num_output_channels": 3, "method": "weighted_average"},
-        from_transform=lambda t: _from_to_gray(t)),
+        "ToGray", lambda a: {"num_output_channels": 3, "method": a["method"]},
+        from_transform=lambda t: _from_to_gray(t),
+        note="methods 'average' and 'desaturation' truncate to a level where DALI rounds (measured 0.13 and "
+             "0.09/255 mean abs error from Kornia's floats on the sample photos)"),
 )
 
 
 def _from_to_gray(t):
-    if t.method != "weighted_average":
-        raise ValueError(f"method={t.method!r} is not the ITU-R 601 luma; Grayscale is method='weighted_average'")
+    if t.method not in _GREY_METHODS:
+        raise ValueError(f"method={t.method!r} has no Kornia and DALI counterpart; Grayscale takes method "
+                         f"{', '.join(repr(m) for m in _GREY_METHODS)}")
     if int(t.num_output_channels) != 3:
         raise ValueError(f"num_output_channels={t.num_output_channels} (Grayscale keeps 3 channels)")
-    return {}
+    return {"method": str(t.method)}
 
 
 # ----- value maps: invert, solarize, posterize, gamma -----------------------------------
@@ -371,38 +401,44 @@ GAMMA = OpSpec(
 def _dali_equalize(a, c, d):
     if _uint8(c):
         return [f"{c.x} = fn.equalize({c.x})"]
-    # fn.equalize takes uint8 only: Kornia's 8-bit levels (x * 255 truncated), equalized, back to [0, 1].
-    levels = f"fn.cast(dmath.floor(dmath.clamp({c.x}, 0.0, 1.0) * 255.0), dtype=types.UINT8)"
+    # fn.equalize takes uint8 only: the 8-bit levels the Kornia module uses (mode pil: Kornia's, x * 255
+    # truncated; mode cv: rounded), equalized, back to [0, 1].
+    half = " + 0.5" if a["mode"] == "cv" else ""
+    levels = f"fn.cast(dmath.floor(dmath.clamp({c.x}, 0.0, 1.0) * 255.0{half}), dtype=types.UINT8)"
     return [f"{c.x} = fn.cast(fn.equalize({levels}), dtype=types.FLOAT) / 255.0"]
 
 
 EQUALIZE = OpSpec(
     name="Equalize", family="color", default_p=0.5,
-    # Three algorithms, see the notes: Kornia is PIL's exactly, DALI OpenCV's, Albumentations
+    # mode "pil": three algorithms, see the notes: Kornia is PIL's exactly, DALI OpenCV's, Albumentations
     # PIL's off by one bin; measured 3.7/255 (DALI) and 2.6/255 (Albumentations) from Kornia.
+    # mode "cv" (all three OpenCV's equalizeHist): measured 0.00/255 on both (tests/test_ops_color.py).
     parity=Parity(border=0, mae=4 / 255, psnr=31.0),
-    doc="Equalize the histogram of each channel of each image (PIL's algorithm on 8-bit levels).",
-    kornia=KorniaLowering("RandomEqualize", lambda a: {}),
+    doc="Equalize the histogram of each channel of each image (on 8-bit levels) by `mode`: PIL's algorithm (pil) "
+        "or OpenCV's equalizeHist (cv).",
+    params=(Choice("mode", "the equalisation algorithm: PIL's (pil) or OpenCV's (cv)", "pil", options=("pil", "cv")),),
+    kornia=KorniaLowering("RandomEqualizeMode", lambda a: {"mode": a["mode"]}, local=True),
     dali=DaliLowering(apply=_dali_equalize, mirror_invariant=True,
-                      note="fn.equalize is OpenCV's equalisation (A.Equalize mode='cv'), not PIL's: the lookup "
-                           "tables differ by a few levels, measured 3.7/255 mean abs error from Kornia on the "
+                      note="fn.equalize is OpenCV's equalisation (mode 'cv', exact), not PIL's: for mode 'pil' the "
+                           "lookup tables differ by a few levels, measured 3.7/255 mean abs error from Kornia on the "
                            "sample photos (12/255 on the one with a peaked histogram)"),
     albumentations=AlbumentationsLowering(
-        "Equalize", lambda a: {"mode": "pil", "by_channels": True}, from_transform=lambda t: _from_equalize(t),
+        "Equalize", lambda a: {"mode": a["mode"], "by_channels": True}, from_transform=lambda t: _from_equalize(t),
         note="mode='pil' maps each level by the cumulative count including its own bin where PIL (and Kornia) "
-             "stop before it: measured 2.6/255 mean abs error from Kornia on the sample photos (mode='cv', "
-             "OpenCV's, is further: 3.7/255)"),
+             "stop before it: measured 2.6/255 mean abs error from Kornia on the sample photos; mode='cv' is "
+             "OpenCV's on all three backends"),
 )
 
 
 def _from_equalize(t):
-    if t.mode != "pil":
-        raise ValueError(f"mode={t.mode!r} (OpenCV's equalisation) is not Equalize's PIL algorithm; use mode='pil'")
     if not t.by_channels:
-        raise ValueError("by_channels=False equalizes the luma only; Equalize works on each channel")
+        raise ValueError("by_channels=False equalizes the luma (YCrCb's Y) only; Equalize works on each channel "
+                         "(by_channels=True)")
     if t.mask is not None:
         raise ValueError("a mask restricts the histogram; Equalize uses the whole image")
-    return {}
+    if t.mode not in ("pil", "cv"):
+        raise ValueError(f"mode={t.mode!r}; Equalize takes mode 'pil' or 'cv'")
+    return {"mode": str(t.mode)}
 
 
 def _dali_autocontrast(a, c, d):

@@ -1,6 +1,167 @@
-"""The workbench's own Kornia modules for colour ops."""
+"""The workbench's own Kornia modules for colour ops (Albumentations' colour transforms on float
+images in [0, 1]: inputs are clamped to [0, 1] first and results clamped to it, as Kornia's
+own intensity ops do)."""
 from __future__ import annotations
 
 import kornia
 import kornia.augmentation as K
 import torch
+
+
+def uniform_draws(ranges, batch_shape, same_on_batch, device, dtype):
+    """One uniform draw per sample for each (key, (lo, hi)) of `ranges`, on torch's generator
+    (a collapsed range gives its value exactly)."""
+    count = 1 if same_on_batch else batch_shape[0]
+    out = {}
+    for key, (lo, hi) in ranges:
+        draw = torch.rand(count, device=device, dtype=dtype) * (hi - lo) + lo
+        out[key] = draw.expand(batch_shape[0]).clone() if same_on_batch else draw
+    return out
+
+
+class RandomBrightnessContrast(K.IntensityAugmentationBase2D):
+    """Albumentations' RandomBrightnessContrast: x * (1 + c) + b, c drawn from `contrast`, b from
+    `brightness` (in [0, 1] units; times the image's mean value when `by_max` is False), clamped
+    to [0, 1]. There is no contrast centre: contrast scales around 0, as Albumentations does."""
+
+    def __init__(self, brightness=(-0.2, 0.2), contrast=(-0.2, 0.2), by_max=True, same_on_batch=False, p=1.0,
+                 keepdim=False):
+        super().__init__(p=p, same_on_batch=same_on_batch, keepdim=keepdim)
+        self.ranges = (("brightness", (float(brightness[0]), float(brightness[1]))),
+                       ("contrast", (float(contrast[0]), float(contrast[1]))))
+        self.by_max = bool(by_max)
+
+    def generate_parameters(self, batch_shape):
+        return uniform_draws(self.ranges, batch_shape, self.same_on_batch, self.device, self.dtype)
+
+    def apply_transform(self, input, params, flags, transform=None):
+        x = input.clamp(0.0, 1.0)
+        alpha = (1.0 + params["contrast"]).to(x).view(-1, 1, 1, 1)
+        beta = params["brightness"].to(x).view(-1, 1, 1, 1)
+        if not self.by_max:
+            beta = beta * x.mean(dim=(1, 2, 3), keepdim=True)
+        return (x * alpha + beta).clamp(0.0, 1.0)
+
+
+def shift_hsv(x, hue, sat, val):
+    """OpenCV's HSV (H in sextants, S = (max - min) / max, V = max) of RGB `x` in [0, 1], hue
+    shifted by `hue` sextants, `sat` and `val` added to S and V (clamped to [0, 1]; grey pixels
+    keep S = 0), back to RGB. The per-sample shifts are (N, 1, 1) tensors."""
+    r, g, b = x[:, 0], x[:, 1], x[:, 2]
+    top = torch.maximum(torch.maximum(r, g), b)
+    span = top - torch.minimum(torch.minimum(r, g), b)
+    safe = torch.where(span > 0, span, torch.ones_like(span))
+    is_r = top == r
+    is_g = (top == g) & ~is_r
+    h = torch.where(is_r, torch.remainder((g - b) / safe, 6.0),
+                    torch.where(is_g, (b - r) / safe + 2.0, (r - g) / safe + 4.0))
+    h = torch.where(span > 0, h, torch.zeros_like(h))
+    s = torch.where(top > 0, span / torch.where(top > 0, top, torch.ones_like(top)), torch.zeros_like(top))
+    h = torch.remainder(h + hue, 6.0)
+    s = torch.where(s > 0, (s + sat).clamp(0.0, 1.0), s)
+    v = (top + val).clamp(0.0, 1.0)
+    channels = []
+    for n in (5.0, 3.0, 1.0):
+        k = torch.remainder(h + n, 6.0)
+        channels.append(v - v * s * torch.minimum(k, 4.0 - k).clamp(0.0, 1.0))
+    return torch.stack(channels, dim=1)
+
+
+class RandomHueSaturationValue(K.IntensityAugmentationBase2D):
+    """Albumentations' HueSaturationValue in its 8-bit units: hue shifted by a draw from `hue`
+    (OpenCV's hue units, 180 per turn), saturation and value by draws from `sat` and `val` (levels
+    of 255 added to S and V), all per sample."""
+
+    def __init__(self, hue=(-20.0, 20.0), sat=(-30.0, 30.0), val=(-20.0, 20.0), same_on_batch=False, p=1.0,
+                 keepdim=False):
+        super().__init__(p=p, same_on_batch=same_on_batch, keepdim=keepdim)
+        self.ranges = (("hue_shift", (float(hue[0]), float(hue[1]))), ("sat_shift", (float(sat[0]), float(sat[1]))),
+                       ("val_shift", (float(val[0]), float(val[1]))))
+
+    def generate_parameters(self, batch_shape):
+        return uniform_draws(self.ranges, batch_shape, self.same_on_batch, self.device, self.dtype)
+
+    def apply_transform(self, input, params, flags, transform=None):
+        x = input.clamp(0.0, 1.0)
+
+        def per_sample(key, unit):
+            return (params[key].to(x) / unit).view(-1, 1, 1)
+
+        return shift_hsv(x, per_sample("hue_shift", 30.0), per_sample("sat_shift", 255.0),
+                         per_sample("val_shift", 255.0)).clamp(0.0, 1.0)
+
+
+class RandomChannelShift(K.IntensityAugmentationBase2D):
+    """Albumentations' RGBShift: a value drawn per sample from `r`, `g` and `b` (levels of 255)
+    added to the red, green and blue channels, clamped to [0, 1]."""
+
+    def __init__(self, r=(-20.0, 20.0), g=(-20.0, 20.0), b=(-20.0, 20.0), same_on_batch=False, p=1.0,
+                 keepdim=False):
+        super().__init__(p=p, same_on_batch=same_on_batch, keepdim=keepdim)
+        self.ranges = (("r_shift", (float(r[0]), float(r[1]))), ("g_shift", (float(g[0]), float(g[1]))),
+                       ("b_shift", (float(b[0]), float(b[1]))))
+
+    def generate_parameters(self, batch_shape):
+        return uniform_draws(self.ranges, batch_shape, self.same_on_batch, self.device, self.dtype)
+
+    def apply_transform(self, input, params, flags, transform=None):
+        x = input.clamp(0.0, 1.0)
+        shift = torch.stack([params[k].to(x) for k in ("r_shift", "g_shift", "b_shift")], dim=1) / 255.0
+        return (x + shift.view(-1, 3, 1, 1)).clamp(0.0, 1.0)
+
+
+class RandomGrayscaleMethod(K.IntensityAugmentationBase2D):
+    """Grey by one of Albumentations' ToGray methods, kept as three channels: "weighted_average"
+    (ITU-R 601 luma, Kornia's rgb_to_grayscale), "average" ((R + G + B) / 3), "max" (max of R, G, B)
+    or "desaturation" ((max + min) / 2)."""
+
+    def __init__(self, method="weighted_average", same_on_batch=False, p=1.0, keepdim=False):
+        super().__init__(p=p, same_on_batch=same_on_batch, keepdim=keepdim)
+        if method not in ("weighted_average", "average", "max", "desaturation"):
+            raise ValueError(f"unknown grey method {method!r}")
+        self.method = method
+
+    def apply_transform(self, input, params, flags, transform=None):
+        if self.method == "weighted_average":
+            grey = kornia.color.rgb_to_grayscale(input)
+        elif self.method == "average":
+            grey = input.mean(dim=1, keepdim=True)
+        elif self.method == "max":
+            grey = input.amax(dim=1, keepdim=True)
+        else:
+            grey = (input.amax(dim=1, keepdim=True) + input.amin(dim=1, keepdim=True)) / 2.0
+        return grey.expand_as(input).clone()
+
+
+def equalize_opencv(x):
+    """OpenCV's equalizeHist on each channel of float images in [0, 1] (8-bit levels by rounding):
+    level i maps to round((cdf(i) - cdf(first used level)) * 255 / (pixels - cdf(first used level)))
+    in float32, as OpenCV computes it; a channel of one level is left as it is."""
+    n, c, h, w = x.shape
+    levels = (x.clamp(0.0, 1.0) * 255.0).round().long().reshape(n * c, h * w)
+    offsets = torch.arange(n * c, device=x.device).view(-1, 1) * 256
+    hist = torch.bincount((levels + offsets).reshape(-1), minlength=n * c * 256).view(n * c, 256)
+    cdf = hist.cumsum(dim=1)
+    first = torch.where(hist > 0, cdf, torch.full_like(cdf, h * w + 1)).amin(dim=1, keepdim=True)
+    spread = (h * w - first).clamp(min=1)
+    scale = 255.0 / spread.to(torch.float32)
+    lut = ((cdf - first).clamp(min=0).to(torch.float32) * scale).round().clamp(0.0, 255.0)
+    identity = torch.arange(256, device=x.device, dtype=torch.float32).expand_as(lut)
+    lut = torch.where(first >= h * w, identity, lut)
+    out = torch.gather(lut, 1, levels) / 255.0
+    return out.reshape(n, c, h, w).to(x.dtype)
+
+
+class RandomEqualizeMode(K.IntensityAugmentationBase2D):
+    """Histogram equalisation of each channel: PIL's algorithm (mode "pil", Kornia's equalize) or
+    OpenCV's equalizeHist (mode "cv")."""
+
+    def __init__(self, mode="pil", same_on_batch=False, p=1.0, keepdim=False):
+        super().__init__(p=p, same_on_batch=same_on_batch, keepdim=keepdim)
+        if mode not in ("pil", "cv"):
+            raise ValueError(f"unknown equalisation mode {mode!r}")
+        self.mode = mode
+
+    def apply_transform(self, input, params, flags, transform=None):
+        x = input.clamp(0.0, 1.0)
+        return kornia.enhance.equalize(x) if self.mode == "pil" else equalize_opencv(x)

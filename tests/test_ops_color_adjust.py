@@ -1,0 +1,199 @@
+"""Albumentations' colour transforms as ops (BrightnessContrast, HueSaturationValue, RGBShift): the
+formulas Albumentations documents and runs, value for value on every backend; its default
+arguments import; the draws are per image on every backend."""
+import os
+
+import cv2
+import numpy as np
+import pytest
+
+import workbench as wb
+
+os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
+import albumentations as A  # noqa: E402
+
+from workbench.from_albumentations import _map  # noqa: E402
+
+BACKENDS = ("kornia", "dali", "albumentations")
+OPS = ("BrightnessContrast", "HueSaturationValue", "RGBShift")
+
+
+def run(images, op, backend, p=1.0, seed=0, **params):
+    return wb.Chain(seed=seed).add(op, p=p, **params).run(images, backend=backend, device="cpu")
+
+
+def levels(images) -> np.ndarray:
+    """Any backend's output as 0-255 float levels (Kornia's floats scaled, not rounded)."""
+    x = np.asarray(images)
+    return x.astype(np.float64) * (255.0 if x.dtype != np.uint8 else 1.0)
+
+
+@pytest.fixture(scope="module")
+def x(small_images):
+    return np.stack(small_images)
+
+
+# ----- values ----------------------------------------------------------------------------
+
+# Kornia exact; DALI rounds to a level once; Albumentations truncates (a level at most).
+EXACT = {"kornia": 1e-3, "dali": 0.5 + 1e-3, "albumentations": 1.0 + 1e-3}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_brightness_contrast_is_x_times_1_plus_c_plus_b(small_images, x, backend):
+    res = run(small_images, "BrightnessContrast", backend, brightness=[0.1, 0.1], contrast=[0.3, 0.3])
+    expected = np.clip(x * 1.3 + 0.1 * 255.0, 0, 255)  # no contrast centre: Albumentations scales around 0
+    assert np.abs(levels(res.images) - expected).max() <= EXACT[backend]
+    assert all(r[0]["brightness"] == pytest.approx(0.1, rel=1e-6) and r[0]["contrast"] == pytest.approx(0.3)
+               for r in res.params)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_brightness_not_by_max_shifts_by_the_image_mean(small_images, x, backend):
+    res = run(small_images, "BrightnessContrast", backend, brightness=[-0.4, -0.4], contrast=[0.0, 0.0],
+              brightness_by_max=False)
+    for image, out in zip(x, levels(res.images)):
+        expected = np.clip(image - 0.4 * image.mean(), 0, 255)
+        assert np.abs(out - expected).max() <= EXACT[backend] + 1e-3
+
+
+def _hsv_reference(image: np.ndarray, hue: float, sat: float, val: float) -> np.ndarray:
+    """OpenCV's float HSV (H in degrees, S and V in [0, 1]) shifted in Albumentations' 8-bit units:
+    hue by 2 degrees per unit, S and V by levels of 255, grey pixels kept grey; back to 0-255 RGB."""
+    hsv = cv2.cvtColor(image.astype(np.float32) / 255.0, cv2.COLOR_RGB2HSV)
+    h, s, v = hsv[..., 0], hsv[..., 1], hsv[..., 2]
+    h = np.mod(h + hue * 2.0, 360.0)
+    s = np.where(s > 0, np.clip(s + sat / 255.0, 0, 1), 0)
+    v = np.clip(v + val / 255.0, 0, 1)
+    return cv2.cvtColor(np.stack([h, s, v], -1).astype(np.float32), cv2.COLOR_HSV2RGB).astype(np.float64) * 255.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shifts", [(10.0, 20.0, -15.0), (-70.0, -40.0, 30.0), (90.0, 0.0, 0.0)])
+def test_hue_saturation_value_shifts_opencv_hsv(small_images, x, backend, shifts):
+    hue, sat, val = shifts
+    res = run(small_images, "HueSaturationValue", backend, hue_shift=[hue, hue], sat_shift=[sat, sat],
+              val_shift=[val, val])
+    out = levels(res.images)
+    expected = np.stack([_hsv_reference(image, hue, sat, val) for image in x])
+    error = np.abs(out - expected)
+    if backend == "albumentations":  # OpenCV's 8-bit HSV: hue in whole 2-degree steps, S and V rounded
+        assert error.mean() <= 0.5 and np.percentile(error, 99) <= 4.0
+    else:
+        assert error.max() <= (0.01 if backend == "kornia" else 0.51)
+    assert all(r[0]["hue_shift"] == pytest.approx(hue) and r[0]["val_shift"] == pytest.approx(val)
+               for r in res.params)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_hue_saturation_value_leaves_grey_pixels_grey(backend):
+    ramp = np.repeat(np.linspace(0, 255, 64).astype(np.uint8)[None, :, None], 3, axis=2)
+    grey = np.repeat(ramp, 16, axis=0)
+    out = levels(run([grey], "HueSaturationValue", backend, hue_shift=[40, 40], sat_shift=[60, 60],
+                     val_shift=[0, 0]).images)[0]
+    assert np.abs(out - grey).max() <= 1e-3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rgb_shift_adds_each_channel_its_shift(small_images, x, backend):
+    res = run(small_images, "RGBShift", backend, r_shift=[30, 30], g_shift=[-12, -12], b_shift=[0, 0])
+    expected = np.clip(x.astype(np.float64) + np.array([30.0, -12.0, 0.0]), 0, 255)
+    assert np.abs(levels(res.images) - expected).max() <= 1e-3
+    assert [res.params[0][0][k] for k in ("r_shift", "g_shift", "b_shift")] == pytest.approx([30, -12, 0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("op", OPS)
+def test_default_ranges_draw_per_image_within_the_ranges(small_images, op, backend):
+    spec = wb.get_op(op)
+    res = run(list(small_images) * 2, op, backend, seed=4)
+    for prm in spec.params:
+        if not hasattr(prm, "lo") or prm.ui != "range_slider":
+            continue
+        lo, hi = spec.defaults()[prm.name]
+        drawn = [row[0][prm.name] for row in res.params]
+        assert all(lo - 1e-6 <= v <= hi + 1e-6 for v in drawn), (prm.name, drawn)
+        assert len({round(v, 6) for v in drawn}) == len(drawn), f"{prm.name} is not drawn per image"
+
+
+# ----- DALI: both value regimes and the coin ------------------------------------------------------
+
+FLOAT_CASES = {"BrightnessContrast": {"brightness": [0.1, 0.1], "contrast": [0.3, 0.3]},
+               "HueSaturationValue": {"hue_shift": [25, 25], "sat_shift": [-30, -30], "val_shift": [10, 10]},
+               "RGBShift": {"r_shift": [20, 20], "g_shift": [-10, -10], "b_shift": [5, 5]}}
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_dali_after_a_normalize_matches_kornia(small_images, op):
+    chain = wb.Chain(seed=1).add("Normalize", mean=[0, 0, 0], std=[1, 1, 1]).add(op, p=1.0, **FLOAT_CASES[op])
+    kornia = chain.run(small_images, backend="kornia").images
+    dali = chain.run(small_images, backend="dali").images
+    assert dali.dtype == np.float32 and np.abs(kornia - dali).max() < 1e-4
+    assert not np.allclose(dali, np.stack(small_images) / 255.0)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_dali_applied_samples_equal_the_always_applied_output(x, op):
+    images = list(x) * 2
+    always = wb.Chain(seed=9).add(op, p=1.0, **FLOAT_CASES[op]).run(images, backend="dali")
+    some = wb.Chain(seed=9).add(op, p=0.5, **FLOAT_CASES[op]).run(images, backend="dali")
+    applied = [rows[0]["applied"] for rows in some.params]
+    assert 0 < sum(applied) < len(images)
+    for n, on in enumerate(applied):
+        assert np.array_equal(some.images[n], always.images[n] if on else images[n]), (op, n, on)
+
+
+# ----- Albumentations import -------------------------------------------------------------
+
+def test_default_arguments_import():
+    assert _map(A.RandomBrightnessContrast()) == (
+        "BrightnessContrast", {"brightness": [-0.2, 0.2], "contrast": [-0.2, 0.2], "brightness_by_max": True})
+    assert _map(A.HueSaturationValue()) == (
+        "HueSaturationValue", {"hue_shift": [-20.0, 20.0], "sat_shift": [-30.0, 30.0], "val_shift": [-20.0, 20.0]})
+    assert _map(A.RGBShift()) == ("RGBShift", {"r_shift": [-20.0, 20.0], "g_shift": [-20.0, 20.0],
+                                               "b_shift": [-20.0, 20.0]})
+    assert _map(A.RandomGamma()) == ("Gamma", {"gamma": [0.8, 1.2]})
+
+
+def test_rgb_shift_limits_within_one_are_fractions_of_the_range():
+    """A.RGBShift reads a limit within [-1, 1] as a fraction of the range: 0.1 is 25.5 levels."""
+    op, params = _map(A.RGBShift(r_shift_limit=0.1, g_shift_limit=(-30, 10), b_shift_limit=(0, 1)))
+    assert params["r_shift"] == pytest.approx([-25.5, 25.5]) and params["g_shift"] == [-30.0, 10.0]
+    assert params["b_shift"] == pytest.approx([0.0, 255.0])
+
+
+@pytest.mark.parametrize("op,params", [
+    ("BrightnessContrast", {"brightness": [-0.3, 0.1], "contrast": [-0.5, 0.7], "brightness_by_max": False}),
+    ("HueSaturationValue", {"hue_shift": [-5.5, 30.0], "sat_shift": [-80.0, 0.0], "val_shift": [2.0, 9.0]}),
+    ("RGBShift", {"r_shift": [-0.5, 0.5], "g_shift": [-100.0, 3.0], "b_shift": [7.0, 7.0]}),
+])
+def test_lowering_and_import_are_inverse(x, op, params):
+    spec = wb.get_op(op)
+    full = spec.validate_params("t", params)
+    transform = getattr(A, spec.albumentations.transform)(**spec.albumentations.args(full), p=1.0)
+    got_op, got = _map(transform)
+    assert got_op == op and got.keys() == full.keys()
+    for key, value in full.items():
+        assert got[key] == (pytest.approx(value) if isinstance(value, list) else value), key
+
+
+def test_safe_range_is_a_near_miss_that_says_why():
+    with pytest.raises(ValueError, match="ensure_safe_range=True"):
+        _map(A.RandomBrightnessContrast(ensure_safe_range=True))
+
+
+def test_imported_pipeline_agrees_with_albumentations():
+    """An Albumentations recipe of these three transforms, imported, runs on Kornia as the original does."""
+    pipeline = A.Compose([A.RandomBrightnessContrast(brightness_limit=(0.1, 0.1), contrast_limit=(0.2, 0.2), p=1.0),
+                          A.HueSaturationValue(hue_shift_limit=(8, 8), sat_shift_limit=(10, 10),
+                                               val_shift_limit=(-5, -5), p=1.0),
+                          A.RGBShift(r_shift_limit=(10, 10), g_shift_limit=(0, 0), b_shift_limit=(-10, -10), p=1.0)],
+                         seed=0)
+    chain = wb.Chain.from_albumentations(pipeline)
+    assert [s.op for s in chain.steps] == list(OPS) and not chain.unmapped
+    images = wb.load_images()[:4]
+    original = [pipeline(image=i)["image"].astype(np.float64) for i in images]
+    for backend in ("kornia", "dali"):
+        outs = chain.run(images, backend=backend).images
+        error = np.mean([np.abs(levels(o) - e).mean() for o, e in zip(outs, original)])
+        assert error < 1.0, backend  # a level of rounding per step at most
