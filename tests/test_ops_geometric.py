@@ -176,29 +176,31 @@ def test_affine_with_rotation_and_shear_kornia_and_dali_agree(sample_images):
 
 def kornia_affine(image, row) -> np.ndarray:
     """The workbench's Affine convention from a sample's reported draws, with OpenCV:
-    p' = s R(angle, clockwise) Shear_x (p - c) + c + t about the pixel-centre centre c."""
+    p' = R(angle, clockwise) diag(sx, sy) Shear_x (p - c) + c + t about the pixel-centre centre c."""
     h, w = image.shape[:2]
-    theta, k, s = math.radians(row["angle"]), math.tan(math.radians(row["shear"])), row["scale"][0]
-    lin = s * np.array([[math.cos(theta), -math.sin(theta)], [math.sin(theta), math.cos(theta)]]) @ \
-        np.array([[1.0, -k], [0.0, 1.0]])
+    theta, k = math.radians(row["angle"]), math.tan(math.radians(row["shear"]))
+    lin = np.array([[math.cos(theta), -math.sin(theta)], [math.sin(theta), math.cos(theta)]]) @ \
+        np.diag(row["scale"]) @ np.array([[1.0, -k], [0.0, 1.0]])
     centre = np.array([(w - 1) / 2, (h - 1) / 2])
     matrix = np.hstack([lin, (centre + np.asarray(row["translate_px"]) - lin @ centre)[:, None]])
     return cv2.warpAffine(image, matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
                           borderValue=0).astype(np.float64) / 255.0
 
 
+@pytest.mark.parametrize("keep_ratio", [True, False])
 @pytest.mark.parametrize("backend", wb.get_op("Affine").backends)
-def test_affine_reported_draws_rebuild_the_output(backend, small_images):
+def test_affine_reported_draws_rebuild_the_output(backend, keep_ratio, small_images):
     """Angle, scale, shift and shear mean the same on every backend: OpenCV fed one sample's
-    reported values gives that sample's image."""
+    reported values gives that sample's image. keep_ratio=False draws the x and y zoom apart."""
     shear = [0.0, 0.0] if backend == "albumentations" else [-12.0, 12.0]
     res = run("Affine", small_images, backend, seed=5, degrees=[-30.0, 30.0], translate=[0.2, 0.1],
-              scale=[0.7, 1.3], shear=shear)
+              scale=[0.7, 1.3], shear=shear, keep_ratio=keep_ratio)
     angles = set()
     for image, out, rows in zip(small_images, res.images, res.params):
         row = rows[0]
         assert abs(row["translate_px"][0]) <= 0.2 * 128 + 1e-6 and abs(row["translate_px"][1]) <= 0.1 * 96 + 1e-6
-        assert 0.7 - 1e-6 <= row["scale"][0] <= 1.3 + 1e-6 and row["scale"][0] == pytest.approx(row["scale"][1])
+        assert all(0.7 - 1e-6 <= s <= 1.3 + 1e-6 for s in row["scale"])
+        assert (row["scale"][0] == pytest.approx(row["scale"][1])) is keep_ratio, row["scale"]
         expected = kornia_affine(image, row)
         assert np.abs(unit(out) - expected)[4:-4, 4:-4].mean() < 0.6 / 255, row
         angles.add(round(row["angle"], 3))
@@ -315,3 +317,133 @@ def test_settings_no_op_expresses_are_listed_with_the_reason(transform, reason):
 def test_invalid_settings_name_the_op_and_the_parameter(op, params, message):
     with pytest.raises(wb.ChainError, match=message):
         wb.Chain.from_dict({"steps": [{"op": op, "params": params}]})
+
+
+# ----- A.ShiftScaleRotate, PadIfNeeded, LongestMaxSize, SmallestMaxSize -----------------------------
+def shift_scale_rotate(**kwargs):
+    with pytest.warns(UserWarning, match="special case of Affine"):
+        return A.ShiftScaleRotate(**kwargs)
+
+
+def test_shift_scale_rotate_imports_into_affine():
+    """A.ShiftScaleRotate is an A.Affine in 2.0.8: scale_limit is added to 1, shift_limit becomes the
+    largest shift, the counter-clockwise rotate_limit is negated, x and y zoom are drawn apart."""
+    affine = wb.get_op("Affine").albumentations.from_transform
+    assert affine(shift_scale_rotate()) == {
+        "degrees": [-45.0, 45.0], "translate": [0.0625, 0.0625], "scale": [0.9, 1.1], "shear": [0.0, 0.0],
+        "interpolation": "bilinear", "keep_ratio": False}
+    params = affine(shift_scale_rotate(shift_limit_x=0.2, shift_limit_y=0.1, scale_limit=(-0.3, 0.0),
+                                       rotate_limit=(-10, 30), interpolation=cv2.INTER_NEAREST))
+    assert params["translate"] == [0.2, 0.1] and params["scale"] == pytest.approx([0.7, 1.0])
+    assert params["degrees"] == [-30.0, 10.0] and params["interpolation"] == "nearest"
+    with pytest.raises(ValueError, match=r"shift_limit_x \[0.0, 0.1\] / shift_limit_y .* not symmetric"):
+        affine(shift_scale_rotate(shift_limit_x=(0.0, 0.1)))
+    with pytest.raises(ValueError, match=r"border_mode=4: the op fills outside the image with 0"):
+        affine(shift_scale_rotate(border_mode=cv2.BORDER_REFLECT_101))
+    with pytest.raises(ValueError, match=r"balanced_scale=True"):
+        affine(A.Affine(scale=(0.5, 2.0), balanced_scale=True))
+    # A default A.Affine is the identity, imported without negative zeros.
+    assert affine(A.Affine())["degrees"] == [0.0, 0.0] and str(affine(A.Affine())["degrees"][0]) == "0.0"
+
+
+def test_shift_scale_rotate_runs_like_albumentations_through_the_affine_op(small_images):
+    """The imported parameters on Kornia give what A.ShiftScaleRotate itself gives (collapsed ranges)."""
+    transform = shift_scale_rotate(shift_limit=0.0, scale_limit=(-0.2, -0.2), rotate_limit=(30, 30), p=1.0)
+    params = wb.get_op("Affine").albumentations.from_transform(transform)
+    chain = wb.Chain(seed=1).add("Affine", p=1.0, **params)
+    original = [transform(image=image)["image"] for image in small_images]
+    kornia = chain.run(small_images, backend="kornia").images
+    assert mean_abs([unit(x)[4:-4, 4:-4] for x in kornia], [unit(x)[4:-4, 4:-4] for x in original]) < 0.4 / 255
+
+
+@pytest.mark.parametrize("position", ["center", "top_left", "top_right", "bottom_left", "bottom_right"])
+@pytest.mark.parametrize("backend", wb.get_op("PadIfNeeded").backends)
+def test_pad_if_needed_places_the_image_as_albumentations_does(backend, position):
+    """Short sides are padded with the fill, long ones kept; the padding is the one A.PadIfNeeded
+    uses (centred: the odd pixel after the image) and is reported as [left, right, top, bottom]."""
+    images = noise(3, 20, 30, seed=4)
+    res = run("PadIfNeeded", images, backend, min_size=[25, 27], position=position, fill=0.2)
+    reference = A.PadIfNeeded(25, 27, position=position, border_mode=0, fill=51, p=1.0)
+    for image, out, rows in zip(images, res.images, res.params):
+        assert np.array_equal(levels(out), reference(image=image)["image"])
+        left, right, top, bottom = rows[0]["padding"]
+        assert (left, right) == (0.0, 0.0) and top + bottom == 5.0
+        assert top == {"center": 2.0, "top_left": 0.0, "top_right": 0.0}.get(position, 5.0)
+        assert np.array_equal(levels(out)[int(top):int(top) + 20], image)
+    assert wb.get_op("PadIfNeeded").output_size(wb.get_op("PadIfNeeded").defaults(), 300, 200) == (300, 256)
+
+
+def test_pad_if_needed_keeps_mixed_sizes_apart_and_a_later_crop_sees_the_padded_size(sample_images):
+    photos = sample_images[2:5]  # 300x451, 300x400, 400x600
+    chain = wb.Chain().add("PadIfNeeded", min_size=[420, 420]).add("CenterCrop", size=[420, 420])
+    for backend in ("kornia", "dali", "albumentations"):
+        out = chain.run(photos, backend=backend).images
+        assert np.asarray(out).shape == (3, 420, 420, 3)
+    with pytest.raises(wb.InputError, match=r"step 2 \(CenterCrop\): size \[430, 430\] is larger than image 0 "
+                                            r"\(420x451 at that step\)"):
+        wb.Chain().add("PadIfNeeded", min_size=[420, 420]).add("CenterCrop", size=[430, 430]).run(photos)
+
+
+@pytest.mark.parametrize("transform,reason", [
+    (A.PadIfNeeded(64, 64, position="random"), r"position='random': the op places the image at one of center"),
+    (A.PadIfNeeded(None, None, pad_height_divisor=32, pad_width_divisor=32), r"pad_height_divisor"),
+    (A.PadIfNeeded(64, 64, border_mode=cv2.BORDER_REFLECT_101), r"border_mode=4: the op pads with a constant"),
+    (A.PadIfNeeded(64, 64, fill=(0, 10, 20)), r"differs per channel"),
+    (A.LongestMaxSize(max_size=[256, 320]), r"picks a size per image from a list"),
+    (A.SmallestMaxSize(max_size_hw=(256, None)), r"max_size_hw=\(256, None\)"),
+    (A.LongestMaxSize(256, interpolation=cv2.INTER_CUBIC), r"interpolation=2 \(an OpenCV flag\)"),
+])
+def test_size_dependent_settings_no_op_expresses_are_listed(transform, reason):
+    with pytest.warns(UserWarning, match="left out"):
+        chain = wb.Chain.from_albumentations([transform])
+    assert chain.steps == [] and re.search(reason, chain.unmapped[0].reason), chain.unmapped[0].reason
+
+
+@pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
+@pytest.mark.parametrize("op", ["LongestMaxSize", "SmallestMaxSize"])
+def test_max_size_rounds_the_other_side_as_albumentations(op, backend):
+    """The other side is round(side * scale), half to even (20x5 to a longest side of 10: 2.5 -> 2; 40x14:
+    3.5 -> 4; 3x4: 7.5 -> 8): every backend gives A's size, and output_size predicts it."""
+    sizes = [(20, 5), (40, 14), (3, 4), (7, 11)]
+    target = 10 if op == "LongestMaxSize" else 2
+    images = [noise(1, h, w, seed=h)[0] for h, w in sizes]
+    reference = getattr(A, op)(max_size=target, p=1.0)
+    expected = [reference(image=image)["image"] for image in images]
+    res = run(op, images, backend, max_size=target, antialias=False)
+    spec = wb.get_op(op)
+    for image, out, want, rows in zip(images, res.images, expected, res.params):
+        size = spec.output_size({**spec.defaults(), "max_size": target}, *image.shape[:2])
+        assert out.shape == want.shape == (*size, 3)
+        assert rows[0]["scale"] == pytest.approx(target / (max if op == "LongestMaxSize" else min)(image.shape[:2]))
+    assert expected[0].shape[:2] == ((10, 2) if op == "LongestMaxSize" else (8, 2))
+
+
+@pytest.mark.parametrize("op", ["LongestMaxSize", "SmallestMaxSize"])
+def test_max_size_matches_albumentations_on_photos_and_keeps_the_aspect_ratio(op, sample_images):
+    photos = sample_images[2:6]
+    chain = wb.Chain().add(op, max_size=160)
+    reference = getattr(A, op)(max_size=160, p=1.0)
+    expected = [reference(image=image)["image"] for image in photos]
+    for backend in ("kornia", "dali"):
+        out = chain.run(photos, backend=backend).images
+        assert [o.shape for o in out] == [e.shape for e in expected]
+        assert mean_abs([unit(o) for o in out], [unit(e) for e in expected]) < 1.0 / 255
+    for image, e in zip(photos, expected):
+        assert (max if op == "LongestMaxSize" else min)(e.shape[:2]) == 160
+        assert e.shape[0] / e.shape[1] == pytest.approx(image.shape[0] / image.shape[1], abs=0.01)
+
+
+def test_a_detection_recipe_imports_and_runs_on_the_gpu_engines(sample_images):
+    """LongestMaxSize + PadIfNeeded + ShiftScaleRotate's Affine: the letterbox recipe runs on Kornia and
+    DALI at one size, and equals Albumentations' own pipeline on Albumentations."""
+    pipeline = A.Compose([A.LongestMaxSize(max_size=128), A.PadIfNeeded(128, 128, border_mode=0, fill=0),
+                          A.HorizontalFlip(p=0.5)], seed=2)
+    chain = wb.Chain.from_albumentations(pipeline)
+    assert [s.op for s in chain.steps] == ["LongestMaxSize", "PadIfNeeded", "HorizontalFlip"] and not chain.unmapped
+    photos = sample_images[:5]
+    for backend in ("kornia", "dali"):
+        assert np.asarray(chain.run(photos, backend=backend).images).shape == (5, 128, 128, 3)
+    unflipped = chain.copy()
+    unflipped.steps.pop()
+    original = [A.Compose(pipeline.transforms[:2])(image=image)["image"] for image in photos]
+    assert np.array_equal(unflipped.run(photos, backend="albumentations").images, np.stack(original))
