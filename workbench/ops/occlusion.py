@@ -7,6 +7,7 @@ import numpy as np
 
 from ..codegen.literals import Name, literal
 from .dali_helpers import RandomOp, assign, uniform
+from .params import Span
 from .params import Flag, Number, Range
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity
 
@@ -182,11 +183,15 @@ def _uniform_each(lo: float, hi: float, n: int) -> RandomOp:
 
 def _dali_coarse(a, c, d):
     """Each hole as Albumentations draws it: sides floor(fraction x image side), top-left
-    corner uniform over the whole pixels where the hole fits; fn.erase takes them all."""
-    h, w, x, y = (c.var(n) for n in ("height", "width", "x", "y"))
+    corner uniform over the whole pixels where the hole fits; fn.erase takes them all. Every
+    sample draws the range's largest count of holes; those beyond its own count get sides 0."""
+    h, w, x, y, active = (c.var(n) for n in ("height", "width", "x", "y", "active"))
+    most = a["holes"][1]
     return [
-        f"{h} = dmath.floor({d['_height_fraction']} * {c.height})",
-        f"{w} = dmath.floor({d['_width_fraction']} * {c.width})",
+        f"{active} = fn.cast(types.Constant(np.arange({literal(float(most))}, dtype=np.float32)) < {d['holes']}, "
+        f"dtype=types.FLOAT)",
+        f"{h} = dmath.floor({d['_height_fraction']} * {c.height}) * {active}",
+        f"{w} = dmath.floor({d['_width_fraction']} * {c.width}) * {active}",
         f"{y} = dmath.floor({d['_v']} * ({c.height} - {h} + 1.0))",
         f"{x} = dmath.floor({d['_u']} * ({c.width} - {w} + 1.0))",
         assign(c.x, "fn.erase", {"anchor": Name(f"fn.reshape(fn.stack({y}, {x}, axis=1), shape=[-1])"),
@@ -196,7 +201,7 @@ def _dali_coarse(a, c, d):
 
 
 def _from_coarse_dropout(t):
-    holes = int(_fixed_pair(t.num_holes_range, "num_holes_range", "the number of holes"))
+    holes = [int(v) for v in t.num_holes_range]
     ranges = {}
     for name, attribute in (("height", "hole_height_range"), ("width", "hole_width_range")):
         lo, hi = (float(v) for v in getattr(t, attribute))
@@ -205,13 +210,6 @@ def _from_coarse_dropout(t):
                              "side (below 1)")
         ranges[name] = [lo, hi]
     return {"holes": holes, **ranges, "value": _fill(t)}
-
-
-def _fixed_pair(pair, attribute: str, what: str):
-    lo, hi = pair
-    if lo != hi:
-        raise ValueError(f"{attribute}={tuple(pair)} draws {what} per image; CoarseDropout takes one")
-    return lo
 
 
 _COARSE_FILL = 0.5
@@ -226,34 +224,57 @@ def _coarse_reference(image, row):
     return out
 
 
+def _coarse_holes(raw):
+    """Albumentations' holes (see _holes) and their count."""
+    if np.isnan(np.asarray(raw.get("holes", ()), dtype=np.float64)).any():
+        return {}  # the runner NaN-fills an image whose count of holes differs from the first image's
+    out = _holes(raw)
+    return {**out, "holes": float(len(np.atleast_1d(out["x"])))} if out else out
+
+
+def _holes_drawn(lo: float, hi: float) -> RandomOp:
+    """The per-sample count of holes, uniform among the integers of [lo, hi] (Albumentations' randint)."""
+    return RandomOp("fn.random.uniform", {"values": [float(k) for k in range(int(lo), int(hi) + 1)]})
+
+
 COARSE_DROPOUT = OpSpec(
     name="CoarseDropout", family="occlusion", default_p=0.5,
     # Holes land at random: each backend is compared with its own reported holes, filled. DALI and
-    # Albumentations fill 127 of 255 for 0.5: 0.5/255 inside the holes, which cover up to about
-    # half the image here (measured 0.11/255 and 61 dB; the bounds allow for more hole area).
+    # Albumentations fill 127 of 255 for 0.5: 0.5/255 inside the holes (Kornia fills 0.5 exactly),
+    # which cover up to about half the image here (measured 0.11/255 and 61 dB; the bounds allow
+    # for more hole area).
     parity=Parity(border=0, mae=0.3 / 255, psnr=56.0, reference=_coarse_reference,
-                  params={"holes": 6, "height": [0.1, 0.3], "width": [0.1, 0.3], "value": _COARSE_FILL}),
-    doc="Fill `holes` rectangles with `value`, each with sides drawn as fractions of the image's "
-        "(`height`, `width`) and placed at random (Cutout with several holes); they may overlap.",
+                  params={"holes": [6, 6], "height": [0.1, 0.3], "width": [0.1, 0.3], "value": _COARSE_FILL}),
+    doc="Fill a number of rectangles drawn per sample from `holes` with `value`, each with sides drawn as "
+        "fractions of the image's (`height`, `width`) and placed at random (Cutout with several holes); they "
+        "may overlap.",
     params=(
-        Number("holes", "number of rectangles", 4, lo=1, hi=64, integer=True),
+        Span("holes", "range of the number of rectangles, drawn per sample", (1, 4), lo=1, hi=64, integer=True),
         Range("height", "rectangle height range as a fraction of the image height", (0.05, 0.2), lo=0.01, hi=0.99),
         Range("width", "rectangle width range as a fraction of the image width", (0.05, 0.2), lo=0.01, hi=0.99),
         Number("value", "fill value (0 = black, 1 = white)", 0.0, lo=0.0, hi=1.0),
     ),
-    unsupported={"kornia": "no kornia.augmentation module cuts several rectangles (RandomErasing cuts one)"},
+    kornia=KorniaLowering(
+        "WbCoarseDropout",
+        lambda a: {"holes": tuple(a["holes"]), "height": tuple(a["height"]), "width": tuple(a["width"]),
+                   "value": a["value"]},
+        record={"holes": "holes", "x": "x", "y": "y", "width": "width", "height": "height"}, local=True,
+    ),
     dali=DaliLowering(
         needs_size=True, reports=("x", "y", "width", "height"),
-        draws=lambda a: {"_height_fraction": _uniform_each(*a["height"], a["holes"]),
-                         "_width_fraction": _uniform_each(*a["width"], a["holes"]),
-                         "_u": _uniform_each(0.0, 1.0, a["holes"]), "_v": _uniform_each(0.0, 1.0, a["holes"])},
+        draws=lambda a: {"holes": _holes_drawn(*a["holes"]),
+                         "_height_fraction": _uniform_each(*a["height"], a["holes"][1]),
+                         "_width_fraction": _uniform_each(*a["width"], a["holes"][1]),
+                         "_u": _uniform_each(0.0, 1.0, a["holes"][1]), "_v": _uniform_each(0.0, 1.0, a["holes"][1])},
         apply=_dali_coarse,
+        note="draws the range's largest number of holes for every sample and gives those beyond the sample's "
+             "count sides 0 (they are reported, with width and height 0)",
     ),
     albumentations=AlbumentationsLowering(
         "CoarseDropout",
-        lambda a: {"num_holes_range": (a["holes"], a["holes"]), "hole_height_range": tuple(a["height"]),
+        lambda a: {"num_holes_range": tuple(a["holes"]), "hole_height_range": tuple(a["height"]),
                    "hole_width_range": tuple(a["width"]), "fill": a["value"] * 255.0},
-        record=_holes, from_transform=_from_coarse_dropout,
+        record=_coarse_holes, from_transform=_from_coarse_dropout,
         note="the fill is rounded down to a level (0.5 gives 127); " + _ALB_FILL_NOTE,
     ),
 )

@@ -360,3 +360,48 @@ def policy_draws(row: dict[str, Any], op_names) -> None:
     ran = [j for j in range(len(names)) if applied is None or applied[j] > 0.5]
     row["ops"] = [names[j] for j in ran]
     row["magnitudes"] = [None if magnitudes is None or math.isnan(magnitudes[j]) else magnitudes[j] for j in ran]
+
+
+@dataclass(frozen=True)
+class Span(Range):
+    """A [lo, hi] range drawn per sample, for parameters that Albumentations draws per image
+    and that were one number here before: a single number v is still accepted and read as
+    [v, v] (chains saved then keep loading; they are saved back as [v, v]). `integer`: whole
+    numbers; `odd`: odd whole numbers (kernel sizes), drawn uniformly among the odd ones.
+
+    Example:
+        >>> Span("kernel_size", "kernel sizes", (3, 7), lo=3, hi=31, integer=True, odd=True).validate("MedianBlur", 5)
+        [5, 5]
+    """
+
+    integer: bool = False
+    odd: bool = False
+
+    def validate(self, where: str, value: Any) -> list:
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            value = [value, value]
+        kind = "odd integers" if self.odd else ("integers" if self.integer else "numbers")
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 2:
+            raise _fail(where, self.name, f"must be a number or a pair [lo, hi] of {kind} within "
+                                          f"[{self.lo}, {self.hi}], got {show(value)}")
+        a, b = (_number(where, self.name, v, integer=self.integer) for v in value)
+        if a > b:
+            raise _fail(where, self.name, f"has lo > hi ({a} > {b}); write it as [{b}, {a}]")
+        if a < self.lo or b > self.hi:
+            raise _fail(where, self.name, f"must lie within [{self.lo}, {self.hi}], got [{a}, {b}]")
+        if self.odd and (a % 2 != 1 or b % 2 != 1):
+            raise _fail(where, self.name, f"must be odd integers (kernel sizes), got [{a}, {b}]")
+        return [a, b]
+
+    def random(self, rng: np.random.Generator) -> list:
+        if not self.integer:
+            return super().random(rng)
+        step = 2 if self.odd else 1
+        values = list(range(int(self.lo) + (step == 2 and int(self.lo) % 2 == 0), int(self.hi) + 1, step))
+        picks = rng.choice(len(values), size=2, replace=len(values) < 2)
+        return sorted(int(values[int(k)]) for k in picks)
+
+    def describe(self) -> str:
+        kind = "odd integers" if self.odd else ("integers" if self.integer else "numbers")
+        return (f"{self.name}: {self.doc} (range [lo, hi] of {kind} within [{self.lo}, {self.hi}], drawn per "
+                f"sample; one number v means [v, v])")
