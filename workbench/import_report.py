@@ -1,0 +1,146 @@
+"""What the importers (`Chain.from_albumentations`, `from_kornia`, `from_torchvision`) share:
+the record of a transform they could not turn into a step, how they report those (a warning,
+or an error when strict), and the import coverage (mapped transforms / all transforms).
+
+Example:
+    >>> u = Unmapped("3", "K.RandomThinPlateSpline(p=0.5)", "no workbench op runs it")
+    >>> str(u)
+    '3 K.RandomThinPlateSpline(p=0.5): no workbench op runs it'
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+from .errors import WorkbenchError
+
+
+@dataclass(frozen=True)
+class Unmapped:
+    """A transform the import could not turn into a step: where it was, what, and why.
+
+    `position` is the transform's place in the pipeline, 1-based, nested containers joined
+    with dots ("8.2" is the second child of the eighth transform)."""
+
+    position: str
+    transform: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.position} {self.transform}: {self.reason}"
+
+
+def finish_import(chain, unmapped: Sequence[Unmapped], source: str, strict: bool, notes: Iterable[str] = (),
+                  stacklevel: int = 4):
+    """Attach `unmapped` (and `notes`: settings mapped with a stated difference) to the chain;
+    warn about the unmapped transforms, or raise a WorkbenchError listing them when `strict`.
+
+    `source` names the importer in the warning ("from_kornia"); `stacklevel` points the
+    warning at the user's call (importer function <- Chain classmethod <- user).
+
+    Example:
+        >>> from workbench.chain import Chain
+        >>> finish_import(Chain(), [], "from_kornia", strict=True).unmapped
+        []
+    """
+    chain.unmapped = list(unmapped)
+    chain.notes = list(notes)
+    if chain.unmapped:
+        listing = "\n".join(f"  {u}" for u in chain.unmapped)
+        if strict:
+            raise WorkbenchError(f"{len(chain.unmapped)} transform(s) could not be mapped:\n{listing}")
+        warnings.warn(f"{source}: {len(chain.unmapped)} transform(s) left out (see chain.unmapped):\n{listing}",
+                      stacklevel=stacklevel)
+    return chain
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much of a pipeline an import carried over: leaf transforms (containers count their
+    children; layout-only transforms are left out), how many of them became steps, and the
+    unmapped records."""
+
+    transforms: int
+    mapped: int
+    unmapped: tuple[Unmapped, ...]
+
+    @property
+    def ratio(self) -> float:
+        return self.mapped / self.transforms if self.transforms else 1.0
+
+
+def leaf_positions(transforms: Sequence[Any], children: Callable[[Any], Sequence[Any] | None],
+                   layout_only: Callable[[Any], bool], prefix: str = "") -> list[str]:
+    """Positions ("1", "8.2", ...) of the leaf transforms under `transforms`, numbered as the
+    importers number them; `children(t)` gives a container's transforms (None for a leaf)."""
+    out: list[str] = []
+    for k, transform in enumerate(transforms, start=1):
+        position = f"{prefix}{k}"
+        inner = children(transform)
+        if inner is not None:
+            out += leaf_positions(list(inner), children, layout_only, position + ".")
+        elif not layout_only(transform):
+            out.append(position)
+    return out
+
+
+def coverage(leaves: Sequence[str], unmapped: Sequence[Unmapped]) -> Coverage:
+    """Coverage of an import: a leaf is unmapped when an unmapped record sits at its position
+    or at one of its containers' (a container left out as a whole loses all its children).
+
+    Example:
+        >>> coverage(["1", "2.1", "2.2", "3"], [Unmapped("2", "A.OneOf(p=0.5)", "...")]).ratio
+        0.5
+    """
+    def lost(position: str) -> bool:
+        return any(position == u.position or position.startswith(u.position + ".") for u in unmapped)
+
+    missing = sum(1 for leaf in leaves if lost(leaf))
+    return Coverage(transforms=len(leaves), mapped=len(leaves) - missing, unmapped=tuple(unmapped))
+
+
+def measure(library: str, pipeline: Any):
+    """Import `pipeline` ("albumentations", "kornia" or "torchvision") without warnings and
+    return (chain, Coverage).
+
+    Example:
+        >>> import kornia.augmentation as K
+        >>> chain, cov = measure("kornia", [K.RandomHorizontalFlip(), K.RandomThinPlateSpline()])
+        >>> cov.transforms, cov.mapped, cov.ratio
+        (2, 1, 0.5)
+    """
+    from .chain import Chain
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if library == "albumentations":
+            import albumentations as A
+
+            from . import from_albumentations
+
+            chain = Chain.from_albumentations(pipeline)
+            top = list(pipeline.transforms) if isinstance(pipeline, A.BaseCompose) else list(pipeline)
+            layout = getattr(from_albumentations, "_LAYOUT_ONLY", {})
+            leaves = leaf_positions(top, lambda t: list(t.transforms) if isinstance(t, A.BaseCompose) else None,
+                                    lambda t: type(t).__name__ in layout)
+        elif library == "kornia":
+            from .from_kornia import _children, _kind
+
+            chain = Chain.from_kornia(pipeline)
+            top = list(pipeline) if isinstance(pipeline, (list, tuple)) else (
+                _children(pipeline) if _kind(pipeline) == "sequence" else [pipeline])
+            leaves = leaf_positions(top, lambda m: _children(m) if _kind(m) == "sequence" else None,
+                                    lambda m: type(m).__name__ == "Identity")
+            if _kind(pipeline) == "sequence" and getattr(pipeline, "random_apply", False) is not False:
+                leaves = ["1." + leaf for leaf in leaves]  # the whole pipeline is one group at position 1
+        elif library == "torchvision":
+            from .from_torchvision import children, is_layout_only
+
+            chain = Chain.from_torchvision(pipeline)
+            top = list(pipeline) if isinstance(pipeline, (list, tuple)) else (
+                list(pipeline.transforms) if type(pipeline).__name__ == "Compose" else [pipeline])
+            leaves = leaf_positions(top, children, is_layout_only)
+        else:
+            raise ValueError(f"library must be albumentations, kornia or torchvision, got {library!r}")
+    return chain, coverage(leaves, chain.unmapped)
