@@ -188,3 +188,43 @@ def test_unreadable_images_are_skipped_with_a_message(tmp_path, small_folder):
     app = wb.Workbench(images=folder, debounce_s=0, draws=1, cell=32)
     assert len(app.images) == 2 and "broken.jpg" in said(app) and "skipped" in said(app)
     assert app.progress.value == app.progress.max == 1 and app.results["kornia"][0].images.shape[0] == 2
+
+
+def test_groups_are_edited_as_nested_steps(small_images):
+    chain = wb.Chain(seed=4).add("Invert", p=1.0).add("VerticalFlip", p=1.0).add("Brightness")
+    app = wb.Workbench(images=small_images[:2], chain=chain, debounce_s=0, draws=1, cell=64)
+    app.steps_box.children[0].step_controls["actions"]["group"].click()  # step 1 into a new OneOf
+    assert [s.op for s in app.chain.steps] == ["OneOf", "VerticalFlip", "Brightness"]
+    app.steps_box.children[1].step_controls["actions"]["indent"].click()  # VerticalFlip into it
+    group = app.chain.steps[0]
+    assert [s.op for s in group.steps] == ["Invert", "VerticalFlip"] and len(app.chain.steps) == 2
+    card = app.steps_box.children[0]
+    children = card.step_controls["children"].children
+    assert [c.step_controls["p"].value for c in children] == [1.0, 1.0]
+    assert "1.2. VerticalFlip" in children[1].children[0].children[1].value
+    # The group's own controls: kind, p, weights; a child's controls edit the child.
+    card.step_controls["weights"].value = "1, 3"
+    assert app.chain.steps[0].params["weights"] == [1.0, 3.0]
+    children[0].step_controls["p"].value = 0.5
+    assert app.chain.steps[0].steps[0].p == 0.5
+    # Bad weights: the message names the problem; the chain keeps its last valid state.
+    app.steps_box.children[0].step_controls["weights"].value = "1, 2, 3"
+    assert "'weights' has 3 value(s) for 2 child step(s)" in said(app)
+    assert app.chain.steps[0].params["weights"] == [1.0, 3.0]
+    # The preview's inspector lists the group, what it chose, and its children's rows.
+    rows = app.inspect(image=0, draw=0)
+    assert rows[0]["op"] == "OneOf" and len(rows[0]["chosen"]) == 1 and "1.2" in app.inspector.value
+    # Kind switch keeps the children; a size-changing op cannot go in; ungroup puts them back.
+    app.steps_box.children[0].step_controls["kind"].value = "Sequential"
+    assert app.chain.steps[0].op == "Sequential" and len(app.chain.steps[0].steps) == 2
+    app.add("Resize")
+    app.steps_box.children[-1].step_controls["actions"]["indent"].click()  # Brightness is above, not a group
+    assert "no group just above it" in said(app)
+    app.move(2, -1)  # Resize right after the group
+    app.indent(1)
+    assert "Resize must apply to every sample" in said(app) and app.chain.steps[1].op == "Resize"
+    app.steps_box.children[0].step_controls["children"].children[1].step_controls["actions"]["outdent"].click()
+    assert [s.op for s in app.chain.steps] == ["Sequential", "VerticalFlip", "Resize", "Brightness"]
+    app.steps_box.children[0].step_controls["actions"]["ungroup"].click()
+    assert [s.op for s in app.chain.steps] == ["Invert", "VerticalFlip", "Resize", "Brightness"]
+    assert app.chain.steps[0].p == 0.5

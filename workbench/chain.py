@@ -104,6 +104,8 @@ class Step:
         params = data.get("params", {}) or {}
         params = (spec.validate_params(where, params, children=len(children)) if spec.is_group
                   else spec.validate_params(where, params))
+        if params.get("weights") and sum(w for w, c in zip(params["weights"], children) if c.enabled) <= 0:
+            raise ChainError(f"{where}: the enabled children's weights sum to 0; give one of them a weight > 0")
         p = _check_p(where, spec, data.get("p", spec.default_p))
         enabled = data.get("enabled", True)
         if not isinstance(enabled, bool):
@@ -176,11 +178,6 @@ def _children(where: str, spec, data: Mapping, index, depth: int) -> list[Step]:
                 for k, s in enumerate(raw, start=1)]
     if not any(child.enabled for child in children):
         raise ChainError(f"{where}: every child step is disabled; enable one, or disable the group")
-    weights = (data.get("params") or {}).get("weights") if isinstance(data.get("params"), Mapping) else None
-    if isinstance(weights, list) and len(weights) == len(children) and all(
-            isinstance(w, numbers.Real) and not isinstance(w, bool) for w in weights):
-        if sum(w for w, child in zip(weights, children) if child.enabled) <= 0:
-            raise ChainError(f"{where}: the enabled children's weights sum to 0; give one of them a weight > 0")
     for k, child in enumerate(children, start=1):
         for op in [child] if not child.is_group else child.ops():
             why = why_not_in_group(op.spec)

@@ -12,33 +12,22 @@ Example:
 from __future__ import annotations
 
 import os
-import warnings
-from dataclasses import dataclass
 from typing import Any
 
 from .errors import ChainError, WorkbenchError
+from .import_report import Unmapped, finish_import
+from .ops import why_not_in_group
 
 # Transforms that only change the container, not the pixels: every export already delivers
 # tensors in its engine's layout.
 _LAYOUT_ONLY = {"ToTensorV2": "layout conversion to a CHW tensor; every export delivers tensors already"}
+# Containers whose children run in order: opened up into the chain when their p is 1.
 _CONTAINERS = ("Compose", "Sequential")
-
-
-@dataclass(frozen=True)
-class Unmapped:
-    """A transform the import could not turn into a step: where it was, what, and why."""
-
-    position: str
-    transform: str
-    reason: str
-
-    def __str__(self) -> str:
-        return f"{self.position} {self.transform}: {self.reason}"
 
 
 def chain_from_albumentations(pipeline: Any, seed: int | None = None, strict: bool = False):
     """The chain for an Albumentations `Compose` (or a list of transforms), see `Chain.from_albumentations`."""
-    from .chain import Chain, Step
+    from .chain import Chain
 
     os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")  # no PyPI version check on import
     try:
@@ -57,50 +46,83 @@ def chain_from_albumentations(pipeline: Any, seed: int | None = None, strict: bo
                              f"transforms; got {type(pipeline).__name__}")
     if seed is None:
         seed = pipeline_seed if isinstance(pipeline_seed, int) and pipeline_seed >= 0 else 0
-    chain = Chain(seed=seed)
     unmapped: list[Unmapped] = []
-    for position, transform in _flatten(transforms, "", unmapped):
-        name = type(transform).__name__
-        if name in _LAYOUT_ONLY:
-            continue
-        try:
-            op, params = _map(transform)
-            chain.steps.append(Step.create(op, p=float(transform.p), **params))
-        except (ValueError, ChainError) as exc:
-            unmapped.append(Unmapped(position, _describe(transform), str(exc)))
-    chain.unmapped = unmapped
-    if unmapped:
-        listing = "\n".join(f"  {u}" for u in unmapped)
-        if strict:
-            raise WorkbenchError(f"{len(unmapped)} transform(s) could not be mapped:\n{listing}")
-        warnings.warn(f"from_albumentations: {len(unmapped)} transform(s) left out (see chain.unmapped):\n{listing}",
-                      stacklevel=3)
-    return chain
+    chain = Chain(seed=seed)
+    chain.steps = _steps(transforms, "", unmapped, A)
+    return finish_import(chain, unmapped, "from_albumentations", strict)
 
 
-def _flatten(transforms, prefix: str, unmapped: list[Unmapped]):
-    """(position, transform) for every transform, nested Sequential/Compose with p = 1 opened up."""
-    import albumentations as A
-
+def _steps(transforms, prefix: str, unmapped: list[Unmapped], A) -> list:
+    """The steps for `transforms` (positions numbered from `prefix`); what cannot become a step
+    goes to `unmapped` with the reason, and the rest is kept."""
+    steps = []
     for k, transform in enumerate(transforms, start=1):
-        position = f"{prefix}{k}"
-        name = type(transform).__name__
+        steps += _convert(transform, f"{prefix}{k}", unmapped, A)
+    return steps
+
+
+def _convert(transform, position: str, unmapped: list[Unmapped], A) -> list:
+    """The steps for one transform at `position`: none (layout only, or unmapped), one, or a
+    container's opened up."""
+    from .chain import Step
+
+    name = type(transform).__name__
+    if name in _LAYOUT_ONLY:
+        return []
+    try:
         # Containers only: some transforms (ColorJitter) keep a list of functions in `.transforms`.
         if isinstance(transform, A.BaseCompose):
             if name in _CONTAINERS and float(getattr(transform, "p", 1.0)) == 1.0:
-                yield from _flatten(list(transform.transforms), position + ".", unmapped)
-            else:
-                unmapped.append(Unmapped(position, _describe(transform), _container_reason(transform)))
+                return _steps(list(transform.transforms), position + ".", unmapped, A)
+            group = _group(transform, position, unmapped, A)
+            return [group] if group is not None else []
+        op, params = _map(transform)
+        return [Step.create(op, p=float(transform.p), **params)]
+    except (ValueError, ChainError) as exc:
+        unmapped.append(Unmapped(position, _describe(transform), str(exc)))
+        return []
+
+
+def _group(container, position: str, unmapped: list[Unmapped], A):
+    """The group step for an Albumentations container (OneOf, SomeOf, Sequential with p < 1),
+    its children imported as steps; None when none of its children could be."""
+    from .chain import Step
+
+    name = type(container).__name__
+    if name == "SomeOf" and container.replace:
+        raise ValueError("SomeOf(replace=True) may run a transform twice on one image; the SomeOf group "
+                         "chooses without replacement: use replace=False")
+    if name not in ("OneOf", "SomeOf", "Sequential"):
+        raise ValueError(f"{name} has no group equivalent (groups: OneOf, SomeOf, Sequential); "
+                         + ("it applies its transforms in a random order" if name == "RandomOrder" else
+                            "pick the transforms you want as steps, or put them in a OneOf"))
+    kept, weights = [], []
+    for k, child in enumerate(container.transforms, start=1):
+        steps = _convert(child, f"{position}.{k}", unmapped, A)
+        if not steps:
             continue
-        yield position, transform
-
-
-def _container_reason(transform) -> str:
-    name = type(transform).__name__
-    if name in ("OneOf", "SomeOf", "OneOrOther", "SelectiveChannelTransform", "RandomOrder"):
-        return (f"{name} picks among its transforms per image; a chain applies its steps in order. Pick the "
-                "transforms you want as steps, or use a policy step (RandAugment, TrivialAugment) for random choice")
-    return f"a {name} applied with p={getattr(transform, 'p', '?')} as a whole has no chain equivalent"
+        step = steps[0] if len(steps) == 1 else Step.create("Sequential", steps=steps)
+        outside = [op for op in step.ops() if why_not_in_group(op.spec)]
+        if outside:
+            unmapped.append(Unmapped(f"{position}.{k}", _describe(child), why_not_in_group(outside[0].spec)
+                                     + f"; a group's children keep the image size, so {name} runs without it"))
+            continue
+        if name == "OneOf":
+            # A.OneOf takes its children's p as their weights and then forces the chosen one: the
+            # group's weights are those p, and the children apply with p = 1.
+            weights.append(float(getattr(child, "p", 1.0)))
+            step = Step.from_dict({**step.to_dict(), "p": 1.0})
+        kept.append(step)
+    if not kept:
+        return None
+    params = {}
+    if name == "OneOf":
+        if sum(weights) <= 0:
+            raise ValueError("every child of this OneOf has p=0, so it never picks one")
+        params["weights"] = weights if len(set(weights)) > 1 else []
+    if name == "SomeOf":
+        params["n"] = min(int(container.n), len(kept))
+    return Step.create(name, p=float(container.p), steps=kept, **params)
 
 
 def _map(transform) -> tuple[str, dict]:
@@ -108,9 +130,13 @@ def _map(transform) -> tuple[str, dict]:
     from .ops import REGISTRY
 
     name = type(transform).__name__
-    candidates = [spec for spec in REGISTRY.values()
-                  if spec.albumentations is not None and spec.albumentations.transform == name
-                  and spec.albumentations.from_transform is not None]
+    # The transform's own class first, then the classes it is built on (A.ShiftScaleRotate is an
+    # A.Affine): an op for a base class may express the subclass's settings.
+    lineage = [cls.__name__ for cls in type(transform).__mro__]
+    candidates = sorted((spec for spec in REGISTRY.values()
+                         if spec.albumentations is not None and spec.albumentations.transform in lineage
+                         and spec.albumentations.from_transform is not None),
+                        key=lambda spec: lineage.index(spec.albumentations.transform))
     if not candidates:
         raise ValueError(f"no workbench op runs A.{name}; see workbench.list_ops() and docs/ops.md")
     reasons = []

@@ -150,6 +150,11 @@ def check_sizes(chain, images: list[np.ndarray]) -> None:
             if need and (step.params[need][0] > h or step.params[need][1] > w):
                 raise InputError(f"step {i + 1} ({step.op}): {need} {step.params[need]} is larger than image {n} "
                                  f"({h}x{w} at that step); lower {need} or resize first")
+            if h != w and any(op.spec.square_input for op in step.ops()):
+                op = next(op.op for op in step.ops() if op.spec.square_input)
+                raise InputError(f"step {i + 1} ({op}) swaps height and width on some samples only, so its input "
+                                 f"must be square, but image {n} is {h}x{w} there; add a square crop or Resize "
+                                 f"(e.g. CenterCrop [{min(h, w)}, {min(h, w)}]) before step {i + 1}")
             h, w = step.spec.output_size(step.params, h, w)
     sizes = {image.shape[:2] for image in images}
     for i, step in chain.enabled_steps():
@@ -189,7 +194,8 @@ def _rows(steps, records, n: int, names_for, prefix: str) -> list[dict[str, Any]
             if row["applied"]:
                 row["chosen"] = [k + 1 for col, k in enumerate(children) if float(rec["selected"][n][col]) > 0.5]
             row["steps"] = _rows(step.steps, rec["steps"] if rec is not None else [], n, names_for, str(row["step"]))
-        elif rec is not None:
+        elif rec is not None and (row["applied"] or not prefix):
+            # (Inside a group, a child that did not run shows no draws, whatever the backend drew.)
             names = names_for(step.spec)
             for raw, name in (names or {k: k for k in rec if k != "batch_prob"}).items():
                 if raw in rec and not _undrawn(rec[raw][n]):

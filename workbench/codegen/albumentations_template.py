@@ -56,9 +56,20 @@ def _recorded(params):
     """The numeric values a transform drew for one image (shapes and settings left out)."""
     out = {}
     for key, value in params.items():
-        array = np.asarray(value) if isinstance(value, (int, float, list, tuple, np.ndarray, np.number)) else None
+        try:
+            array = np.asarray(value) if isinstance(value, (int, float, list, tuple, np.ndarray, np.number)) else None
+        except ValueError:  # nested lists of uneven lengths: not one array
+            array = None
         if array is not None and array.dtype.kind in "biuf" and key != "shape":
             out[key] = array.astype(np.float64)
+    return out
+
+
+def _padded(value, shape):
+    """`value` in an array of `shape` (NaN where it has no entry), or all NaN if it cannot fit."""
+    out = np.full(shape, np.nan)
+    if value is not None and value.ndim == len(shape):
+        out[tuple(slice(0, n) for n in value.shape)] = value
     return out
 
 
@@ -98,13 +109,16 @@ def stack_drawn(rows):
                 "selected": np.stack([row[2] for row in rows]),
                 "steps": [stack_drawn([row[3][k] for row in rows]) for k in range(len(rows[0][3]))]}
     record = {"batch_prob": np.array([row is not None for row in rows], dtype=np.float64)}
+    # Values whose size differs per image (a kernel, a list of holes) are padded with NaN to
+    # the largest; values whose number of dimensions differs are kept where they match the first.
     shapes = {}
     for row in rows:
         for key, value in (row or {}).items():
-            shapes.setdefault(key, value.shape)
+            known = shapes.setdefault(key, value.shape)
+            if len(known) == value.ndim:
+                shapes[key] = tuple(max(a, b) for a, b in zip(known, value.shape))
     for key, shape in shapes.items():
-        record[key] = np.stack([row[key] if row is not None and key in row and row[key].shape == shape
-                                else np.full(shape, np.nan) for row in rows])
+        record[key] = np.stack([_padded(row.get(key) if row is not None else None, shape) for row in rows])
     return record
 
 
@@ -197,9 +211,7 @@ def _save(args):
     images = [decode_image(f) for f in files]
     out, records = augment_images(images, seed=args.seed, device=args.device or "cpu")
     arrays = {"images": out} if not isinstance(out, list) else {f"image_{i:05d}": o for i, o in enumerate(out)}
-    for (name, position), record in zip(STEPS, records):
-        for key, value in record.items():
-            arrays[f"params.step{position + 1}_{name}.{key}"] = value
+    arrays.update(record_arrays(STEPS, records))
     np.savez(args.save, **arrays)
     print(f"saved {len(images)} augmented images and their sampled parameters to {args.save}")
 

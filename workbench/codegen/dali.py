@@ -134,9 +134,9 @@ def _group_lines(path: tuple[int, ...], group, outer) -> tuple[list[str], list[t
     seed = lambda k: Name(f"op_seed(seed, {path[0] if len(path) == 1 else path!r}, {k})")  # noqa: E731
     lines: list[str] = [comment(f"{label}. {group.describe()}")]
     applied = Name(prefix + "applied")
-    coin = call("fn.random.coin_flip", {"probability": float(group.p), "seed": seed(0)}) if group.p < 1.0 else None
-    lines.append(f"{applied} = " + (f"{outer} * {coin}" if coin and outer != "1" else coin or
-                                    (f"{outer} * 1" if outer != "1" else "fn.constant(idata=1, dtype=types.INT32)")))
+    # A coin even at p = 1: a per-sample scalar the gates below are made of.
+    coin = call("fn.random.coin_flip", {"probability": float(group.p), "seed": seed(0)})
+    lines.append(f"{applied} = " + (f"{outer} * {coin}" if outer != "1" else coin))
     children = group.enabled_steps()
     kind = group.spec.kind
     gates = []

@@ -112,7 +112,7 @@ def emit_kornia(chain: Chain) -> str:
     if local:
         lines += [comment("The workbench's own Kornia modules used above (augmentations kornia.augmentation lacks)."),
                   "", local_module_source(local), "", ""]
-    lines += [runtime_source(), "", BODY]
     if any(step.is_group for _, step in enabled):
-        lines += ["", "", GROUPS]
+        lines += [GROUPS, "", ""]
+    lines += [runtime_source(), "", BODY]
     return "\n".join(lines)

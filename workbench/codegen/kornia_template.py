@@ -708,9 +708,7 @@ def _save(args):
     arrays = {"images": out} if not isinstance(out, list) else {f"image_{i:05d}": o for i, o in enumerate(out)}
     if mixed:
         arrays["labels"] = mixed[0]
-    for (name, position), record in zip(STEPS, records):
-        for key, value in record.items():
-            arrays[f"params.step{position + 1}_{name}.{key}"] = value
+    arrays.update(record_arrays(STEPS, records))
     np.savez(args.save, **arrays)
     print(f"saved {len(images)} augmented images and their sampled parameters to {args.save}")
 
@@ -838,6 +836,8 @@ def spread_record(record, index, size):
     for key, value in record.items():
         if key == "steps":
             out[key] = [spread_record(child, index, size) for child in value]
+            continue
+        if value.ndim == 0 or value.shape[0] != len(index):  # not per sample (ColorJiggle's op order)
             continue
         full = np.full((size, *value.shape[1:]), 0.0 if key in ("batch_prob", "selected") else np.nan)
         full[index.numpy()] = value

@@ -51,6 +51,24 @@ def bench_batches(batch_size, batches=None):
     return batches if batches is not None else max(2, -(-256 // batch_size))
 
 
+def record_arrays(steps, records):
+    """The per-step records of a run as flat {name: array} for np.savez: params.step<N>_<op>.<key>,
+    a group's children's as params.step<N>_<op>.child<K>.<key> (K-th enabled child)."""
+    arrays = {}
+
+    def add(prefix, record):
+        for key, value in record.items():
+            if key == "steps":
+                for k, child in enumerate(value, start=1):
+                    add(f"{prefix}.child{k}", child)
+            else:
+                arrays[f"{prefix}.{key}"] = value
+
+    for (name, position), record in zip(steps, records):
+        add(f"params.step{position + 1}_{name}", record)
+    return arrays
+
+
 def median(values):
     """The median of a non-empty list of numbers."""
     ordered = sorted(values)

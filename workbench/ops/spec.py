@@ -194,6 +194,9 @@ class OpSpec:
     fixes_size: bool = False
     # Name of a Size parameter the input must be at least as large as (crops).
     input_at_least: str | None = None
+    # The op swaps height and width for some samples only (Transpose, RandomRotate90's odd
+    # turns): its input must be square, so that every sample of a batch keeps one size.
+    square_input: bool = False
     # The op blends each sample with a partner from the same batch (MixUp, CutMix): it needs a
     # whole same-size batch, p gates the whole batch, and its lowerings report `partner` (batch
     # index) and `weight` (the partner's share), with which the backends mix the labels too.

@@ -23,7 +23,7 @@ from ..chain import Chain, Step
 from ..data import SAMPLE_DATA, as_image_list
 from ..errors import WorkbenchError
 from ..examples import example_chain
-from ..ops import FAMILIES, REGISTRY
+from ..ops import FAMILIES, GROUPS, REGISTRY
 from ..render import _fit, mix_caption, to_display
 from .controls import control_for
 from .estimate_panel import EstimatePanel
@@ -149,75 +149,160 @@ class Workbench:
         """Append `op` with its default parameters."""
         self._edit(lambda steps: steps.append(Step.create(op)))
 
-    def remove(self, index: int) -> None:
-        self._edit(lambda steps: steps.pop(index))
+    # Steps are addressed by their index in the chain, or inside groups by a path of indices:
+    # (2, 0) is the first child of the third step.
+    def remove(self, path) -> None:
+        self._edit(lambda steps: _siblings(steps, path).pop(_path(path)[-1]))
 
-    def move(self, index: int, offset: int) -> None:
+    def move(self, path, offset: int) -> None:
+        """Move a step up (offset -1) or down (+1) among its siblings."""
         def do(steps):
+            siblings, index = _siblings(steps, path), _path(path)[-1]
             target = index + offset
-            if 0 <= target < len(steps):
-                steps[index], steps[target] = steps[target], steps[index]
+            if 0 <= target < len(siblings):
+                siblings[index], siblings[target] = siblings[target], siblings[index]
         self._edit(do)
 
-    def duplicate(self, index: int) -> None:
-        self._edit(lambda steps: steps.insert(index + 1, Step.from_dict(steps[index].to_dict())))
+    def duplicate(self, path) -> None:
+        def do(steps):
+            siblings, index = _siblings(steps, path), _path(path)[-1]
+            siblings.insert(index + 1, Step.from_dict(siblings[index].to_dict()))
+        self._edit(do)
 
-    def reset(self, index: int) -> None:
-        self._edit(lambda steps: steps.__setitem__(index, Step.create(steps[index].op, enabled=steps[index].enabled)))
+    def reset(self, path) -> None:
+        """Default parameters and p (a group keeps its children)."""
+        def do(steps):
+            siblings, index = _siblings(steps, path), _path(path)[-1]
+            step = siblings[index]
+            siblings[index] = Step.create(step.op, enabled=step.enabled,
+                                          steps=step.steps if step.is_group else None)
+        self._edit(do)
+
+    def group(self, path, kind: str = "OneOf") -> None:
+        """Put a step into a new group (OneOf by default); move more steps into it with `indent`."""
+        def do(steps):
+            siblings, index = _siblings(steps, path), _path(path)[-1]
+            siblings[index] = Step.create(kind, steps=[siblings[index]])
+        self._edit(do)
+
+    def ungroup(self, path) -> None:
+        """Replace a group by its children, in place."""
+        def do(steps):
+            siblings, index = _siblings(steps, path), _path(path)[-1]
+            group = siblings[index]
+            if not group.is_group:
+                raise WorkbenchError(f"step {_label(path)} ({group.op}) is not a group")
+            siblings[index:index + 1] = group.steps
+        self._edit(do)
+
+    def indent(self, path) -> None:
+        """Move a step into the group just above it (as its last child)."""
+        def do(steps):
+            siblings, index = _siblings(steps, path), _path(path)[-1]
+            if index == 0 or not siblings[index - 1].is_group:
+                raise WorkbenchError(f"step {_label(path)} has no group just above it to move into; put a step "
+                                     "in a group with its 'group' button first")
+            siblings[index - 1].steps.append(siblings.pop(index))
+        self._edit(do)
+
+    def outdent(self, path) -> None:
+        """Move a step out of its group, to just after the group."""
+        def do(steps):
+            path_ = _path(path)
+            if len(path_) < 2:
+                raise WorkbenchError(f"step {_label(path)} is not inside a group")
+            parent = _siblings(steps, path_[:-1])
+            parent.insert(path_[-2] + 1, _siblings(steps, path_).pop(path_[-1]))
+        self._edit(do)
+
+    def set_kind(self, path, kind: str) -> None:
+        """Turn a group into another kind (OneOf, SomeOf, Sequential), keeping its children and p."""
+        def do(steps):
+            siblings, index = _siblings(steps, path), _path(path)[-1]
+            group = siblings[index]
+            siblings[index] = Step.create(kind, p=group.p, enabled=group.enabled, steps=group.steps)
+        self._edit(do)
 
     def _edit(self, change) -> None:
-        """Apply a structural change to the chain's steps, then rebuild the editor."""
-        steps = list(self.chain.steps)
+        """Apply a structural change to a copy of the chain's steps; if the result is a valid
+        chain, take it and rebuild the editor, else say why and keep the chain as it was."""
+        steps = [Step.from_dict(s.to_dict(), i + 1) for i, s in enumerate(self.chain.steps)]
         try:
             change(steps)
+            if steps:
+                Chain(seed=self.chain.seed, steps=steps).validate()
         except (WorkbenchError, IndexError) as exc:
             self.say(str(exc), error=True)
             return
         self.chain.steps[:] = steps
         self.sync()
 
-    def _set(self, index: int, name: str | None, value: Any) -> None:
+    def _set(self, path, name: str | None, value: Any) -> None:
         """A control changed: validate the edited step; on error keep the old one and say why."""
-        step = self.chain.steps[index]
-        data = step.to_dict()
-        if name == "p":
-            data["p"] = value
-        elif name == "enabled":
-            data["enabled"] = value
+        path = _path(path)
+        top = self.chain.steps[path[0]].to_dict()
+        data = top
+        for k in path[1:]:
+            data = data["steps"][k]
+        if name in ("p", "enabled"):
+            data[name] = value
         else:
             data["params"][name] = value
         try:
-            self.chain.steps[index] = Step.from_dict(data, index + 1)
+            self.chain.steps[path[0]] = Step.from_dict(top, path[0] + 1)
         except WorkbenchError as exc:
             self.say(str(exc), error=True)
             return
         self.say("")
         self.schedule()
 
-    def _card(self, index: int, step: Step) -> w.Widget:
+    def _card(self, path, step: Step) -> w.Widget:
+        path = _path(path)
         spec = step.spec
         enabled = w.Checkbox(value=step.enabled, indent=False, layout=w.Layout(width="24px"),
                              tooltip="enable / disable")
-        enabled.observe(lambda ch: self._set(index, "enabled", ch["new"]), names="value")
+        enabled.observe(lambda ch: self._set(path, "enabled", ch["new"]), names="value")
         buttons = []
-        for icon, tip, action in (("arrow-up", "move up", lambda b: self.move(index, -1)),
-                                  ("arrow-down", "move down", lambda b: self.move(index, 1)),
-                                  ("copy", "duplicate", lambda b: self.duplicate(index)),
-                                  ("undo", "reset to defaults", lambda b: self.reset(index)),
-                                  ("trash", "remove", lambda b: self.remove(index))):
+        for icon, tip, action in (("arrow-up", "move up", lambda b: self.move(path, -1)),
+                                  ("arrow-down", "move down", lambda b: self.move(path, 1)),
+                                  ("copy", "duplicate", lambda b: self.duplicate(path)),
+                                  ("undo", "reset to defaults", lambda b: self.reset(path)),
+                                  ("trash", "remove", lambda b: self.remove(path))):
             button = w.Button(icon=icon, tooltip=tip, layout=w.Layout(width="34px"))
             button.on_click(action)
             buttons.append(button)
-        title = w.HTML(f"<b>{index + 1}. {html.escape(step.op)}</b>", layout=w.Layout(width="180px"))
+        actions = {}
+        for key, icon, tip, action in (
+                ("group", "object-group", "put this step in a new group (OneOf)", lambda b: self.group(path)),
+                ("indent", "indent", "move into the group just above", lambda b: self.indent(path)),
+                ("outdent", "outdent", "move out of its group", lambda b: self.outdent(path)),
+                *([("ungroup", "object-ungroup", "replace the group by its steps", lambda b: self.ungroup(path))]
+                  if step.is_group else [])):
+            button = w.Button(icon=icon, tooltip=tip, layout=w.Layout(width="34px"))
+            button.on_click(action)
+            actions[key] = button
+        width = 180 - 16 * (len(path) - 1)
+        title = w.HTML(f"<b>{_label(path)}. {html.escape(step.op)}</b>", layout=w.Layout(width=f"{width}px"))
         p = w.FloatSlider(value=step.p, min=0.0, max=1.0, step=0.05, description="p", continuous_update=False,
                           disabled=spec.always_applies, layout=w.Layout(width="340px"),
                           style={"description_width": "90px"})
-        p.observe(lambda ch: self._set(index, "p", float(ch["new"])), names="value")
-        controls = [control_for(param, step.params[param.name], lambda n, v: self._set(index, n, v))
+        p.observe(lambda ch: self._set(path, "p", float(ch["new"])), names="value")
+        controls = [control_for(param, step.params[param.name], lambda n, v: self._set(path, n, v))
                     for param in spec.params]
-        card = w.VBox([w.HBox([enabled, title, *buttons]), p, *controls],
-                      layout=w.Layout(border="1px solid #ccc", padding="4px", margin="2px 0"))
-        card.step_controls = {"enabled": enabled, "p": p, "buttons": buttons,
+        rows = [w.HBox([enabled, title, *buttons]), w.HBox(list(actions.values()))]
+        extra = {}
+        if step.is_group:
+            kind = w.Dropdown(options=list(GROUPS), value=step.op, description="group", layout=w.Layout(width="340px"),
+                              style={"description_width": "90px"}, tooltip=spec.doc)
+            kind.observe(lambda ch: self.set_kind(path, ch["new"]), names="value")
+            children = w.VBox([self._card((*path, k), child) for k, child in enumerate(step.steps)],
+                              layout=w.Layout(margin="0 0 0 16px"))
+            rows += [kind, p, *controls, children]
+            extra = {"kind": kind, "children": children}
+        else:
+            rows += [p, *controls]
+        card = w.VBox(rows, layout=w.Layout(border="1px solid #ccc", padding="4px", margin="2px 0"))
+        card.step_controls = {"enabled": enabled, "p": p, "buttons": buttons, "actions": actions, **extra,
                               **{param.name: c for param, c in zip(spec.params, controls)}}
         return card
 
@@ -320,9 +405,10 @@ class Workbench:
         backend = backend or self.backend.value
         rows = self.results[backend][draw].params[image]
         cells = "".join(
-            f"<tr><td>{r['step']}</td><td>{html.escape(r['op'])}</td><td>{'yes' if r['applied'] else 'no'}</td>"
-            f"<td>{html.escape(', '.join(f'{k}={_short(v)}' for k, v in r.items() if k not in ('step', 'op', 'enabled', 'applied')))}</td></tr>"
-            for r in rows)
+            f"<tr><td>{r['step']}</td><td>{'&nbsp;' * 3 * str(r['step']).count('.')}{html.escape(r['op'])}</td>"
+            f"<td>{'yes' if r['applied'] else 'no'}</td>"
+            f"<td>{html.escape(', '.join(f'{k}={_short(v)}' for k, v in r.items() if k not in _NOT_DRAWN))}</td></tr>"
+            for r in _flat_rows(rows))
         self.inspector.value = (f"<b>image {image}, draw {draw + 1} ({html.escape(backend)}, seed "
                                 f"{self.results[backend][draw].seed})</b><table><tr><th>step</th><th>op</th>"
                                 f"<th>applied</th><th>drawn</th></tr>{cells}</table>")
@@ -380,6 +466,38 @@ def _load(images: Any, limit: int) -> tuple[list[np.ndarray], list[str]]:
             loaded = load_images(images, on_error="skip")
         return loaded[:limit], [str(c.message) for c in caught if "cannot decode" in str(c.message)]
     return as_image_list(images)[:limit], []
+
+
+# Row keys the inspector shows in its own columns, or not at all (a group's children get rows).
+_NOT_DRAWN = ("step", "op", "enabled", "applied", "steps")
+
+
+def _flat_rows(rows: list[dict]) -> list[dict]:
+    """A sample's step rows with every group's children rows after it, in order."""
+    out = []
+    for row in rows:
+        out.append(row)
+        out += _flat_rows(row.get("steps", []))
+    return out
+
+
+def _path(path) -> tuple[int, ...]:
+    """A step's address: its index in the chain, or a path of indices into groups."""
+    return (int(path),) if isinstance(path, (int, np.integer)) else tuple(int(k) for k in path)
+
+
+def _label(path) -> str:
+    """The step number people see: 3, or 3.1 for the first child of step 3."""
+    return ".".join(str(k + 1) for k in _path(path))
+
+
+def _siblings(steps: list, path) -> list:
+    """The list that holds the step at `path` (the chain's steps, or a group's)."""
+    for k in _path(path)[:-1]:
+        if not 0 <= k < len(steps) or not steps[k].is_group:
+            raise IndexError(f"no group at step {k + 1}")
+        steps = steps[k].steps
+    return steps
 
 
 def _short(value: Any) -> str:

@@ -5,7 +5,8 @@ from typing import Any, Callable
 
 import ipywidgets as w
 
-from ..ops.params import Choice, Flag, Floats, Number, OpRanges, Param, Range, Size
+from ..ops.groups import Weights
+from ..ops.params import Choice, Flag, Floats, Number, OpRanges, Param, Range, Size, Span
 
 _LAYOUT = w.Layout(width="340px")
 _STYLE = {"description_width": "90px"}
@@ -28,7 +29,12 @@ def control_for(param: Param, value: Any, on_change: Callable[[str, Any], None])
     desc = param.name
     if isinstance(param, OpRanges):
         return _op_ranges(param, value, on_change)
-    if isinstance(param, Range):
+    if isinstance(param, Span) and param.integer:  # kernel sizes, hole counts: whole (odd) numbers
+        widget = w.IntRangeSlider(value=tuple(value), min=int(param.lo), max=int(param.hi),
+                                  step=2 if param.odd else 1, description=desc, continuous_update=False,
+                                  layout=_LAYOUT, style=_STYLE)
+        widget.observe(lambda ch: on_change(param.name, [int(v) for v in ch["new"]]), names="value")
+    elif isinstance(param, Range):
         widget = w.FloatRangeSlider(value=tuple(value), min=param.lo, max=param.hi, step=_step_for(param.lo, param.hi),
                                     description=desc, continuous_update=False, layout=_LAYOUT, style=_STYLE,
                                     readout_format=".3g")
@@ -51,6 +57,12 @@ def control_for(param: Param, value: Any, on_change: Callable[[str, Any], None])
         widget = w.HBox([w.Label(desc, layout=w.Layout(width="94px")), *boxes])
         for box in boxes:
             box.observe(lambda ch: on_change(param.name, [b.value for b in boxes]), names="value")
+    elif isinstance(param, Weights):
+        # Comma-separated numbers, one per child; what cannot be read is sent as typed, so that
+        # validation names the problem.
+        widget = w.Text(value=", ".join(f"{v:g}" for v in value), placeholder="equal", description=desc,
+                        continuous_update=False, layout=_LAYOUT, style=_STYLE)
+        widget.observe(lambda ch: on_change(param.name, _numbers(ch["new"])), names="value")
     elif isinstance(param, Choice):
         widget = w.Dropdown(options=list(param.options), value=value, description=desc, layout=_LAYOUT, style=_STYLE)
         widget.observe(lambda ch: on_change(param.name, ch["new"]), names="value")
@@ -63,6 +75,14 @@ def control_for(param: Param, value: Any, on_change: Callable[[str, Any], None])
     for field in (widget.children[1:] if isinstance(widget, w.Box) else [widget]):
         field.tooltip = param.doc
     return widget
+
+
+def _numbers(text: str) -> Any:
+    """'1, 2.5' -> [1.0, 2.5]; '' -> []; anything else is returned unchanged."""
+    try:
+        return [float(part) for part in text.replace(";", ",").split(",") if part.strip()]
+    except ValueError:
+        return text
 
 
 def _op_ranges(param: OpRanges, value: dict, on_change: Callable[[str, Any], None]) -> w.Widget:
