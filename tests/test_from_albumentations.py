@@ -31,28 +31,31 @@ def realistic_pipeline():
     ], seed=137)
 
 
-MAPPED = ["RandomResizedCrop", "HorizontalFlip", "Affine", "ColorJitter", "Grayscale", "GaussianBlur", "Erase",
-          "Normalize"]
+MAPPED = ["RandomResizedCrop", "HorizontalFlip", "Affine", "ColorJitter", "Grayscale", "GaussianBlur", "GaussianNoise",
+          "OneOf", "Erase", "Normalize"]
 
 
 @pytest.fixture(scope="module")
 def imported():
-    with pytest.warns(UserWarning, match=r"2 transform\(s\) left out"):
+    with pytest.warns(UserWarning, match=r"1 transform\(s\) left out"):
         return wb.Chain.from_albumentations(realistic_pipeline())
 
 
 def test_realistic_pipeline_maps_every_transform_it_can(imported):
     assert [s.op for s in imported.steps] == MAPPED
     assert imported.seed == 137
-    assert [s.p for s in imported.steps] == [1.0, 0.5, 0.5, 0.8, 0.1, 0.2, 0.25, 1.0]
+    assert [s.p for s in imported.steps] == [1.0, 0.5, 0.5, 0.8, 0.1, 0.2, 0.2, 0.2, 0.25, 1.0]
     assert imported.steps[0].params["size"] == [160, 160] and imported.steps[0].params["scale"] == [0.35, 1.0]
     assert imported.steps[3].params["brightness"] == pytest.approx([0.8, 1.2])
+    assert imported.steps[6].params["std"] == pytest.approx([0.02, 0.1])  # drawn per image, as A does
     assert imported.steps[-1].params["mean"] == pytest.approx([0.485, 0.456, 0.406])
-    noise, one_of = imported.unmapped
-    # A near miss names the setting and the fix; a container names what a chain does instead.
-    assert noise.position == "7" and noise.transform == "A.GaussNoise(p=0.2)" and "std_range=(s, s)" in noise.reason
-    assert one_of.position == "8" and one_of.transform.startswith("A.OneOf")
-    assert "picks among its transforms per image" in one_of.reason
+    # The OneOf is a group: the chosen child is forced (A's OneOf ignores the children's p).
+    one_of = imported.steps[7]
+    assert [(s.op, s.p) for s in one_of.steps] == [("MedianBlur", 1.0)] and one_of.params == {"weights": []}
+    # A near miss names the setting and the fix; the rest of the OneOf is kept.
+    (motion,) = imported.unmapped
+    assert motion.position == "8.1" and motion.transform == "A.MotionBlur(p=0.5)"
+    assert "allow_shifted" in motion.reason
     # The chain is a normal chain: it round-trips and validates.
     assert wb.Chain.from_dict(imported.to_dict()).to_dict() == imported.to_dict()
 
@@ -90,16 +93,45 @@ def test_the_imported_chain_agrees_with_the_original_on_deterministic_steps():
 
 
 def test_unmapped_transforms_are_listed_with_the_reason():
-    pipeline = A.Compose([A.HorizontalFlip(p=0.5), A.CLAHE(p=1.0),
-                          A.SomeOf([A.VerticalFlip(), A.Transpose()], n=1, p=1.0)])
+    pipeline = A.Compose([A.HorizontalFlip(p=0.5), A.RingingOvershoot(p=1.0),
+                          A.SomeOf([A.VerticalFlip(), A.HorizontalFlip()], n=2, replace=True, p=1.0)])
     with pytest.warns(UserWarning) as caught:
         chain = wb.Chain.from_albumentations(pipeline)
     assert [s.op for s in chain.steps] == ["HorizontalFlip"]
-    assert [(u.position, u.transform) for u in chain.unmapped] == [("2", "A.CLAHE(p=1.0)"), ("3", "A.SomeOf(p=1.0)")]
-    assert "no workbench op runs A.CLAHE" in chain.unmapped[0].reason
-    assert "A.CLAHE" in str(caught[0].message) and "chain.unmapped" in str(caught[0].message)
-    with pytest.raises(wb.WorkbenchError, match=r"2 transform\(s\) could not be mapped:\n  2 A.CLAHE"):
+    assert [(u.position, u.transform) for u in chain.unmapped] == [("2", "A.RingingOvershoot(p=1.0)"),
+                                                                   ("3", "A.SomeOf(p=1.0)")]
+    assert "no workbench op runs A.RingingOvershoot" in chain.unmapped[0].reason
+    assert "replace=True" in chain.unmapped[1].reason
+    assert "A.RingingOvershoot" in str(caught[0].message) and "chain.unmapped" in str(caught[0].message)
+    with pytest.raises(wb.WorkbenchError, match=r"2 transform\(s\) could not be mapped:\n  2 A.RingingOvershoot"):
         wb.Chain.from_albumentations(pipeline, strict=True)
+
+
+def test_containers_become_groups_with_albumentations_semantics():
+    pipeline = A.Compose([
+        A.OneOf([A.VerticalFlip(p=1.0), A.InvertImg(p=0.5)], p=0.6),  # weights 1 : 0.5
+        A.SomeOf([A.HorizontalFlip(p=0.3), A.Solarize(p=1.0), A.InvertImg(p=1.0)], n=2, p=0.9),
+        A.Sequential([A.VerticalFlip(p=1.0), A.OneOf([A.InvertImg(), A.HorizontalFlip()])], p=0.5),
+        A.OneOf([A.Resize(32, 32), A.InvertImg()], p=1.0),
+    ])
+    with pytest.warns(UserWarning, match=r"1 transform\(s\) left out"):
+        chain = wb.Chain.from_albumentations(pipeline)
+    one_of, some_of, sequential, kept = chain.steps
+    # OneOf: its children's p become its weights, and the chosen child is forced (p = 1).
+    assert one_of.op == "OneOf" and one_of.p == 0.6 and one_of.params == {"weights": [1.0, 0.5]}
+    assert [(s.op, s.p) for s in one_of.steps] == [("VerticalFlip", 1.0), ("Invert", 1.0)]
+    # SomeOf: uniform choice of n, each chosen child keeps its own p.
+    assert some_of.op == "SomeOf" and some_of.params == {"n": 2} and some_of.p == 0.9
+    assert [(s.op, s.p) for s in some_of.steps] == [("HorizontalFlip", 0.3), ("Solarize", 1.0), ("Invert", 1.0)]
+    # Sequential with p < 1 gates its children together; groups nest.
+    assert sequential.op == "Sequential" and sequential.p == 0.5
+    assert [s.op for s in sequential.steps] == ["VerticalFlip", "OneOf"]
+    # A size-changing child cannot sit in a group: it is listed, the rest of the group is kept.
+    assert [s.op for s in kept.steps] == ["Invert"]
+    assert chain.unmapped[0].position == "4.1" and "keep the image size" in chain.unmapped[0].reason
+    images = [np.ascontiguousarray(i[:64, :64]) for i in wb.load_images()[:3]]
+    for backend in ("kornia", "dali", "albumentations"):
+        assert chain.run(images, backend=backend).images.shape == (3, 64, 64, 3)
 
 
 def test_nested_sequences_open_up_and_other_inputs_are_refused():

@@ -130,13 +130,9 @@ def _map(transform) -> tuple[str, dict]:
     from .ops import REGISTRY
 
     name = type(transform).__name__
-    # The transform's own class first, then the classes it is built on (A.ShiftScaleRotate is an
-    # A.Affine): an op for a base class may express the subclass's settings.
-    lineage = [cls.__name__ for cls in type(transform).__mro__]
-    candidates = sorted((spec for spec in REGISTRY.values()
-                         if spec.albumentations is not None and spec.albumentations.transform in lineage
-                         and spec.albumentations.from_transform is not None),
-                        key=lambda spec: lineage.index(spec.albumentations.transform))
+    candidates = [spec for spec in REGISTRY.values()
+                  if spec.albumentations is not None and spec.albumentations.from_transform is not None
+                  and name in (spec.albumentations.transform, *spec.albumentations.also_imports)]
     if not candidates:
         raise ValueError(f"no workbench op runs A.{name}; see workbench.list_ops() and docs/ops.md")
     reasons = []

@@ -20,7 +20,7 @@ class KorniaLowering:
     `module` is the class name in `kornia.augmentation`; `args(params)` maps the op's
     validated parameters to that class's keyword arguments (literals only); `record`
     maps Kornia's sampled-parameter keys to the names the workbench reports per sample.
-    `local`: `module` is a class of `workbench/codegen/kornia_modules.py` (an augmentation
+    `local`: `module` is a class of `workbench/codegen/kornia_modules/` (an augmentation
     Kornia lacks, written on Kornia's base classes), copied into the exported file.
     """
 
@@ -51,6 +51,9 @@ class AlbumentationsLowering:
     # transform's settings (another op sharing the class may; else the import lists it as
     # unmapped with the reason). Raise ValueError with a reason for a near miss.
     from_transform: Callable[[Any], dict[str, Any] | None] | None = None
+    # Other transform classes `from_transform` reads too (A.ShiftScaleRotate for Affine): only
+    # these, never any subclass (A.MotionBlur is an A.Blur, but not a box blur).
+    also_imports: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
