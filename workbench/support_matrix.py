@@ -7,7 +7,7 @@ Example:
 """
 from __future__ import annotations
 
-from .ops import REGISTRY
+from .ops import GROUPS, REGISTRY
 from .ops.spec import BACKEND_DEVICES, BACKEND_NAMES
 
 HEADER = """# Ops and backends
@@ -44,6 +44,15 @@ def support_matrix_markdown() -> str:
             parity = f"<= {spec.parity.mae * 255:.2g}/255, >= {spec.parity.psnr:g} dB, border {spec.parity.border} px"
         lines.append(f"| {spec.name} | {spec.family} | "
                      + " | ".join(_cell(spec.supports(b)) for b in BACKEND_NAMES) + f" | {parity} |")
+    lines += ["", "## Groups", "",
+              "A group is a step that holds steps (`steps`) and chooses per sample which of them run, on every "
+              "backend that runs all its children (Kornia runs each child on the samples that chose it, DALI under "
+              "conditional execution, Albumentations per image). The group's `p` gates it per sample; a chosen "
+              "child still applies with its own `p`. Children keep the image size: ops whose p is fixed at 1 "
+              "(crops, resizes, Normalize, policies) and batch mixing cannot be inside a group.", ""]
+    for spec in GROUPS.values():
+        lines.append(f"- **{spec.name}**: {spec.doc}"
+                     + "".join(f" `{param.name}`: {param.doc}." for param in spec.params))
     lines.append("")
     for spec in REGISTRY.values():
         lines += [f"## {spec.name}", "", spec.doc, ""]
