@@ -100,7 +100,7 @@ def test_unmapped_transforms_are_listed_with_the_reason():
     assert [s.op for s in chain.steps] == ["HorizontalFlip"]
     assert [(u.position, u.transform) for u in chain.unmapped] == [("2", "A.RingingOvershoot(p=1.0)"),
                                                                    ("3", "A.SomeOf(p=1.0)")]
-    assert "no workbench op runs A.RingingOvershoot" in chain.unmapped[0].reason
+    assert "no workbench op runs A.RingingOvershoot; the nearest op is Sharpness" in chain.unmapped[0].reason
     assert "replace=True" in chain.unmapped[1].reason
     assert "A.RingingOvershoot" in str(caught[0].message) and "chain.unmapped" in str(caught[0].message)
     with pytest.raises(wb.WorkbenchError, match=r"2 transform\(s\) could not be mapped:\n  2 A.RingingOvershoot"):

@@ -249,3 +249,16 @@ def test_kornia_runs_each_child_only_on_the_samples_that_chose_it():
         torch.manual_seed(0)
         module.apply_steps([group], torch.rand(10, 3, 4, 4))
     assert sum(seen) == 10 and len(seen) == 2
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("backend", ["kornia", "dali"])
+def test_groups_run_on_cuda_with_the_cpu_draws(backend, small_images):
+    chain = nested_chain()
+    gpu = chain.run(small_images, backend=backend, device="cuda")
+    cpu = chain.run(small_images, backend=backend, device="cpu")
+    assert gpu.images.shape == cpu.images.shape
+    if backend == "kornia":  # Kornia draws on the CPU generator whatever the device
+        assert gpu.params == cpu.params
+    assert np.abs(np.asarray(gpu.images, np.float64) - np.asarray(cpu.images, np.float64)).mean() < 2 / 255 * (
+        255 if gpu.images.dtype == np.uint8 else 1)

@@ -134,7 +134,7 @@ def _map(transform) -> tuple[str, dict]:
                   if spec.albumentations is not None and spec.albumentations.from_transform is not None
                   and name in (spec.albumentations.transform, *spec.albumentations.also_imports)]
     if not candidates:
-        raise ValueError(f"no workbench op runs A.{name}; see workbench.list_ops() and docs/ops.md")
+        raise ValueError(f"no workbench op runs A.{name}; {_nearest(name)}")
     reasons = []
     for spec in candidates:
         try:
@@ -145,6 +145,45 @@ def _map(transform) -> tuple[str, dict]:
         if params is not None:
             return spec.name, params
     raise ValueError("; ".join(reasons) or f"its settings match no op ({', '.join(s.name for s in candidates)})")
+
+
+# Albumentations transforms no op runs, with the nearest op and how it differs.
+_NEAREST = {
+    "FancyPCA": "ColorJitter (random brightness/contrast/saturation/hue, not PCA-based lighting noise)",
+    "PlanckianJitter": "ColorJitter (no black-body colour temperatures)",
+    "RandomToneCurve": "Gamma (one power curve, not a random S-curve)",
+    "ChannelDropout": "ChannelShuffle (permutes channels, never zeroes one)",
+    "RingingOvershoot": "Sharpness (a sharpening kernel, not a sinc filter's ringing)",
+    "ZoomBlur": "MotionBlur (a linear kernel, not a radial zoom)",
+    "GlassBlur": "GaussianBlur (no local pixel shuffling)",
+    "RandomSizedCrop": "RandomResizedCrop (its window is drawn by area and aspect ratio, not by height in pixels)",
+    "SafeRotate": "Rotate (keeps the size and cuts the corners, no rescaling to fit)",
+    "RandomScale": "Affine (scale about the centre, keeping the image size)",
+    "CropAndPad": "Pad or CenterCrop",
+    "Superpixels": "Posterize (fewer levels, not superpixels)",
+    "ToSepia": "Grayscale (grey, without the sepia tint)",
+    "PixelDropout": "SaltAndPepper (sets pixels to black or white, not to a drop value)",
+    "MultiplicativeNoise": "GaussianNoise (additive, not multiplicative)",
+    "AdditiveNoise": "GaussianNoise (Gaussian only)",
+    "RandomGravel": "SaltAndPepper",
+    "Illumination": "BrightnessContrast (uniform, not a light pattern)",
+}
+
+
+def _nearest(name: str) -> str:
+    """Which op comes nearest to the Albumentations transform `name`, for the unmapped report."""
+    import difflib
+
+    from .ops import REGISTRY
+
+    if name in _NEAREST:
+        return f"the nearest op is {_NEAREST[name]}"
+    known = {spec.albumentations.transform: spec.name for spec in REGISTRY.values() if spec.albumentations}
+    known.update({spec.name: spec.name for spec in REGISTRY.values()})
+    close = difflib.get_close_matches(name, list(known), n=2, cutoff=0.75)
+    if close:
+        return "nearest op(s): " + ", ".join(dict.fromkeys(known[c] for c in close)) + " (see docs/ops.md)"
+    return "see workbench.list_ops() and docs/ops.md for the ops there are"
 
 
 def _describe(transform) -> str:
