@@ -44,9 +44,9 @@ def kornia_step_lines(step, label: str, indent: str) -> list[str]:
         >>> group = Step.create("OneOf", p=0.5, steps=[Step.create("Invert", p=1.0)])
         >>> print("\\n".join(kornia_step_lines(group, "1", "")))
         # 1. OneOf(weights=[]) of 1 step(s) p=0.5
-        StepGroup("one", [
+        StepGroup('one', [
             # 1.1. Invert p=1
-            K.RandomInvert(p=1.0),
+            K.RandomInvert(max_val=1.0, p=1.0),
         ], p=0.5),
     """
     lines = [indent + comment(f"{label}. {step.describe()}")]
