@@ -1,4 +1,4 @@
-"""Degradation ops (box blur, downscaling) do what their specs say on every backend, with the
+"""Degradation ops (box blur, downscaling, ISO noise, ...) do what their specs say on every backend, with the
 per-image draws Albumentations makes, and Albumentations' own transforms import onto them."""
 import ast
 import os
@@ -127,3 +127,132 @@ def test_bad_parameters_name_the_op_and_the_parameter(op, params, words):
     with pytest.raises(wb.ChainError) as info:
         wb.Chain().add(op, **params)
     assert f"({op}): parameter" in str(info.value) and words in str(info.value)
+
+
+# ----- ISONoise ---------------------------------------------------------------------------
+
+def hls(image):
+    return cv2.cvtColor(np.asarray(image).astype(np.float32) / 255.0, cv2.COLOR_RGB2HLS)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_iso_noise_brightens_specks_by_whole_steps_at_poisson_rate(small_images, backend):
+    """Lightness L becomes L + n x intensity x (1 - L), n Poisson with mean intensity x std(L);
+    with color_shift 0 the hue stays where it was."""
+    res = run(small_images, "ISONoise", backend, seed=4, color_shift=[0.0, 0.0], intensity=[0.3, 0.3])
+    hue_moves = []
+    for image, out, rows in zip(small_images, res.images, res.params):
+        assert rows[0]["intensity"] == pytest.approx(0.3) and rows[0]["color_shift"] == 0.0
+        before, after = hls(image), hls(np.asarray(out) * (255.0 if np.asarray(out).dtype != np.uint8 else 1.0))
+        light = before[..., 1]
+        rate = 0.3 * light.std()
+        room = 0.3 * (1.0 - light)
+        steps = (after[..., 1] - light) / np.maximum(room, 1e-6)
+        usable = room > 0.06  # whole steps are readable where a step is several grey levels
+        changed = usable & (np.abs(after[..., 1] - light) > 1.5 / 255)
+        # Changed pixels moved by whole steps (up to the rounding to 8 bits), never down.
+        n = np.where(changed, np.round(steps), 0.0)
+        assert (n[changed] >= 1).all() and np.abs(steps - n)[changed].mean() < 0.08, backend
+        # P(n >= 1) = 1 - exp(-rate), and the mean count is the rate.
+        assert abs(changed.sum() / usable.sum() - (1 - np.exp(-rate))) < 0.25 * (1 - np.exp(-rate)) + 0.005
+        assert abs(n[usable].mean() - rate) < 0.25 * rate + 0.005
+        # The specks keep their hue (where they stay coloured enough for 8 bits to hold it).
+        coloured = changed & (before[..., 2] > 0.3) & (light > 0.1) & (after[..., 1] < 0.85)
+        hue_moves.append(np.abs((after[..., 0] - before[..., 0] + 180) % 360 - 180)[coloured])
+    hue_moves = np.concatenate(hue_moves)
+    assert hue_moves.size > 50 and np.median(hue_moves) < 1.0, (hue_moves.size, np.median(hue_moves))
+
+
+@pytest.mark.parametrize("backend", ["kornia", "dali"])
+def test_iso_noise_draws_its_ranges_per_image_and_its_hue_noise_in_degrees(backend):
+    """Albumentations' HLS hue is in degrees: color_shift x intensity is the hue noise's standard
+    deviation in degrees (a saturated mid-tone image shows it)."""
+    image = np.zeros((64, 64, 3), np.uint8)
+    image[..., 0], image[..., 1], image[..., 2] = 200, 60, 60 + np.arange(64, dtype=np.uint8)[None] // 8
+    res = run([image] * 6, "ISONoise", backend, seed=2, color_shift=[0.1, 1.0], intensity=[1.0, 1.0])
+    shifts = [row[0]["color_shift"] for row in res.params]
+    assert all(0.1 <= s <= 1.0 for s in shifts) and len(set(shifts)) == 6
+    # No Poisson specks here (the lightness is flat): only the hue moves.
+    for out, shift in zip(res.images, shifts):
+        out = np.asarray(out) * (255.0 if np.asarray(out).dtype != np.uint8 else 1.0)
+        moved = (hls(out)[..., 0] - hls(image)[..., 0] + 180) % 360 - 180
+        assert moved.std() == pytest.approx(shift, rel=0.35, abs=0.15), (backend, shift)
+
+
+def test_iso_noise_out_of_range_intensity_is_listed_with_the_reason():
+    with pytest.warns(UserWarning, match="left out"):
+        chain = wb.Chain.from_albumentations(A.Compose([A.ISONoise(intensity=(0.1, 9.0))]))
+    assert chain.steps == [] and "intensity=(0.1, 9.0)" in chain.unmapped[0].reason
+
+
+# ----- Sharpen, Emboss ----------------------------------------------------------------------
+
+def sharpen_kernel(alpha, lightness):
+    effect = np.array([[-1, -1, -1], [-1, 8 + lightness, -1], [-1, -1, -1]], np.float64)
+    return (1 - alpha) * np.pad([[1.0]], 1) + alpha * effect
+
+
+def emboss_kernel(alpha, s):
+    effect = np.array([[-1 - s, -s, 0], [-s, 1, s], [0, s, 1 + s]], np.float64)
+    return (1 - alpha) * np.pad([[1.0]], 1) + alpha * effect
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("op,second,kernel", [("Sharpen", "lightness", sharpen_kernel),
+                                              ("Emboss", "strength", emboss_kernel)])
+def test_kernel_filters_use_each_images_own_draws(small_images, backend, op, second, kernel):
+    """Each image is OpenCV's filter2D (mirrored borders, clipped) with the kernel of its own
+    reported draws, drawn per image from the ranges."""
+    res = run(small_images, op, backend, seed=6, alpha=[0.2, 0.8], **{second: [0.4, 1.2]})
+    alphas = [row[0]["alpha"] for row in res.params]
+    assert len(set(np.round(alphas, 6))) == len(alphas) and all(0.2 <= a <= 0.8 for a in alphas)
+    for image, out, rows in zip(small_images, levels(res.images), res.params):
+        assert 0.4 - 1e-6 <= rows[0][second] <= 1.2 + 1e-6
+        expected = np.clip(cv2.filter2D(image.astype(np.float64), -1, kernel(rows[0]["alpha"], rows[0][second]),
+                                        borderType=cv2.BORDER_REFLECT_101), 0, 255)
+        # Kornia in float; DALI and OpenCV round to whole levels.
+        assert np.abs(out - expected).max() <= 0.5 + 1e-3, (backend, rows[0])
+        assert np.abs(out - image).mean() > 2.0
+
+
+@pytest.mark.parametrize("transform,op,params", [
+    (A.Sharpen(), "Sharpen", {"alpha": [0.2, 0.5], "lightness": [0.5, 1.0]}),
+    (A.Emboss(), "Emboss", {"alpha": [0.2, 0.5], "strength": [0.2, 0.7]}),
+    (A.ISONoise(), "ISONoise", {"color_shift": [0.01, 0.05], "intensity": [0.1, 0.5]}),
+])
+def test_albumentations_default_arguments_of_the_kernel_and_noise_filters_import(transform, op, params):
+    chain = wb.Chain.from_albumentations(A.Compose([transform]), strict=True)
+    assert [(s.op, s.p, s.params) for s in chain.steps] == [(op, 0.5, params)]
+
+
+@pytest.mark.parametrize("op,params", [
+    ("Sharpen", {"alpha": [0.1, 0.9], "lightness": [0.7, 2.5]}),
+    ("Emboss", {"alpha": [0.3, 0.4], "strength": [0.0, 3.0]}),
+    ("ISONoise", {"color_shift": [0.0, 0.3], "intensity": [0.2, 1.5]}),
+])
+def test_albumentations_round_trip_of_the_kernel_and_noise_filters(op, params):
+    spec = wb.get_op(op)
+    chain = wb.Chain(seed=2).add(op, p=0.4, **params)
+    back = wb.Chain.from_albumentations(A.Compose([build(spec, chain.steps[0].params)]), strict=True)
+    assert [(s.op, s.p, s.params) for s in back.steps] == [(op, 0.4, chain.steps[0].params)]
+
+
+@pytest.mark.parametrize("transform,words", [
+    (A.Sharpen(method="gaussian"), "method='gaussian'"),
+    (A.Sharpen(lightness=(0.5, 20.0)), "lightness=(0.5, 20.0)"),
+    (A.Emboss(strength=(0.2, 12.0)), "strength=(0.2, 12.0)"),
+])
+def test_kernel_filter_settings_without_an_equivalent_are_listed_with_the_reason(transform, words):
+    with pytest.warns(UserWarning, match="left out"):
+        chain = wb.Chain.from_albumentations(A.Compose([transform]))
+    assert chain.steps == [] and words in chain.unmapped[0].reason
+
+
+def test_albumentations_reports_the_kernel_filters_draws():
+    """A.Sharpen reports alpha and its kernel, A.Emboss only its kernel: the draws are read back."""
+    image = [np.full((32, 32, 3), 100, np.uint8)]
+    sharp = run(image, "Sharpen", "albumentations", seed=1, alpha=[0.3, 0.3], lightness=[0.75, 0.75])
+    assert sharp.params[0][0]["alpha"] == pytest.approx(0.3) and sharp.params[0][0]["lightness"] == pytest.approx(0.75)
+    emboss = run(image, "Emboss", "albumentations", seed=1, alpha=[0.4, 0.4], strength=[0.6, 0.6])
+    assert emboss.params[0][0]["alpha"] == pytest.approx(0.4, abs=1e-6)
+    assert emboss.params[0][0]["strength"] == pytest.approx(0.6, abs=1e-5)

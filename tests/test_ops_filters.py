@@ -253,7 +253,7 @@ ROUND_TRIPS = {
     "GaussianNoise": {"std": [0.02, 0.07]},
     "SaltAndPepper": {"amount": [0.01, 0.05], "salt_vs_pepper": [0.3, 0.7]},
     "JpegCompression": {"quality": [30.0, 90.0]},
-    "MotionBlur": {"kernel_size": [5, 9], "angle": [10.5, 200.25], "direction": [-0.5, 0.75]},
+    "MotionBlur": {"kernel_size": [5, 9], "angle": [10.5, 200.25], "direction": [-0.5, 0.75], "allow_shifted": True},
     "MedianBlur": {"kernel_size": [3, 7]},
     "Erase": {"scale": [0.05, 0.2], "ratio": [0.3, 3.3], "value": 0.2},
     "GridMask": {"tile": 40, "ratio": 0.6, "random_offset": True},
@@ -274,7 +274,6 @@ def test_albumentations_import_gives_back_the_params(op):
 @pytest.mark.parametrize("transform,words", [
     (A.GaussNoise(mean_range=(0.1, 0.1)), "zero-mean noise"),
     (A.MedianBlur(blur_limit=(3, 9)), "'kernel_size' must lie within [3, 7]"),
-    (A.MotionBlur(), "allow_shifted=True"),
     (A.GridDropout(), "GridMask takes a tile in pixels"),
     (A.CoarseDropout(num_holes_range=(2, 2), hole_height_range=(8, 16)), "is in pixels"),
     (A.Erasing(fill="random"), "fills a constant value"),
@@ -355,6 +354,49 @@ def test_motion_blur_kernel_size_is_drawn_per_image(small_images, backend):
         assert np.abs(levels(alone.images)[0] - out).mean() < 0.3
 
 
+def shifted_motion_reference(image, row):
+    """Kornia's motion kernel at the sample's draws, moved by round(shift x (k // 2) / 2) whole
+    pixels along x and y, correlated with mirrored borders (OpenCV's filter2D)."""
+    import cv2
+    import kornia
+
+    k = int(row["kernel_size"])
+    kernel = kornia.filters.get_motion_kernel2d(k, torch.tensor([row["angle"]]), torch.tensor([row["direction"]]),
+                                               mode="nearest")[0].double().numpy()
+    half, margin = k // 2, (k // 2 + 1) // 2
+    dx, dy = (int(torch.round(torch.tensor(row[key], dtype=torch.float32) * half * 0.5)) for key in ("shift_x", "shift_y"))
+    moved = np.zeros((k + 2 * margin,) * 2)
+    moved[margin + dy:margin + dy + k, margin + dx:margin + dx + k] = kernel
+    return cv2.filter2D(image.astype(np.float64), -1, moved, borderType=cv2.BORDER_REFLECT_101), (dx, dy)
+
+
+@pytest.mark.parametrize("backend", ["kornia", "dali"])
+def test_motion_blur_allow_shifted_moves_each_kernel_by_its_own_draw(small_images, backend):
+    res = run(small_images * 2, "MotionBlur", backend, seed=5, kernel_size=[5, 9], allow_shifted=True)
+    moves = []
+    for image, out, rows in zip(small_images * 2, levels(res.images), res.params):
+        d = rows[0]
+        assert -1.0 <= d["shift_x"] <= 1.0 and -1.0 <= d["shift_y"] <= 1.0
+        expected, move = shifted_motion_reference(image, d)
+        moves.append(move)
+        # Kornia in float; DALI rounds to whole levels.
+        assert np.abs(out - expected).max() <= 0.5 + 1e-3, (backend, d)
+    assert len(set(moves)) > 3 and any(dx and dy for dx, dy in moves), moves
+
+
+def test_motion_blur_without_allow_shifted_draws_and_blurs_as_before(small_images):
+    """The flag's default leaves earlier chains' draws, reports and images as they were."""
+    params = {"kernel_size": [3, 7], "angle": [0.0, 360.0], "direction": [-1.0, 1.0]}
+    chain = wb.Chain(seed=3).add("MotionBlur", p=1.0, **params)
+    assert chain.steps[0].params["allow_shifted"] is False
+    for backend in ("kornia", "dali"):
+        res = chain.run(small_images, backend=backend, device="cpu")
+        assert all("shift_x" not in row[0] for row in res.params)
+        for image, out, rows in zip(small_images, levels(res.images), res.params):
+            expected, move = shifted_motion_reference(image, {**rows[0], "shift_x": 0.0, "shift_y": 0.0})
+            assert move == (0, 0) and np.abs(out - expected).max() <= 0.5 + 1e-3
+
+
 @pytest.mark.parametrize("backend", ["kornia", "dali"])
 def test_gaussian_noise_std_is_drawn_per_image(grey, backend):
     res = run(grey * 3, "GaussianNoise", backend, std=[0.02, 0.2])
@@ -400,7 +442,10 @@ def test_chains_saved_with_single_numbers_still_load_as_ranges():
     (A.GaussianBlur(), "GaussianBlur", {"sigma": [0.5, 3.0], "kernel_size": 21}),
     (A.ImageCompression(), "JpegCompression", {"quality": [99.0, 100.0]}),
     (A.MotionBlur(allow_shifted=False), "MotionBlur", {"kernel_size": [3, 7], "angle": [0.0, 360.0],
-                                                       "direction": [-1.0, 1.0]}),
+                                                       "direction": [-1.0, 1.0], "allow_shifted": False}),
+    # Albumentations' default moves the kernel off centre at random.
+    (A.MotionBlur(), "MotionBlur", {"kernel_size": [3, 7], "angle": [0.0, 360.0], "direction": [-1.0, 1.0],
+                                    "allow_shifted": True}),
     (A.MedianBlur(blur_limit=4), "MedianBlur", {"kernel_size": [3, 5]}),
 ])
 def test_albumentations_default_arguments_import(transform, op, params):

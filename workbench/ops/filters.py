@@ -10,7 +10,7 @@ import numpy as np
 
 from ..codegen.literals import Name, call, literal
 from .dali_helpers import RandomOp, assign, uniform
-from .params import Number, Range, Span
+from .params import Flag, Number, Range, Span
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity
 
 
@@ -321,18 +321,35 @@ def _dali_motion(a, c, d):
         f"dtype=types.FLOAT) * ({d01} + (1.0 - 2.0 * {d01}) / fn.cast(2.0 * {r}, dtype=types.FLOAT) "
         f"* fn.cast({col}, dtype=types.FLOAT))",
         f"{kernel} = {kernel} / fn.reductions.sum({kernel})",
-        f"{c.x} = fn.filter({c.x}, {kernel}, border='reflect_101')",
+        *_motion_filter(a, c, d, kernel),
+    ]
+
+
+def _motion_filter(a, c, d, kernel) -> list[str]:
+    """The correlation with each sample's kernel; with `allow_shifted`, the kernel moved by
+    round(shift x (kernel_size // 2) / 2) whole pixels (ties to even, as torch.round) along x and
+    y, as fn.filter's per-sample anchor (the grid's middle less the move)."""
+    if not a["allow_shifted"]:
+        return [f"{c.x} = fn.filter({c.x}, {kernel}, border='reflect_101')"]
+    half, moves, anchor = c.var("half32"), [c.var("move_y"), c.var("move_x")], c.var("anchor")
+    middle = literal(float(a["kernel_size"][1] // 2))
+    lines = [f"{half} = dmath.floor({d['kernel_size']} / 2.0)"]
+    for move, draw in zip(moves, (d["shift_y"], d["shift_x"])):
+        t = f"({draw} * {half} * 0.5)"
+        lines += [f"{move} = dmath.floor({t} + 0.5)",
+                  f"{move} = {move} - fn.cast({move} - {t} == 0.5, dtype=types.FLOAT) * ({move} - 2.0 * "
+                  f"dmath.floor({move} * 0.5))"]
+    return lines + [
+        f"{anchor} = fn.cast(fn.stack({middle} - {moves[0]}, {middle} - {moves[1]}), dtype=types.INT32)",
+        f"{c.x} = fn.filter({c.x}, {kernel}, anchor={anchor}, border='reflect_101')",
     ]
 
 
 def _from_motion_blur(t):
-    if t.allow_shifted:
-        raise ValueError("allow_shifted=True (Albumentations' default) moves the kernel off centre at random; "
-                         "MotionBlur keeps it centred (pass allow_shifted=False)")
     lo, hi = (float(v) for v in t.angle_range)
     dlo, dhi = (float(v) for v in t.direction_range)
     return {"kernel_size": _from_blur_limit(t), "angle": [_short(360.0 - hi), _short(360.0 - lo)],
-            "direction": [-dhi, -dlo]}
+            "direction": [-dhi, -dlo], "allow_shifted": bool(t.allow_shifted)}
 
 
 MOTION_BLUR = OpSpec(
@@ -352,18 +369,24 @@ MOTION_BLUR = OpSpec(
         # could not be turned into one of its ranges.
         Range("angle", "angle range of the line in degrees, counter-clockwise", (0.0, 360.0), lo=0.0, hi=360.0),
         Range("direction", "weighting range along the line (-1, 0 = even, 1)", (-1.0, 1.0), lo=-1.0, hi=1.0),
+        Flag("allow_shifted", "move each sample's kernel off centre by up to (kernel_size // 2) / 2 pixels along x "
+                              "and y (Albumentations' default; reported as shift_x, shift_y in [-1, 1])", False),
     ),
     kornia=KorniaLowering(
         "WbMotionBlur",
         # Kornia's RandomMotionBlur draws one size per batch: WbMotionBlur draws it per sample and runs
         # kornia.filters.motion_blur (mirrored borders, nearest kernel resampling) per size.
+        # allow_shifted is written only when set: chains without it export as before.
         lambda a: {"kernel_size": tuple(a["kernel_size"]), "angle": tuple(a["angle"]),
-                   "direction": tuple(a["direction"])},
-        record={"kernel_size": "kernel_size", "angle": "angle", "direction": "direction"}, local=True,
+                   "direction": tuple(a["direction"]), **({"allow_shifted": True} if a["allow_shifted"] else {})},
+        record={"kernel_size": "kernel_size", "angle": "angle", "direction": "direction", "shift_x": "shift_x",
+                "shift_y": "shift_y"}, local=True,
     ),
     dali=DaliLowering(
         draws=lambda a: {"kernel_size": _odd_choices(*a["kernel_size"]), "angle": uniform(*a["angle"]),
-                         "direction": uniform(*a["direction"])},
+                         "direction": uniform(*a["direction"]),
+                         **({"shift_x": uniform(-1.0, 1.0), "shift_y": uniform(-1.0, 1.0)} if a["allow_shifted"]
+                            else {})},
         apply=_dali_motion,
         note="DALI has no motion blur operator: the exported code builds Kornia's kernel per sample with DALI "
              "arithmetic and convolves with fn.filter (the same image as Kornia's up to rounding)",
@@ -374,14 +397,16 @@ MOTION_BLUR = OpSpec(
         # takes [0, 360]) and puts positive directions on the other end (negated).
         lambda a: {"blur_limit": tuple(a["kernel_size"]),
                    "angle_range": (360.0 - a["angle"][1], 360.0 - a["angle"][0]),
-                   "direction_range": (-a["direction"][1], -a["direction"][0]), "allow_shifted": False},
+                   "direction_range": (-a["direction"][1], -a["direction"][0]),
+                   "allow_shifted": a["allow_shifted"]},
         record=_kernel_record, from_transform=_from_motion_blur,
         note="draws kernel_size points along the line rounded to the grid, with equal weights, and a direction "
              "shortens the line towards one end where Kornia and DALI weight it linearly: the same kernel at "
              "direction 0 on multiples of 45 degrees; elsewhere 0.9-1.9/255 mean abs error from Kornia at "
              "direction 0 and 1-3/255 with a direction (kernel 7, sample photos); it reports only its kernel "
-             "(its size is reported); its default allow_shifted=True (a kernel moved off centre) has no "
-             "equivalent here",
+             "(its size is reported); with allow_shifted it moves the line's points before rounding them and "
+             "clips those that leave the kernel window onto its edge (shortening the line), where Kornia and DALI "
+             "move the whole kernel by whole pixels",
     ),
 )
 

@@ -3,7 +3,8 @@
 Kornia's blurs take one kernel size per batch; Albumentations draws one per image. These
 modules draw the size per sample (an odd size, uniformly among the odd sizes of the range, as
 Albumentations' sample_odd_from_range does) and run Kornia's own filter once per drawn size on
-the samples that drew it. Values are float [0, 1]; borders mirror without the edge pixel.
+the samples that drew it. Values are float [0, 1]; borders mirror without the edge pixel. Also the
+modules of ISONoise (OpenCV's HLS in torch), Sharpen and Emboss (per-sample 3x3 kernels).
 """
 from __future__ import annotations
 
@@ -69,24 +70,43 @@ class WbBoxBlur(K.IntensityAugmentationBase2D):
 class WbMotionBlur(K.IntensityAugmentationBase2D):
     """Kornia's motion blur (kornia.filters.motion_blur, nearest kernel resampling, mirrored
     borders) with the odd kernel size, the angle (degrees, counter-clockwise) and the
-    direction drawn per sample."""
+    direction drawn per sample. `allow_shifted`: each sample's kernel also moves off centre by
+    round(shift x (kernel_size // 2) / 2) pixels along x (columns) and y (rows), `shift_x` and
+    `shift_y` drawn uniformly in [-1, 1] (Albumentations' allow_shifted draw)."""
 
-    def __init__(self, kernel_size=(3, 7), angle=(0.0, 360.0), direction=(-1.0, 1.0), p=0.5):
+    def __init__(self, kernel_size=(3, 7), angle=(0.0, 360.0), direction=(-1.0, 1.0), allow_shifted=False, p=0.5):
         super().__init__(p=p, same_on_batch=False, p_batch=1.0, keepdim=False)
+        self.wb_args = {"kernel_size": tuple(kernel_size), "angle": tuple(angle), "direction": tuple(direction),
+                        "allow_shifted": bool(allow_shifted)}
         self.kernel_range = (int(kernel_size[0]), int(kernel_size[1]))
         self.angle_range, self.direction_range = tuple(angle), tuple(direction)
+        self.allow_shifted = bool(allow_shifted)
 
     def generate_parameters(self, batch_shape):
         count = batch_shape[0]
-        return {"kernel_size": wb_odd_sizes(*self.kernel_range, count, self.device),
-                "angle": wb_uniform(*self.angle_range, count, self.device),
-                "direction": wb_uniform(*self.direction_range, count, self.device)}
+        out = {"kernel_size": wb_odd_sizes(*self.kernel_range, count, self.device),
+               "angle": wb_uniform(*self.angle_range, count, self.device),
+               "direction": wb_uniform(*self.direction_range, count, self.device)}
+        if self.allow_shifted:
+            out["shift_x"] = wb_uniform(-1.0, 1.0, count, self.device)
+            out["shift_y"] = wb_uniform(-1.0, 1.0, count, self.device)
+        return out
 
     def apply_transform(self, input, params, flags, transform=None):
         def blur(x, k, index):
             angle = params["angle"].to(x.device, x.dtype).index_select(0, index)
             direction = params["direction"].to(x.device, x.dtype).index_select(0, index)
-            return kornia.filters.motion_blur(x, k, angle, direction, border_type="reflect", mode="nearest")
+            if not self.allow_shifted:
+                return kornia.filters.motion_blur(x, k, angle, direction, border_type="reflect", mode="nearest")
+            kernel = kornia.filters.get_motion_kernel2d(k, angle, direction, mode="nearest")
+            # The kernel placed in a window wide enough for the largest move, moved by whole pixels.
+            half, margin = k // 2, (k // 2 + 1) // 2
+            moved = torch.zeros(x.shape[0], k + 2 * margin, k + 2 * margin, device=x.device, dtype=x.dtype)
+            for n, at in enumerate(index.cpu().tolist()):
+                dx = int(torch.round(params["shift_x"][at].float().cpu() * half * 0.5))
+                dy = int(torch.round(params["shift_y"][at].float().cpu() * half * 0.5))
+                moved[n, margin + dy:margin + dy + k, margin + dx:margin + dx + k] = kernel[n]
+            return kornia.filters.filter2d(x, moved, border_type="reflect")
 
         return wb_by_size(input, params, params["kernel_size"].cpu(), blur)
 
@@ -185,3 +205,139 @@ class WbCoarseDropout(K.IntensityAugmentationBase2D):
         x, y, w, h = (params[k].to(input.device, input.dtype)[..., None, None] for k in ("x", "y", "width", "height"))
         inside = ((rows >= y) & (rows < y + h) & (cols >= x) & (cols < x + w)).any(dim=1, keepdim=True)
         return torch.where(inside, torch.full_like(input, self.value), input)
+
+
+def wb_rgb_to_hls(x):
+    """OpenCV's float RGB -> HLS (cv2.COLOR_RGB2HLS) of a (B, 3, H, W) batch in [0, 1]: hue in
+    degrees [0, 360), lightness (max + min) / 2 and saturation in [0, 1], each (B, H, W)."""
+    r, g, b = x[:, 0], x[:, 1], x[:, 2]
+    high = torch.maximum(torch.maximum(r, g), b)
+    low = torch.minimum(torch.minimum(r, g), b)
+    light, diff = (high + low) * 0.5, high - low
+    some = diff > 1.1920929e-07  # OpenCV leaves hue and saturation 0 below FLT_EPSILON
+    one = torch.ones_like(diff)
+    denominator = torch.where(light < 0.5, high + low, 2.0 - high - low)
+    sat = torch.where(some, diff / torch.where(some, denominator, one), torch.zeros_like(diff))
+    scale = 60.0 / torch.where(some, diff, one)
+    hue = torch.where(high == r, (g - b) * scale,
+                      torch.where(high == g, (b - r) * scale + 120.0, (r - g) * scale + 240.0))
+    hue = torch.where(hue < 0.0, hue + 360.0, hue)
+    return torch.where(some, hue, torch.zeros_like(hue)), light, sat
+
+
+def wb_hls_to_rgb(hue, light, sat):
+    """HLS (hue in degrees, any value: it wraps) -> RGB (B, 3, H, W), as cv2.COLOR_HLS2RGB:
+    channel n of (R, G, B) is L - a max(-1, min(k - 3, 9 - k, 1)) with a = S min(L, 1 - L),
+    k = (n + hue / 30) mod 12 and n = 0, 8, 4."""
+    a = sat * torch.minimum(light, 1.0 - light)
+    out = []
+    for n in (0.0, 8.0, 4.0):
+        k = torch.remainder(n + hue / 30.0, 12.0)
+        out.append(light - a * torch.clamp(torch.minimum(k - 3.0, 9.0 - k), -1.0, 1.0))
+    return torch.stack(out, dim=1)
+
+
+def wb_poisson(rate, uniform):
+    """Poisson counts of mean `rate` (per sample, (B,)) from uniform draws (B, H, W) by the inverse
+    of the distribution function: the count is the number of k >= 0 with P(X <= k) < u."""
+    rate = rate.double().view(-1, 1, 1)
+    u = uniform.double()
+    term = torch.exp(-rate)
+    cdf, count = term.clone(), torch.zeros_like(u)
+    for k in range(1, 1000):
+        below = u > cdf
+        if not bool(below.any()):
+            break
+        count = count + below.to(count.dtype)
+        term = term * rate / k
+        cdf = cdf + term
+    return count
+
+
+class WbISONoise(K.IntensityAugmentationBase2D):
+    """Albumentations' ISONoise (camera sensor noise) on RGB in [0, 1]: in OpenCV's HLS, the
+    lightness L of each pixel grows by n x intensity x (1 - L), n Poisson-distributed with mean
+    intensity x (the image's standard deviation of L), and the hue (in degrees) moves by a normal
+    draw of standard deviation color_shift x intensity; back to RGB, clipped to [0, 1].
+    `color_shift` and `intensity` are drawn per sample from their (low, high) ranges."""
+
+    def __init__(self, color_shift=(0.01, 0.05), intensity=(0.1, 0.5), p=0.5):
+        super().__init__(p=p, same_on_batch=False, p_batch=1.0, keepdim=False)
+        self.wb_args = {"color_shift": tuple(color_shift), "intensity": tuple(intensity)}
+        self.color_shift_range = (float(color_shift[0]), float(color_shift[1]))
+        self.intensity_range = (float(intensity[0]), float(intensity[1]))
+
+    def generate_parameters(self, batch_shape):
+        count, height, width = batch_shape[0], batch_shape[-2], batch_shape[-1]
+        return {"color_shift": wb_uniform(*self.color_shift_range, count, self.device),
+                "intensity": wb_uniform(*self.intensity_range, count, self.device),
+                "iso_uniform": torch.rand(count, height, width, device=self.device),
+                "iso_normal": torch.randn(count, height, width, device=self.device)}
+
+    def apply_transform(self, input, params, flags, transform=None):
+        intensity = params["intensity"].to(input.device, input.dtype)
+        shift = params["color_shift"].to(input.device, input.dtype)
+        hue, light, sat = wb_rgb_to_hls(input.clamp(0.0, 1.0))
+        spread = light.flatten(1).std(dim=1, unbiased=False)
+        counts = wb_poisson(spread * intensity, params["iso_uniform"].to(input.device)).to(input.dtype)
+        light = (light + counts * intensity.view(-1, 1, 1) * (1.0 - light)).clamp(0.0, 1.0)
+        hue = hue + params["iso_normal"].to(input.device, input.dtype) * (shift * intensity).view(-1, 1, 1)
+        return wb_hls_to_rgb(hue, light, sat).clamp(0.0, 1.0)
+
+
+def wb_blend_kernels(alpha, effect):
+    """Per-sample 3x3 kernels (1 - alpha) x identity + alpha x effect, effect (B, 3, 3)."""
+    identity = torch.zeros_like(effect)
+    identity[:, 1, 1] = 1.0
+    alpha = alpha.view(-1, 1, 1)
+    return (1.0 - alpha) * identity + alpha * effect
+
+
+def wb_correlate3(input, kernels):
+    """Correlation of each sample with its own 3x3 kernel, mirrored borders, clipped to [0, 1]
+    (OpenCV's filter2D into the image's own type, as Albumentations' convolve)."""
+    return kornia.filters.filter2d(input, kernels.to(input.device, input.dtype), border_type="reflect").clamp(0.0, 1.0)
+
+
+class WbSharpen(K.IntensityAugmentationBase2D):
+    """Albumentations' Sharpen (method 'kernel'): correlate with (1 - alpha) x identity + alpha x
+    [[-1, -1, -1], [-1, 8 + lightness, -1], [-1, -1, -1]], alpha and lightness drawn per sample."""
+
+    def __init__(self, alpha=(0.2, 0.5), lightness=(0.5, 1.0), p=0.5):
+        super().__init__(p=p, same_on_batch=False, p_batch=1.0, keepdim=False)
+        self.wb_args = {"alpha": tuple(alpha), "lightness": tuple(lightness)}
+        self.alpha_range, self.lightness_range = tuple(alpha), tuple(lightness)
+
+    def generate_parameters(self, batch_shape):
+        count = batch_shape[0]
+        return {"alpha": wb_uniform(*self.alpha_range, count, self.device),
+                "lightness": wb_uniform(*self.lightness_range, count, self.device)}
+
+    def apply_transform(self, input, params, flags, transform=None):
+        lightness = params["lightness"].double()
+        effect = -torch.ones(lightness.shape[0], 3, 3, dtype=torch.float64, device=lightness.device)
+        effect[:, 1, 1] = 8.0 + lightness
+        return wb_correlate3(input, wb_blend_kernels(params["alpha"].double(), effect))
+
+
+class WbEmboss(K.IntensityAugmentationBase2D):
+    """Albumentations' Emboss: correlate with (1 - alpha) x identity + alpha x
+    [[-1 - s, -s, 0], [-s, 1, s], [0, s, 1 + s]], alpha and the strength s drawn per sample."""
+
+    def __init__(self, alpha=(0.2, 0.5), strength=(0.2, 0.7), p=0.5):
+        super().__init__(p=p, same_on_batch=False, p_batch=1.0, keepdim=False)
+        self.wb_args = {"alpha": tuple(alpha), "strength": tuple(strength)}
+        self.alpha_range, self.strength_range = tuple(alpha), tuple(strength)
+
+    def generate_parameters(self, batch_shape):
+        count = batch_shape[0]
+        return {"alpha": wb_uniform(*self.alpha_range, count, self.device),
+                "strength": wb_uniform(*self.strength_range, count, self.device)}
+
+    def apply_transform(self, input, params, flags, transform=None):
+        s = params["strength"].double().view(-1, 1, 1)
+        ramp = torch.tensor([[-1.0, -1.0, 0.0], [-1.0, 0.0, 1.0], [0.0, 1.0, 1.0]], dtype=torch.float64,
+                            device=s.device)
+        base = torch.tensor([[-1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], dtype=torch.float64,
+                            device=s.device)
+        return wb_correlate3(input, wb_blend_kernels(params["alpha"].double(), base + s * ramp))
