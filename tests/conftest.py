@@ -48,6 +48,28 @@ def small_folder(tmp_path_factory, small_images) -> Path:
     return folder
 
 
+@pytest.fixture(scope="session")
+def square_images(sample_images) -> list[np.ndarray]:
+    """The first eight sample photos cut to their central square (sizes differ between photos),
+    for ops with `square_input` (RandomRotate90, Transpose)."""
+    out = []
+    for img in sample_images[:8]:
+        h, w = img.shape[:2]
+        side = min(h, w)
+        out.append(img[(h - side) // 2:(h - side) // 2 + side, (w - side) // 2:(w - side) // 2 + side].copy())
+    return out
+
+
+@pytest.fixture(scope="session")
+def square_folder(tmp_path_factory, small_images) -> Path:
+    """The small images cut to their central 96x96 square, as lossless PNG files in the same
+    order (for ops with `square_input`)."""
+    folder = tmp_path_factory.mktemp("square_images")
+    for i, img in enumerate(small_images):
+        Image.fromarray(np.ascontiguousarray(img[:, 16:112])).save(folder / f"img_{i:02d}.png")
+    return folder
+
+
 @pytest.fixture
 def design_chain() -> wb.Chain:
     return wb.Chain.from_dict(DESIGN_CHAIN)

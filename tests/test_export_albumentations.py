@@ -26,7 +26,8 @@ def light_chain():
 
 
 @pytest.mark.parametrize("op", ALBUMENTATIONS_OPS)
-def test_every_albumentations_op_save_equals_run(op, small_folder, tmp_path):
+def test_every_albumentations_op_save_equals_run(op, small_folder, square_folder, tmp_path):
+    folder = square_folder if wb.get_op(op).square_input else small_folder
     # Seeded by the op's name (PYTHONHASHSEED varies `hash`): the same parameters every run.
     rng = np.random.default_rng(sum(op.encode()))
     step = random_step_dict(op, rng, p=None if wb.get_op(op).always_applies else 0.7)
@@ -34,7 +35,7 @@ def test_every_albumentations_op_save_equals_run(op, small_folder, tmp_path):
     steps = [step] + ([{"op": "HorizontalFlip", "p": 0.5}] if wb.get_op("HorizontalFlip").supports("albumentations")
                       else [])
     chain = wb.Chain.from_dict({"seed": 11, "steps": steps})
-    assert_save_equals_run(chain, small_folder, tmp_path, seeds=(0, 2024), backend="albumentations")
+    assert_save_equals_run(chain, folder, tmp_path, seeds=(0, 2024), backend="albumentations")
 
 
 def test_mixed_size_photos(tmp_path, light_chain):

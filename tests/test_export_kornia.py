@@ -14,11 +14,12 @@ import workbench as wb
 from conftest import class_folder, import_export, imported_modules, assert_bench_output, DESIGN_CHAIN, ENV, ROOT, assert_save_equals_run, random_step_dict, run_script
 
 @pytest.mark.parametrize("op", wb.list_ops(backend="kornia"))
-def test_every_op_save_equals_run(op, small_folder, tmp_path):
+def test_every_op_save_equals_run(op, small_folder, square_folder, tmp_path):
+    folder = square_folder if wb.get_op(op).square_input else small_folder
     rng = np.random.default_rng(abs(hash(op)) % 2**32)
     step = random_step_dict(op, rng, p=None if wb.get_op(op).always_applies else 0.7)
     chain = wb.Chain.from_dict({"seed": 11, "steps": [step, {"op": "HorizontalFlip", "p": 0.5}]})
-    assert_save_equals_run(chain, small_folder, tmp_path, seeds=(0, 2024))
+    assert_save_equals_run(chain, folder, tmp_path, seeds=(0, 2024))
 
 
 def test_design_chain_on_mixed_size_photos(tmp_path):
@@ -28,7 +29,8 @@ def test_design_chain_on_mixed_size_photos(tmp_path):
 
 def test_long_random_chains(small_folder, tmp_path):
     rng = np.random.default_rng(5)
-    ops = [op for op in wb.list_ops(backend="kornia") if not wb.get_op(op).fixes_size]
+    ops = [op for op in wb.list_ops(backend="kornia") if not wb.get_op(op).fixes_size
+           and not wb.get_op(op).square_input]
     steps = [random_step_dict(str(op), rng) for op in rng.choice(ops, size=8, replace=False)]
     steps.insert(3, {"op": "Resize", "params": {"size": [72, 80]}})
     steps[5]["enabled"] = False

@@ -387,7 +387,7 @@ def test_pad_if_needed_keeps_mixed_sizes_apart_and_a_later_crop_sees_the_padded_
 @pytest.mark.parametrize("transform,reason", [
     (A.PadIfNeeded(64, 64, position="random"), r"position='random': the op places the image at one of center"),
     (A.PadIfNeeded(None, None, pad_height_divisor=32, pad_width_divisor=32), r"pad_height_divisor"),
-    (A.PadIfNeeded(64, 64, border_mode=cv2.BORDER_REFLECT_101), r"border_mode=4: the op pads with a constant"),
+    (A.PadIfNeeded(64, 64, border_mode=cv2.BORDER_REFLECT_101, position="random"), r"position='random'"),
     (A.PadIfNeeded(64, 64, fill=(0, 10, 20)), r"differs per channel"),
     (A.LongestMaxSize(max_size=[256, 320]), r"picks a size per image from a list"),
     (A.SmallestMaxSize(max_size_hw=(256, None)), r"max_size_hw=\(256, None\)"),
@@ -447,3 +447,177 @@ def test_a_detection_recipe_imports_and_runs_on_the_gpu_engines(sample_images):
     unflipped.steps.pop()
     original = [A.Compose(pipeline.transforms[:2])(image=image)["image"] for image in photos]
     assert np.array_equal(unflipped.run(photos, backend="albumentations").images, np.stack(original))
+
+
+# ----- RandomRotate90 and Transpose (square images) -----------------------------------------------
+@pytest.mark.parametrize("backend", wb.get_op("RandomRotate90").backends)
+def test_random_rotate90_turns_each_image_by_its_reported_k_counter_clockwise(backend):
+    images = noise(24, 9, 9, seed=5)
+    res = run("RandomRotate90", images, backend, seed=1)
+    ks = []
+    for image, out, rows in zip(images, res.images, res.params):
+        k = rows[0]["k"]
+        assert k in (0.0, 1.0, 2.0, 3.0)
+        assert np.array_equal(levels(out), np.rot90(image, int(k)))
+        ks.append(int(k))
+    # Counter-clockwise: with k = 1 the top row becomes the left column, read bottom to top.
+    first = next(n for n, k in enumerate(ks) if k == 1)
+    assert np.array_equal(levels(res.images[first])[::-1, 0], images[first][0])
+    assert set(ks) == {0, 1, 2, 3}, f"k should be drawn per image from 0..3, got {ks}"
+
+
+@pytest.mark.parametrize("backend", wb.get_op("Transpose").backends)
+def test_transpose_swaps_rows_and_columns_where_it_applies(backend):
+    images = noise(16, 7, 7, seed=6)
+    res = wb.Chain(seed=2).add("Transpose", p=0.5).run(images, backend=backend)
+    applied = [rows[0]["applied"] for rows in res.params]
+    for image, out, done in zip(images, res.images, applied):
+        assert np.array_equal(levels(out), image.transpose(1, 0, 2) if done else image)
+    assert 0 < sum(applied) < len(images)
+
+
+@pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
+@pytest.mark.parametrize("op", ["RandomRotate90", "Transpose"])
+def test_quarter_turns_refuse_non_square_images_and_name_the_fix(op, backend, small_images):
+    with pytest.raises(wb.InputError, match=rf"step 1 \({op}\) swaps height and width on some samples only, so "
+                                            r"its input must be square, but image 0 is 96x128 there; add a square "
+                                            r"crop or Resize \(e.g. CenterCrop \[96, 96\]\) before step 1"):
+        wb.Chain().add(op).run(small_images, backend=backend)
+    # After a square crop the same chain runs, one size for the whole batch.
+    out = wb.Chain().add("CenterCrop", size=[96, 96]).add(op, p=1.0).run(small_images, backend=backend).images
+    assert np.asarray(out).shape == (6, 96, 96, 3)
+
+
+def test_random_rotate90_runs_on_square_photos_of_several_sizes(square_images):
+    photos = square_images[:4]
+    assert len({p.shape for p in photos}) > 1
+    for backend in ("kornia", "dali"):
+        res = run("RandomRotate90", photos, backend, seed=4)
+        for image, out, rows in zip(photos, res.images, res.params):
+            assert np.array_equal(levels(out), np.rot90(image, int(rows[0]["k"])))
+
+
+def test_kornia_quarter_turn_matrices_say_where_each_pixel_went():
+    """The modules' transformation matrices (pixel centres at integers) move a pixel where the image moved it:
+    Kornia uses them for boxes and keypoints."""
+    import torch
+    from workbench.codegen.kornia_modules.geometric import WbRandomRotate90, WbTranspose
+
+    torch.manual_seed(0)
+    x = torch.rand(8, 3, 5, 5)
+    for module in (WbRandomRotate90(p=1.0), WbTranspose(p=1.0)):
+        out = module(x)
+        matrix = module.transform_matrix
+        for n in range(8):
+            for (px, py) in ((0, 0), (1, 3), (4, 2)):
+                qx, qy, _ = (matrix[n] @ torch.tensor([px, py, 1.0])).round().long().tolist()
+                assert torch.equal(out[n, :, qy, qx], x[n, :, py, px])
+
+
+def test_quarter_turns_import_from_albumentations_and_run_like_it():
+    pipeline = A.Compose([A.Resize(32, 32), A.RandomRotate90(p=0.5), A.Transpose(p=0.3)], seed=3)
+    chain = wb.Chain.from_albumentations(pipeline)
+    assert [(s.op, s.p) for s in chain.steps] == [("Resize", 1.0), ("RandomRotate90", 0.5), ("Transpose", 0.3)]
+    assert not chain.unmapped
+    images = noise(12, 20, 40, seed=8)
+    for backend in ("kornia", "dali", "albumentations"):
+        res = chain.run(images, backend=backend)
+        resized = wb.Chain().add("Resize", **chain.steps[0].params).run(images, backend=backend).images
+        for before, out, rows in zip(resized, res.images, res.params):
+            turned = np.rot90(levels(before), int(rows[1]["k"])) if rows[1]["applied"] else levels(before)
+            expected = turned.transpose(1, 0, 2) if rows[2]["applied"] else turned
+            assert np.array_equal(levels(out), expected), backend
+
+
+# ----- PerspectiveZoom (A.Perspective) ------------------------------------------------------------
+def frame_corners(row, height, width) -> np.ndarray:
+    """The input quadrilateral a sample zoomed into: the reported matrix's inverse at the frame's corners."""
+    inverse = np.linalg.inv(np.asarray(row["matrix"], dtype=np.float64).reshape(3, 3))
+    frame = np.array([[0, 0, 1], [width, 0, 1], [width, height, 1], [0, height, 1]], dtype=np.float64)
+    points = frame @ inverse.T
+    return points[:, :2] / points[:, 2:]
+
+
+@pytest.mark.parametrize("backend", wb.get_op("PerspectiveZoom").backends)
+def test_perspective_zoom_draws_corners_as_albumentations(backend):
+    """Each corner moves inwards by |N(0, sigma)| mod 0.32 of the size; the matrix and max_size are what
+    A.Perspective computes from those corners (its own compute_perspective_params)."""
+    from albumentations.augmentations.geometric import functional as fgeometric
+
+    height, width, sigma = 40, 50, 0.05
+    images = noise(48, height, width, seed=9)
+    res = run("PerspectiveZoom", images, backend, seed=5, scale=[sigma, sigma])
+    jitters = []
+    for rows in res.params:
+        points = frame_corners(rows[0], height, width)
+        jitter = np.abs(points / [width, height] - [[0, 0], [1, 0], [1, 1], [0, 1]])
+        assert (jitter < 0.32 + 1e-4).all()
+        jitters.append(jitter)
+        matrix, max_w, max_h = fgeometric.compute_perspective_params(points.astype(np.float32), (height, width))
+        np.testing.assert_allclose(np.asarray(rows[0]["matrix"]).reshape(3, 3), matrix, rtol=1e-4, atol=1e-4)
+        assert rows[0]["max_size"] == [float(max_h), float(max_w)]
+    # |N(0, sigma)| has mean sigma * sqrt(2 / pi) (384 draws: about 3% standard error).
+    assert np.mean(jitters) == pytest.approx(sigma * math.sqrt(2 / math.pi), rel=0.12)
+    assert len({tuple(np.round(j.ravel(), 4)) for j in jitters}) == len(jitters), "corners repeat between images"
+
+
+@pytest.mark.parametrize("backend", wb.get_op("PerspectiveZoom").backends)
+def test_perspective_zoom_output_is_albumentations_warp_at_the_reported_draws(backend, small_images):
+    """Albumentations' own warp (its functional `perspective`, keep_size=True) at each sample's reported
+    matrix and max_size gives the image, within 8-bit rounding."""
+    from albumentations.augmentations.geometric import functional as fgeometric
+
+    res = run("PerspectiveZoom", small_images, backend, seed=2, scale=[0.05, 0.1])
+    for image, out, rows in zip(small_images, res.images, res.params):
+        max_h, max_w = (int(s) for s in rows[0]["max_size"])
+        expected = fgeometric.perspective(image.astype(np.float32), np.asarray(rows[0]["matrix"]).reshape(3, 3),
+                                          max_w, max_h,
+                                          0, cv2.BORDER_CONSTANT, True, cv2.INTER_LINEAR)
+        assert np.abs(unit(out) - expected / 255.0)[2:-2, 2:-2].mean() < 0.35 / 255
+        assert max_h < 96 and max_w < 128  # a zoom into an inner quadrilateral, never out
+
+
+def test_perspective_imports_from_albumentations_and_refuses_what_the_op_cannot_do():
+    chain = wb.Chain.from_albumentations([A.Perspective(), A.Perspective(scale=0.2, interpolation=cv2.INTER_NEAREST,
+                                                                         p=1.0)])
+    assert [(s.op, s.p) for s in chain.steps] == [("PerspectiveZoom", 0.5), ("PerspectiveZoom", 1.0)]
+    assert chain.steps[0].params == {"scale": [0.05, 0.1], "interpolation": "bilinear"}
+    assert chain.steps[1].params == {"scale": [0.0, 0.2], "interpolation": "nearest"}
+    for transform, reason in [(A.Perspective(keep_size=False), r"keep_size=False returns an image of the "
+                                                                r"quadrilateral's own size"),
+                              (A.Perspective(fit_output=True), r"fit_output=True grows the canvas"),
+                              (A.Perspective(border_mode=cv2.BORDER_REFLECT_101), r"border_mode=4")]:
+        with pytest.warns(UserWarning, match="left out"):
+            chain = wb.Chain.from_albumentations([transform])
+        assert chain.steps == [] and re.search(reason, chain.unmapped[0].reason), chain.unmapped[0].reason
+
+
+# ----- PadBorderIfNeeded (A.PadIfNeeded with a border made from the image) ---------------------------
+@pytest.mark.parametrize("mode,flag", [("reflect_101", cv2.BORDER_REFLECT_101), ("reflect", cv2.BORDER_REFLECT),
+                                       ("replicate", cv2.BORDER_REPLICATE), ("wrap", cv2.BORDER_WRAP)])
+@pytest.mark.parametrize("backend", wb.get_op("PadBorderIfNeeded").backends)
+def test_pad_border_if_needed_equals_albumentations_even_wider_than_the_image(backend, mode, flag):
+    """Sides padded by several times their length (7 -> 27) repeat the reflection as OpenCV does."""
+    images = noise(3, 5, 7, seed=3) + noise(1, 30, 9, seed=4)
+    for position in ("center", "top_right"):
+        res = run("PadBorderIfNeeded", images, backend, min_size=[25, 27], position=position, border_mode=mode)
+        reference = A.PadIfNeeded(25, 27, position=position, border_mode=flag, p=1.0)
+        for image, out, rows in zip(images, res.images, res.params):
+            expected = reference(image=image)["image"]
+            assert np.array_equal(levels(out), expected)
+            left, right, top, bottom = (int(v) for v in rows[0]["padding"])
+            assert np.array_equal(levels(out)[top:top + image.shape[0], left:left + image.shape[1]], image)
+
+
+def test_pad_if_needed_imports_to_the_op_for_its_border_mode():
+    chain = wb.Chain.from_albumentations([
+        A.PadIfNeeded(min_height=40, min_width=40, border_mode=cv2.BORDER_REFLECT_101),
+        A.PadIfNeeded(min_height=40, min_width=48, border_mode=cv2.BORDER_REPLICATE, position="bottom_left"),
+        A.PadIfNeeded(min_height=40, min_width=40, border_mode=cv2.BORDER_CONSTANT, fill=51)])
+    assert [s.op for s in chain.steps] == ["PadBorderIfNeeded", "PadBorderIfNeeded", "PadIfNeeded"]
+    assert chain.steps[0].params == {"min_size": [40, 40], "position": "center", "border_mode": "reflect_101"}
+    assert chain.steps[1].params == {"min_size": [40, 48], "position": "bottom_left", "border_mode": "replicate"}
+    assert chain.steps[2].params["fill"] == 0.2 and not chain.unmapped
+    with pytest.raises(wb.UnsupportedOpError, match=r"PadBorderIfNeeded cannot run on dali: .*DALI has no "
+                                                    r"reflecting or replicating pad"):
+        chain.run(noise(2, 32, 32), backend="dali")

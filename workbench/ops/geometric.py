@@ -520,7 +520,7 @@ AFFINE = OpSpec(
                                               (-a["translate"][1], a["translate"][1])),
                    "shear": _axes(a["shear"], (0.0, 0.0)), "interpolation": _CV_INTERP[a["interpolation"]],
                    **_ZERO_BORDER},
-        record=_affine_record, from_transform=_affine_from,
+        record=_affine_record, from_transform=_affine_from, also_imports=("ShiftScaleRotate",),
         note="shears after rotating where Kornia and DALI shear first: with both a rotation and a shear the "
              "warps differ; shifts are whole pixels (fraction * size truncated). A.ShiftScaleRotate imports "
              "here too (shift_limit, scale_limit + 1, rotate_limit negated: Albumentations turns "
@@ -765,7 +765,8 @@ PERSPECTIVE = OpSpec(
     ),
     unsupported={"albumentations": "A.Perspective zooms into a random inner quadrilateral (corners pushed "
                                    "outwards, normally distributed) instead of moving the corners inwards over a "
-                                   "zero fill, and its params lack the image size its corners would need"},
+                                   "zero fill, and its params lack the image size its corners would need; "
+                                   "PerspectiveZoom is A.Perspective's op"},
 )
 
 # ----- size-dependent pads and resizes (A.PadIfNeeded, A.LongestMaxSize, A.SmallestMaxSize) -------
@@ -785,7 +786,8 @@ def _fill_from(t) -> float:
     return round(value / 255.0, 6)
 
 
-def _pad_if_needed_from(t):
+def _pad_placement_from(t) -> dict:
+    """A.PadIfNeeded's size and placement, refusing what the pad ops cannot express."""
     if t.pad_height_divisor is not None or t.pad_width_divisor is not None:
         raise ValueError("pad_height_divisor/pad_width_divisor pad to a multiple of a number; the op pads to "
                          "min_height x min_width")
@@ -794,10 +796,13 @@ def _pad_if_needed_from(t):
     if t.position not in _POSITIONS:
         raise ValueError(f"position={t.position!r}: the op places the image at one of {', '.join(_POSITIONS)} "
                          "(a random place: see Pad)")
+    return {"min_size": [int(t.min_height), int(t.min_width)], "position": str(t.position)}
+
+
+def _pad_if_needed_from(t):
     if int(t.border_mode) != 0:
-        raise ValueError(f"border_mode={t.border_mode}: the op pads with a constant (cv2.BORDER_CONSTANT); "
-                         "DALI has no reflecting pad")
-    return {"min_size": [int(t.min_height), int(t.min_width)], "position": str(t.position), "fill": _fill_from(t)}
+        return None  # a border made from the image: PadBorderIfNeeded
+    return {**_pad_placement_from(t), "fill": _fill_from(t)}
 
 
 def _dali_pad_if_needed(a, c, d):
@@ -947,5 +952,271 @@ def _max_size_spec(longest: bool) -> SizedOpSpec:
 LONGEST_MAX_SIZE = _max_size_spec(longest=True)
 SMALLEST_MAX_SIZE = _max_size_spec(longest=False)
 
+
+
+# ----- quarter turns and the transpose (A.RandomRotate90, A.Transpose): square images only -------
+def _dali_quarter_turns(a, c, d):
+    """np.rot90 by the drawn k as one exact whole-pixel gather: the output pixel (x, y) (DALI's
+    pixel-edge coordinates, side N) reads the input at T^s F(x, y), with F the flips h (x -> N - x)
+    and v (y -> N - y) and T the transpose where s = 1. k = 1: s = 1, v = 1; k = 2: h = v = 1;
+    k = 3: s = 1, h = 1 (so s = k mod 2, h = floor(k / 2), v = s xor h). Entries 0, +-1 and N map
+    pixel centres onto pixel centres, so nearest-neighbour sampling copies pixels exactly."""
+    v = c.var
+    k, s, h, f = d["k"], v("s"), v("h"), v("v")
+    n = c.width
+    return [
+        f"{h} = dmath.floor({k} * 0.5)",
+        f"{s} = {k} - 2.0 * {h}",
+        f"{f} = dmath.abs({s} - {h})",
+        f"{v('matrix')} = fn.reshape(fn.stack("
+        f"(1.0 - {s}) * (1.0 - 2.0 * {h}), {s} * (1.0 - 2.0 * {f}), ((1.0 - {s}) * {h} + {s} * {f}) * {n}, "
+        f"{s} * (1.0 - 2.0 * {h}), (1.0 - {s}) * (1.0 - 2.0 * {f}), ({s} * {h} + (1.0 - {s}) * {f}) * {n}), "
+        f"shape=[2, 3])",
+        assign(c.x, "fn.warp_affine", {"matrix": v("matrix"), "inverse_map": True, "fill_value": 0.0,
+                                       "interp_type": INTERP["nearest"]}),
+    ]
+
+
+def _reference_rotate90(image, row):
+    """The image turned by the reported k quarter turns, counter-clockwise (np.rot90)."""
+    return np.rot90(np.asarray(image, dtype=np.float64) / 255.0, int(round(float(row["k"]))))
+
+
+def _no_settings_from(name):
+    def from_transform(t):
+        return {}
+    from_transform.__doc__ = f"A.{name} takes only p: the op's parameters are the defaults."
+    return from_transform
+
+
+RANDOM_ROTATE90 = OpSpec(
+    name="RandomRotate90", family="geometric", square_input=True,
+    # k is drawn per sample: each backend is checked against np.rot90 at its own reported k.
+    # Measured: exact on all three backends (0/255).
+    parity=Parity(border=0, mae=1e-6, reference=_reference_rotate90),
+    doc="Turn each image by k quarter turns counter-clockwise (np.rot90, A.RandomRotate90), k drawn uniformly "
+        "from 0, 1, 2, 3 per image (so k = 0 leaves a quarter of the images as they are even with p = 1). "
+        "The images must be square at this step (odd turns swap height and width). Reported as k.",
+    kornia=KorniaLowering("WbRandomRotate90", lambda a: {}, record={"k": "k"}, local=True),
+    dali=DaliLowering(
+        needs_size=True,
+        draws=lambda a: {"k": RandomOp("fn.random.uniform", {"values": [0.0, 1.0, 2.0, 3.0]})},
+        apply=_dali_quarter_turns,
+    ),
+    albumentations=AlbumentationsLowering("RandomRotate90", lambda a: {}, record={"factor": "k"},
+                                          from_transform=_no_settings_from("RandomRotate90")),
+)
+
+TRANSPOSE = OpSpec(
+    name="Transpose", family="geometric", default_p=0.5, square_input=True,
+    # Measured: identical on all three backends (0/255).
+    parity=Parity(border=0, mae=1e-6),
+    doc="Swap rows and columns: mirror the image over its main diagonal (A.Transpose). The images must be "
+        "square at this step (height and width swap for the images it applies to).",
+    kornia=KorniaLowering("WbTranspose", lambda a: {}, local=True),
+    dali=DaliLowering(apply=lambda a, c, d: [assign(c.x, "fn.transpose", {"perm": (1, 0, 2),
+                                                                          "transpose_layout": False})]),
+    albumentations=AlbumentationsLowering("Transpose", lambda a: {}, from_transform=_no_settings_from("Transpose")),
+)
+
+
+# ----- A.Perspective: zoom into a random inner quadrilateral --------------------------------------
+def _dali_perspective_zoom(a, c, d):
+    """A.Perspective (keep_size=True) as WbPerspectiveZoom draws it: corner jitter |z * sigma| mod
+    0.32 (z standard normal), the corners tl, tr, br, bl inwards from the frame's, max_width /
+    max_height the longer opposite sides floored. The warp's output-to-input map is the unit-square
+    map Q onto those corners (Heckbert's closed form) after diag(max_w / W^2, max_h / H^2) (the
+    frame to the unit square, undoing the stretch), in pixel centres at integers, then moved to
+    DALI's pixel-edge coordinates. The reported `matrix` (corners -> frame, as A's) is
+    diag(W, H, 1) adj(Q), scaled so that its last entry is 1."""
+    v = c.var
+    jit, sigma = v("jitter"), d["_sigma"]
+    w, h = c.width, c.height
+    lines = [
+        f"{v('abs')} = dmath.abs({d['_z']} * {sigma})",
+        f"{jit} = {v('abs')} - 0.32 * dmath.floor({v('abs')} / 0.32)",
+    ]
+    corners = ((f"{jit}[0, 0]", f"{jit}[0, 1]"), (f"(1.0 - {jit}[1, 0])", f"{jit}[1, 1]"),
+               (f"(1.0 - {jit}[2, 0])", f"(1.0 - {jit}[2, 1])"), (f"{jit}[3, 0]", f"(1.0 - {jit}[3, 1])"))
+    for k, (fx, fy) in enumerate(corners):
+        lines += [f"{v(f'x{k}')} = {fx} * {w}", f"{v(f'y{k}')} = {fy} * {h}"]
+    x0, x1, x2, x3 = (v(f"x{k}") for k in range(4))
+    y0, y1, y2, y3 = (v(f"y{k}") for k in range(4))
+
+    def side(i, j):
+        return f"dmath.sqrt(({v(f'x{i}')} - {v(f'x{j}')}) * ({v(f'x{i}')} - {v(f'x{j}')}) + " \
+               f"({v(f'y{i}')} - {v(f'y{j}')}) * ({v(f'y{i}')} - {v(f'y{j}')}))"
+
+    mw, mh, sx_, sy_, den, g, hh = v("max_w"), v("max_h"), v("sx"), v("sy"), v("den"), v("g"), v("h")
+    lines += [
+        f"{mw} = dmath.floor(dmath.max({side(1, 0)}, {side(2, 3)}))",
+        f"{mh} = dmath.floor(dmath.max({side(2, 1)}, {side(3, 0)}))",
+        f"{v('max_size')} = fn.stack({mh}, {mw})",
+        f"{sx_} = {x0} - {x1} + {x2} - {x3}",
+        f"{sy_} = {y0} - {y1} + {y2} - {y3}",
+        f"{den} = ({x1} - {x2}) * ({y3} - {y2}) - ({x3} - {x2}) * ({y1} - {y2})",
+        f"{g} = ({sx_} * ({y3} - {y2}) - ({x3} - {x2}) * {sy_}) / {den}",
+        f"{hh} = (({x1} - {x2}) * {sy_} - {sx_} * ({y1} - {y2})) / {den}",
+    ]
+    q = {"a": f"({x1} - {x0} + {g} * {x1})", "b": f"({x3} - {x0} + {hh} * {x3})", "c": x0,
+         "d": f"({y1} - {y0} + {g} * {y1})", "e": f"({y3} - {y0} + {hh} * {y3})", "f": y0, "g": g, "h": hh}
+    for name, expression in q.items():
+        if name not in ("c", "f", "g", "h"):
+            lines.append(f"{v('q' + name)} = {expression}")
+    qa, qb, qc, qd, qe, qf, qg, qh = (v("q" + n) if n not in ("c", "f", "g", "h") else q[n] for n in "abcdefgh")
+    # adj(Q) for Q = [[a, b, c], [d, e, f], [g, h, 1]]; the reported matrix is diag(W, H, 1) adj(Q) / adj[2][2].
+    adj = [f"({qe} - {qf} * {qh})", f"({qc} * {qh} - {qb})", f"({qb} * {qf} - {qc} * {qe})",
+           f"({qf} * {qg} - {qd})", f"({qa} - {qc} * {qg})", f"({qc} * {qd} - {qa} * {qf})",
+           f"({qd} * {qh} - {qe} * {qg})", f"({qb} * {qg} - {qa} * {qh})", f"({qa} * {qe} - {qb} * {qd})"]
+    norm = v("norm")
+    lines.append(f"{norm} = {adj[8]}")
+    scaled = [f"{w} * {e} / {norm}" for e in adj[:3]] + [f"{h} * {e} / {norm}" for e in adj[3:6]] + \
+        [f"{e} / {norm}" for e in adj[6:8]] + ["1.0"]
+    lines.append(f"{v('matrix')} = fn.reshape(fn.stack({', '.join(scaled)}), shape=[3, 3])")
+    # Output-to-input map in pixel centres: Q diag(kx, ky, 1); then T(0.5) . T(-0.5) for pixel edges.
+    kx, ky = v("kx"), v("ky")
+    lines += [f"{kx} = {mw} / ({w} * {w})", f"{ky} = {mh} / ({h} * {h})"]
+    e = {(0, 0): f"{qa} * {kx}", (0, 1): f"{qb} * {ky}", (0, 2): qc,
+         (1, 0): f"{qd} * {kx}", (1, 1): f"{qe} * {ky}", (1, 2): qf,
+         (2, 0): f"{qg} * {kx}", (2, 1): f"{qh} * {ky}"}
+    for (i, j), expression in e.items():
+        lines.append(f"{v(f'n{i}{j}')} = {expression}")
+    n = {key: v(f"n{key[0]}{key[1]}") for key in e}
+    n[(2, 2)] = "1.0"
+    last = [f"({n[(i, 2)]} - 0.5 * ({n[(i, 0)]} + {n[(i, 1)]}))" for i in range(3)]
+    lines += [
+        f"{v('inverse')} = fn.reshape(fn.stack("
+        f"{n[(0, 0)]} + 0.5 * {n[(2, 0)]}, {n[(0, 1)]} + 0.5 * {n[(2, 1)]}, {last[0]} + 0.5 * {last[2]}, "
+        f"{n[(1, 0)]} + 0.5 * {n[(2, 0)]}, {n[(1, 1)]} + 0.5 * {n[(2, 1)]}, {last[1]} + 0.5 * {last[2]}, "
+        f"{n[(2, 0)]}, {n[(2, 1)]}, {last[2]}), shape=[3, 3])",
+        assign(c.x, "fn.experimental.warp_perspective", {
+            "matrix": v("inverse"), "inverse_map": True, "fill_value": 0.0,
+            "interp_type": INTERP[a["interpolation"]]}),
+    ]
+    return lines
+
+
+def _perspective_zoom_record(raw) -> dict:
+    return {"matrix": np.asarray(raw["matrix"], dtype=np.float64).reshape(3, 3).tolist(),
+            "max_size": [float(raw["max_height"]), float(raw["max_width"])]}
+
+
+def _reference_perspective_zoom(image, row):
+    """A.Perspective's warp (OpenCV, pixel centres at integers, 0 outside) at the reported corner
+    homography and sizes: diag(W / max_width, H / max_height, 1) matrix."""
+    import cv2
+
+    h, w = image.shape[:2]
+    max_h, max_w = (float(s) for s in row["max_size"])
+    matrix = np.diag([w / max_w, h / max_h, 1.0]) @ np.asarray(row["matrix"], dtype=np.float64).reshape(3, 3)
+    out = cv2.warpPerspective(np.asarray(image, dtype=np.float32), matrix, (w, h), flags=cv2.INTER_LINEAR,
+                              borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    return out.astype(np.float64) / 255.0
+
+
+def _perspective_zoom_from(t):
+    _zero_border_from(t)
+    if not t.keep_size:
+        raise ValueError("keep_size=False returns an image of the quadrilateral's own size; the op keeps the size "
+                         "(keep_size=True)")
+    if t.fit_output:
+        raise ValueError("fit_output=True grows the canvas to hold the whole warped image; the op zooms into the "
+                         "inner quadrilateral (fit_output=False)")
+    return {"scale": _pair(t.scale), "interpolation": _interp_from(t)}
+
+
+PERSPECTIVE_ZOOM = OpSpec(
+    name="PerspectiveZoom", family="geometric", default_p=0.5,
+    # Corners are drawn at random: each backend is checked against OpenCV at its own reported matrix.
+    # Measured against OpenCV on the 8 photos (scale 0.08): Kornia 0.0004/255 mean, DALI 0.24/255 and 59.1 dB,
+    # Albumentations 0.24/255 and 59.1 dB (DALI and Albumentations round to 8 bits).
+    parity=Parity(mae=0.3 / 255, psnr=55.0, params={"scale": [0.08, 0.08]}, reference=_reference_perspective_zoom),
+    doc="A.Perspective (keep_size=True): per image, sigma is drawn from `scale`, each corner moves inwards by "
+        "|N(0, sigma)| (mod 0.32) of the width and height, and the quadrilateral they span is warped onto the "
+        "whole frame, stretched by width / max_width and height / max_height (its longer opposite sides, whole "
+        "pixels) as Albumentations does. Reported as matrix (the 3 x 3 homography corners -> frame, row by row, "
+        "pixel centres at integers) "
+        "and max_size [max_height, max_width].",
+    params=(
+        Range("scale", "range of sigma, the corner jitter's standard deviation as a fraction of the size",
+              (0.05, 0.1), lo=0.0, hi=1.0),
+        _INTERP,
+    ),
+    kornia=KorniaLowering(
+        "WbPerspectiveZoom", lambda a: {"scale": tuple(a["scale"]), "resample": a["interpolation"]},
+        record={"matrix": "matrix", "max_size": "max_size"}, local=True,
+    ),
+    dali=DaliLowering(
+        needs_size=True, reports=("matrix", "max_size"),
+        draws=lambda a: {"_sigma": uniform(*a["scale"]), "_z": RandomOp("fn.random.normal", {"shape": (4, 2)})},
+        apply=_dali_perspective_zoom,
+        note="corners come from DALI's generator: draws differ from the other backends', the same corners warp "
+             "alike; images under 6 pixels a side differ (A nudges corners closer than 2 pixels apart)",
+    ),
+    albumentations=AlbumentationsLowering(
+        "Perspective",
+        lambda a: {"scale": tuple(a["scale"]), "keep_size": True, "fit_output": False,
+                   "interpolation": _CV_INTERP[a["interpolation"]], **_ZERO_BORDER},
+        record=_perspective_zoom_record, from_transform=_perspective_zoom_from,
+    ),
+)
+
+
+# ----- PadIfNeeded with a border made from the image (A.PadIfNeeded's other border modes) ---------
+_BORDERS = {"replicate": 1, "reflect": 2, "wrap": 3, "reflect_101": 4}  # OpenCV's BORDER_* flags
+
+
+def _pad_border_from(t):
+    if int(t.border_mode) == 0:
+        return None  # a constant fill: PadIfNeeded
+    names = {flag: name for name, flag in _BORDERS.items()}
+    if int(t.border_mode) not in names:
+        raise ValueError(f"border_mode={t.border_mode}: the op pads with one of cv2.BORDER_REFLECT_101, "
+                         "BORDER_REFLECT, BORDER_REPLICATE, BORDER_WRAP")
+    return {**_pad_placement_from(t), "border_mode": names[int(t.border_mode)]}
+
+
+def _reference_pad_border(image, row, mode="reflect_101"):
+    """The image padded by the reported [left, right, top, bottom] with OpenCV's border."""
+    import cv2
+
+    left, right, top, bottom = (int(round(p)) for p in row["padding"])
+    out = cv2.copyMakeBorder(np.ascontiguousarray(image), top, bottom, left, right, _BORDERS[mode])
+    return out.astype(np.float64) / 255.0
+
+
+PAD_BORDER_IF_NEEDED = SizedOpSpec(
+    name="PadBorderIfNeeded", family="geometric", always_applies=True, size_rule=_pad_size,
+    # Photos of several sizes, some padded by more than a reflection of their side can give.
+    # Measured: identical on Kornia and Albumentations and to OpenCV's copyMakeBorder (0/255).
+    parity=Parity(border=0, mae=1e-6, params={"min_size": [480, 700], "position": "center",
+                                              "border_mode": "reflect_101"},
+                  reference=_reference_pad_border),
+    doc="Pad up to at least `min_size` [height, width] as PadIfNeeded does (same sizes and placement), the "
+        "border made from the image itself (A.PadIfNeeded with border_mode cv2.BORDER_REFLECT_101, "
+        "BORDER_REFLECT, BORDER_REPLICATE or BORDER_WRAP): reflect_101 mirrors without repeating the edge "
+        "pixel, reflect repeats it, replicate repeats the edge, wrap tiles. Reported as padding "
+        "[left, right, top, bottom].",
+    params=(
+        Size("min_size", "pad up to at least this size", (256, 256)),
+        Choice("position", "where the image sits in the padded canvas", "center", options=_POSITIONS),
+        Choice("border_mode", "how the border is made from the image", "reflect_101", options=tuple(_BORDERS)),
+    ),
+    kornia=KorniaLowering(
+        "WbPadBorderToAtLeast",
+        lambda a: {"min_size": tuple(a["min_size"]), "position": a["position"], "border_mode": a["border_mode"]},
+        record={"padding": "padding"}, local=True,
+    ),
+    albumentations=AlbumentationsLowering(
+        "PadIfNeeded",
+        lambda a: {"min_height": a["min_size"][0], "min_width": a["min_size"][1], "position": a["position"],
+                   "border_mode": _BORDERS[a["border_mode"]]},
+        record=_pad_record, from_transform=_pad_border_from,
+    ),
+    unsupported={"dali": "DALI has no reflecting or replicating pad, and a pad wider than the image needs repeated "
+                         "reflections, a per-image number of flipped slices that a DALI graph cannot hold"},
+)
+
 OPS = (HORIZONTAL_FLIP, VERTICAL_FLIP, ROTATE, AFFINE, RANDOM_RESIZED_CROP, RESIZE, CENTER_CROP,
-       RANDOM_CROP, PAD, TRANSLATE, SHEAR, PERSPECTIVE, PAD_IF_NEEDED, LONGEST_MAX_SIZE, SMALLEST_MAX_SIZE)
+       RANDOM_CROP, PAD, TRANSLATE, SHEAR, PERSPECTIVE, PAD_IF_NEEDED, LONGEST_MAX_SIZE, SMALLEST_MAX_SIZE,
+       RANDOM_ROTATE90, TRANSPOSE, PERSPECTIVE_ZOOM, PAD_BORDER_IF_NEEDED)

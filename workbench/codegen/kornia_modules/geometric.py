@@ -88,3 +88,175 @@ class ResizeSideTo(K.GeometricAugmentationBase2D):
                                                 interpolation="nearest-exact" if nearest else flags["resample"],
                                                 align_corners=None if nearest else False,
                                                 antialias=flags["antialias"])
+
+
+def wb_dihedral_matrices(turns, transposed, size, device, dtype):
+    """Forward maps (pixel centres at integers) of np.rot90 by `turns` quarter turns
+    (counter-clockwise), then a transpose where `transposed` is 1, on size x size images."""
+    last = float(size - 1)
+    quarter = torch.tensor([[0.0, 1.0, 0.0], [-1.0, 0.0, last], [0.0, 0.0, 1.0]], dtype=torch.float64)
+    swap = torch.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]], dtype=torch.float64)
+    powers = [torch.eye(3, dtype=torch.float64)]
+    for _ in range(3):
+        powers.append(quarter @ powers[-1])
+    rotations = torch.stack(powers)[turns.long().cpu()]
+    flips = torch.where(transposed.cpu().reshape(-1, 1, 1) > 0.5, swap, torch.eye(3, dtype=torch.float64))
+    return (flips @ rotations).to(device=device, dtype=dtype)
+
+
+def wb_dihedral(input, turns, transposed):
+    """Each sample turned by its `turns` quarter turns (as np.rot90: counter-clockwise), then
+    transposed where `transposed` is 1; square images (H == W)."""
+    out = input.clone()
+    turns, transposed = turns.long().cpu(), transposed.cpu() > 0.5
+    for k in (1, 2, 3):
+        index = torch.nonzero(turns == k).reshape(-1).to(input.device)
+        if len(index):
+            out[index] = torch.rot90(input.index_select(0, index), k, dims=(-2, -1))
+    index = torch.nonzero(transposed).reshape(-1).to(input.device)
+    if len(index):
+        out[index] = out.index_select(0, index).transpose(-2, -1)
+    return out
+
+
+class WbRandomRotate90(K.GeometricAugmentationBase2D):
+    """Turn each sample by k quarter turns counter-clockwise (np.rot90, A.RandomRotate90), k drawn
+    uniformly from {0, 1, 2, 3} per sample (k = 0 leaves it as it is). Square images only: the
+    other turns would swap height and width for some samples of the batch. Reports k."""
+
+    def __init__(self, p=1.0):
+        super().__init__(p=p)
+        self.wb_args = {}
+
+    def generate_parameters(self, batch_shape):
+        return {"k": torch.randint(0, 4, (batch_shape[0],)).float()}
+
+    def compute_transformation(self, input, params, flags):
+        count = input.shape[0]
+        return wb_dihedral_matrices(params["k"], torch.zeros(count), input.shape[-1], input.device, input.dtype)
+
+    def apply_transform(self, input, params, flags, transform=None):
+        return wb_dihedral(input, params["k"], torch.zeros(input.shape[0]))
+
+
+class WbTranspose(K.GeometricAugmentationBase2D):
+    """Swap rows and columns (mirror over the main diagonal, A.Transpose). Square images only:
+    height and width swap for the samples it applies to."""
+
+    def __init__(self, p=0.5):
+        super().__init__(p=p)
+        self.wb_args = {}
+
+    def generate_parameters(self, batch_shape):
+        return {}
+
+    def compute_transformation(self, input, params, flags):
+        count = input.shape[0]
+        return wb_dihedral_matrices(torch.zeros(count), torch.ones(count), input.shape[-1], input.device, input.dtype)
+
+    def apply_transform(self, input, params, flags, transform=None):
+        return input.transpose(-2, -1).contiguous()
+
+
+def wb_perspective_to_frame(points, height, width):
+    """The homographies (float64, pixel centres at integers, as OpenCV's getPerspectiveTransform)
+    taking each sample's corners `points` (N x 4 x 2: top-left, top-right, bottom-right,
+    bottom-left) to (0, 0), (width, 0), (width, height), (0, height), as A.Perspective builds them."""
+    src = points.to(torch.float64)
+    dst = torch.tensor([[0.0, 0.0], [width, 0.0], [width, height], [0.0, height]], dtype=torch.float64)
+    rows, rhs = [], []
+    for i in range(4):
+        x, y = src[:, i, 0], src[:, i, 1]
+        u, v = float(dst[i, 0]), float(dst[i, 1])
+        one, zero = torch.ones_like(x), torch.zeros_like(x)
+        rows.append(torch.stack([x, y, one, zero, zero, zero, -u * x, -u * y], dim=-1))
+        rows.append(torch.stack([zero, zero, zero, x, y, one, -v * x, -v * y], dim=-1))
+        rhs += [torch.full_like(x, u), torch.full_like(x, v)]
+    solution = torch.linalg.solve(torch.stack(rows, dim=1), torch.stack(rhs, dim=1))
+    return torch.cat([solution, torch.ones_like(solution[:, :1])], dim=1).reshape(-1, 3, 3)
+
+
+class WbPerspectiveZoom(K.GeometricAugmentationBase2D):
+    """A.Perspective with keep_size=True: per sample, sigma drawn uniformly from `scale`, each
+    corner jittered inwards by |N(0, sigma)| mod 0.32 of the width and height; the homography
+    taking that inner quadrilateral to the whole frame, stretched by width / max_width and
+    height / max_height (max_width: the longer of its top and bottom sides, in whole pixels;
+    max_height likewise), resamples the image at its own size; 0 outside. Reports the
+    homography `matrix` (before the stretch) and `max_size` [max_height, max_width]."""
+
+    def __init__(self, scale=(0.05, 0.1), resample="bilinear", p=0.5):
+        super().__init__(p=p)
+        self.wb_args = {"scale": (float(scale[0]), float(scale[1])), "resample": str(resample).lower()}
+        self.flags = {"resample": str(resample).lower()}
+
+    def generate_parameters(self, batch_shape):
+        count, height, width = int(batch_shape[0]), int(batch_shape[-2]), int(batch_shape[-1])
+        low, high = self.wb_args["scale"]
+        sigma = low + torch.rand(count, dtype=torch.float64) * (high - low)
+        jitter = torch.remainder((torch.randn(count, 4, 2, dtype=torch.float64) * sigma.reshape(-1, 1, 1)).abs(), 0.32)
+        # Top-left, top-right, bottom-right, bottom-left: jitter inwards from each corner (jitter < 0.32 keeps
+        # this order, the one A's order_points gives), then float32 points as A keeps them.
+        fx = torch.stack([jitter[:, 0, 0], 1.0 - jitter[:, 1, 0], 1.0 - jitter[:, 2, 0], jitter[:, 3, 0]], dim=1)
+        fy = torch.stack([jitter[:, 0, 1], jitter[:, 1, 1], 1.0 - jitter[:, 2, 1], 1.0 - jitter[:, 3, 1]], dim=1)
+        points = torch.stack([fx * width, fy * height], dim=-1).to(torch.float32)
+
+        def side(a, b):
+            return ((points[:, a] - points[:, b]) ** 2).sum(dim=-1).sqrt()
+
+        max_width = torch.maximum(side(1, 0), side(2, 3)).floor()
+        max_height = torch.maximum(side(2, 1), side(3, 0)).floor()
+        return {"matrix": wb_perspective_to_frame(points, height, width),
+                "max_size": torch.stack([max_height, max_width], dim=1).to(torch.float64)}
+
+    def compute_transformation(self, input, params, flags):
+        height, width = input.shape[-2:]
+        stretch = torch.zeros(input.shape[0], 3, 3, dtype=torch.float64)
+        max_size = params["max_size"].cpu().to(torch.float64)
+        stretch[:, 0, 0] = width / max_size[:, 1]
+        stretch[:, 1, 1] = height / max_size[:, 0]
+        stretch[:, 2, 2] = 1.0
+        return (stretch @ params["matrix"].cpu().to(torch.float64)).to(device=input.device, dtype=input.dtype)
+
+    def apply_transform(self, input, params, flags, transform=None):
+        height, width = input.shape[-2:]
+        return kornia.geometry.transform.warp_perspective(input, transform, (height, width),
+                                                          mode=flags["resample"], padding_mode="zeros",
+                                                          align_corners=False)
+
+
+def wb_border_index(size, before, after, mode):
+    """Source index of each position of a side of `size` padded by `before` and `after`, as
+    OpenCV's borderInterpolate: "reflect_101" (gfedcb|abcdefgh|gfedcba), "reflect"
+    (fedcba|abcdefgh|hgfedcb), "replicate" (aaaaaa|abcdefgh|hhhhhhh), "wrap" (cdefgh|abcdefgh|abcdefg),
+    repeated as often as a pad wider than the side needs."""
+    i = torch.arange(-int(before), int(size) + int(after))
+    if mode == "replicate":
+        return i.clamp(0, size - 1)
+    if mode == "wrap":
+        return torch.remainder(i, size)
+    if mode == "reflect":
+        j = torch.remainder(i, 2 * size)
+        return torch.where(j < size, j, 2 * size - 1 - j)
+    if size == 1:
+        return torch.zeros_like(i)
+    j = torch.remainder(i, 2 * size - 2)
+    return torch.where(j < size, j, 2 * size - 2 - j)
+
+
+class WbPadBorderToAtLeast(PadToAtLeast):
+    """PadToAtLeast with the border made from the image itself (`border_mode`: "reflect_101",
+    "reflect", "replicate" or "wrap", as OpenCV's) instead of a constant. Reports the padding
+    [left, right, top, bottom] per sample."""
+
+    def __init__(self, min_size, position="center", border_mode="reflect_101", p=1.0):
+        super().__init__(min_size, position=position, p=p)
+        self.flags["border_mode"] = str(border_mode)
+        self.wb_args = {"min_size": self.flags["min_size"], "position": self.flags["position"],
+                        "border_mode": self.flags["border_mode"]}
+
+    def apply_transform(self, input, params, flags, transform=None):
+        height, width = int(input.shape[-2]), int(input.shape[-1])
+        left, right, top, bottom = pad_to_at_least(height, width, *flags["min_size"], flags["position"])
+        rows = wb_border_index(height, top, bottom, flags["border_mode"]).to(input.device)
+        cols = wb_border_index(width, left, right, flags["border_mode"]).to(input.device)
+        return input.index_select(-2, rows).index_select(-1, cols)
