@@ -1,5 +1,5 @@
-"""Albumentations' colour transforms as ops (BrightnessContrast, HueSaturationValue, RGBShift): the
-formulas Albumentations documents and runs, value for value on every backend; its default
+"""Albumentations' colour transforms as ops (BrightnessContrast, HueSaturationValue, RGBShift, CLAHE):
+the formulas Albumentations documents and runs, value for value on every backend; its default
 arguments import; the draws are per image on every backend."""
 import os
 
@@ -120,10 +120,11 @@ def test_default_ranges_draw_per_image_within_the_ranges(small_images, op, backe
 
 FLOAT_CASES = {"BrightnessContrast": {"brightness": [0.1, 0.1], "contrast": [0.3, 0.3]},
                "HueSaturationValue": {"hue_shift": [25, 25], "sat_shift": [-30, -30], "val_shift": [10, 10]},
-               "RGBShift": {"r_shift": [20, 20], "g_shift": [-10, -10], "b_shift": [5, 5]}}
+               "RGBShift": {"r_shift": [20, 20], "g_shift": [-10, -10], "b_shift": [5, 5]},
+               "CLAHE": {"clip_limit": [3.0, 3.0], "tiles_x": 4, "tiles_y": 3}}
 
 
-@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("op", OPS + ("CLAHE",))
 def test_dali_after_a_normalize_matches_kornia(small_images, op):
     chain = wb.Chain(seed=1).add("Normalize", mean=[0, 0, 0], std=[1, 1, 1]).add(op, p=1.0, **FLOAT_CASES[op])
     kornia = chain.run(small_images, backend="kornia").images
@@ -166,6 +167,7 @@ def test_rgb_shift_limits_within_one_are_fractions_of_the_range():
     ("BrightnessContrast", {"brightness": [-0.3, 0.1], "contrast": [-0.5, 0.7], "brightness_by_max": False}),
     ("HueSaturationValue", {"hue_shift": [-5.5, 30.0], "sat_shift": [-80.0, 0.0], "val_shift": [2.0, 9.0]}),
     ("RGBShift", {"r_shift": [-0.5, 0.5], "g_shift": [-100.0, 3.0], "b_shift": [7.0, 7.0]}),
+    ("CLAHE", {"clip_limit": [1.5, 6.0], "tiles_x": 4, "tiles_y": 12}),
 ])
 def test_lowering_and_import_are_inverse(x, op, params):
     spec = wb.get_op(op)
@@ -197,3 +199,121 @@ def test_imported_pipeline_agrees_with_albumentations():
         outs = chain.run(images, backend=backend).images
         error = np.mean([np.abs(levels(o) - e).mean() for o, e in zip(outs, original)])
         assert error < 1.0, backend  # a level of rounding per step at most
+
+
+
+# ----- CLAHE -------------------------------------------------------------------------------
+
+from workbench.codegen.kornia_modules.color import (  # noqa: E402
+    clahe_opencv, opencv_lab_lightness, opencv_lab_tables)
+from workbench.ops.color_adjust import clahe_levels  # noqa: E402
+from workbench.ops.color_adjust import opencv_lab_tables as dali_tables  # noqa: E402
+
+
+def _lightness(image: np.ndarray) -> np.ndarray:
+    return cv2.cvtColor(image, cv2.COLOR_RGB2LAB)[:, :, 0]
+
+
+def _cv_clahe(image: np.ndarray, clip: float, tiles=(8, 8)) -> np.ndarray:
+    """Albumentations' CLAHE, written out: OpenCV's CLAHE on L of OpenCV's 8-bit Lab, back to RGB."""
+    lab = cv2.cvtColor(image, cv2.COLOR_RGB2LAB)
+    lab[:, :, 0] = cv2.createCLAHE(clipLimit=clip, tileGridSize=tiles).apply(lab[:, :, 0])
+    return cv2.cvtColor(lab, cv2.COLOR_LAB2RGB)
+
+
+@pytest.mark.parametrize("clip,tiles", [(1.0, (8, 8)), (2.5, (3, 5)), (4.0, (16, 2)), (40.0, (7, 7))])
+def test_clahe_opencv_equals_cv2_create_clahe(sample_images, clip, tiles):
+    """The Kornia module's CLAHE is OpenCV's, level for level: sizes divisible by the grid or not
+    (OpenCV pads then), clipping, redistribution and the bilinear blend of the tile tables."""
+    grey = [_lightness(image) for image in sample_images[:3]]
+    grey += [np.ascontiguousarray(grey[0][:101, :77]), np.ascontiguousarray(grey[1][:40, :64])]
+    import torch
+
+    for g in grey:
+        expected = cv2.createCLAHE(clipLimit=clip, tileGridSize=tiles).apply(g)
+        got = clahe_opencv(torch.from_numpy(g.astype(np.int64))[None], torch.tensor([clip]), *tiles)[0]
+        assert np.array_equal(got.numpy().astype(np.uint8), expected), (g.shape, clip, tiles)
+
+
+def test_lab_lightness_is_opencvs_8bit_l(sample_images):
+    import torch
+
+    rng = np.random.default_rng(0)
+    colours = rng.integers(0, 256, size=(256, 256, 3), dtype=np.uint8)
+    for image in [colours, sample_images[0]]:
+        levels = torch.from_numpy(image.astype(np.int64)).permute(2, 0, 1)[None]
+        assert np.array_equal(opencv_lab_lightness(levels)[0].numpy(), _lightness(image))
+    gamma, lightness = opencv_lab_tables("cpu")
+    assert dali_tables() == (gamma.long().tolist(), lightness.tolist())  # DALI looks up the same tables
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_clahe_equalises_l_of_lab_as_albumentations_does(small_images, backend):
+    res = run(small_images, "CLAHE", backend, clip_limit=[3.0, 3.0], tiles_x=4, tiles_y=3)
+    expected = np.stack([_cv_clahe(image, 3.0, (4, 3)) for image in small_images]).astype(np.float64)
+    error = np.abs(levels(res.images) - expected)
+    if backend == "albumentations":
+        assert error.max() == 0
+    else:  # the same L levels; Albumentations rounds a, b and the result to whole levels
+        assert error.mean() <= 0.45 and np.percentile(error, 99) <= 2.0, error.mean()
+        assert np.abs(levels(res.images) - np.stack(small_images)).mean() > 5.0  # it did equalise
+    if backend == "dali":  # Kornia's result rounded to a level: the same L levels, the same float arithmetic
+        kornia = run(small_images, "CLAHE", "kornia", clip_limit=[3.0, 3.0], tiles_x=4, tiles_y=3)
+        assert np.abs(levels(res.images) - levels(kornia.images)).max() <= 0.5 + 1e-3
+    assert all(r[0]["clip_limit"] == pytest.approx(3.0) for r in res.params)
+
+
+def test_clahe_levels_are_exact_binary_steps_within_the_range():
+    assert clahe_levels(1.0, 4.0) == [1.0 + k / 8 for k in range(25)]
+    assert clahe_levels(2.0, 2.0) == [2.0]
+    assert clahe_levels(1.3, 1.7) == [1.3, 1.375, 1.5, 1.625, 1.7]
+    wide = clahe_levels(1.0, 40.0)
+    assert len(wide) <= 33 and wide[0] == 1.0 and wide[-1] == 40.0 and wide == sorted(set(wide))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_clahe_draws_per_image_within_the_range(small_images, backend):
+    images = list(small_images) * 2
+    res = run(images, "CLAHE", backend, seed=4)
+    drawn = [row[0]["clip_limit"] for row in res.params]
+    assert all(1.0 <= v <= 4.0 for v in drawn)
+    if backend == "dali":  # rounded to the levels fn.clahe runs at, and applied at the value reported
+        assert set(drawn) <= set(clahe_levels(1.0, 4.0)) and len(set(drawn)) >= 4
+        for image, out, clip in zip(images[:3], res.images, drawn):
+            kornia = run([image], "CLAHE", "kornia", clip_limit=[clip, clip]).images[0]
+            assert np.abs(levels(out) - levels(kornia)).max() <= 0.5 + 1e-3, clip
+    else:
+        assert len({round(v, 6) for v in drawn}) == len(drawn)
+
+
+def test_clahe_default_arguments_import_and_near_misses_name_the_parameter():
+    assert _map(A.CLAHE()) == ("CLAHE", {"clip_limit": [1.0, 4.0], "tiles_x": 8, "tiles_y": 8})
+    assert _map(A.CLAHE(clip_limit=2.0)) == ("CLAHE", {"clip_limit": [1.0, 2.0], "tiles_x": 8, "tiles_y": 8})
+    # OpenCV reads tile_grid_size as (tiles across, tiles down).
+    assert _map(A.CLAHE(tile_grid_size=(2, 6)))[1] == {"clip_limit": [1.0, 4.0], "tiles_x": 2, "tiles_y": 6}
+    with pytest.raises(ValueError, match=r"clip_limit must lie within \[1, 40\]"):
+        _map(A.CLAHE(clip_limit=(2, 50)))
+    with pytest.raises(ValueError, match="tile_grid_size"):
+        _map(A.CLAHE(tile_grid_size=(8, 100)))
+
+
+def test_clahe_non_square_grid_agrees_with_albumentations(small_images):
+    pipeline = A.Compose([A.CLAHE(clip_limit=(2.5, 2.5), tile_grid_size=(2, 6), p=1.0)], seed=0)
+    chain = wb.Chain.from_albumentations(pipeline)
+    original = np.stack([pipeline(image=i)["image"] for i in small_images]).astype(np.float64)
+    for backend in ("kornia", "dali"):
+        assert np.abs(levels(chain.run(small_images, backend=backend).images) - original).mean() <= 0.45, backend
+
+
+def test_clahe_dali_coin_gates_the_clip_levels(x):
+    """p < 1 on DALI: the clip levels' conditionals nest under the coin; applied samples equal the
+    always-applied output at the same draws, the others are untouched."""
+    images = list(x) * 2
+    always = wb.Chain(seed=9).add("CLAHE", p=1.0, clip_limit=[2.0, 2.5]).run(images, backend="dali")
+    some = wb.Chain(seed=9).add("CLAHE", p=0.5, clip_limit=[2.0, 2.5]).run(images, backend="dali")
+    applied = [rows[0]["applied"] for rows in some.params]
+    assert 0 < sum(applied) < len(images)
+    drawn = [r[0]["clip_limit"] for r in some.params]
+    assert drawn == [r[0]["clip_limit"] for r in always.params] and len(set(drawn)) > 1
+    for n, on in enumerate(applied):
+        assert np.array_equal(some.images[n], always.images[n] if on else images[n]), (n, on)

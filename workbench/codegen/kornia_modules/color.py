@@ -165,3 +165,119 @@ class RandomEqualizeMode(K.IntensityAugmentationBase2D):
     def apply_transform(self, input, params, flags, transform=None):
         x = input.clamp(0.0, 1.0)
         return kornia.enhance.equalize(x) if self.mode == "pil" else equalize_opencv(x)
+
+
+def opencv_lab_tables(device):
+    """OpenCV's 8-bit RGB -> Lab tables for L (RGB2Lab_b): the sRGB-linearised level of each
+    8-bit value, in 1/8 steps of a level (255 * 8 at white), and the L level (0-255) of each
+    fixed-point luminance y = Y * 255 * 8 (0..2040); built in float64 and rounded as OpenCV
+    rounds (half to even), so that `opencv_lab_lightness` gives cv2's L bit for bit."""
+    v = torch.arange(256, dtype=torch.float64) / 255.0
+    linear = torch.where(v <= 0.04045, v / 12.92, ((v + 0.055) / 1.055) ** 2.4)
+    gamma = torch.round(linear * (255.0 * 8.0))
+    t = torch.arange(2041, dtype=torch.float64) / (255.0 * 8.0)
+    cube_root = torch.round(torch.where(t < 0.008856, t * 7.787 + 16.0 / 116.0, t.pow(1.0 / 3.0)) * 32768.0)
+    lightness = torch.floor((296.0 * cube_root - 1336934.0 + 16384.0) / 32768.0).clamp(0.0, 255.0)
+    return gamma.to(device=device, dtype=torch.float32), lightness.to(device=device, dtype=torch.long)
+
+
+def opencv_lab_lightness(levels):
+    """OpenCV's 8-bit Lab L (L * 255 / 100, as cv2.cvtColor(..., COLOR_RGB2LAB) gives it for uint8)
+    of RGB levels (N, 3, H, W) of integers 0-255: y = round-half-up of the fixed-point luminance
+    (weights 871, 2929, 296 of 4096), then the table. Exact in float32 (every sum stays below 2**24)."""
+    gamma, lightness = opencv_lab_tables(levels.device)
+    linear = gamma[levels]
+    y = torch.floor((linear[:, 0] * 871.0 + linear[:, 1] * 2929.0 + linear[:, 2] * 296.0 + 2048.0) / 4096.0)
+    return lightness[y.long()]
+
+
+def reflect101_index(size, total, device):
+    """Indices 0..total-1 folded into 0..size-1 as OpenCV's BORDER_REFLECT_101 pads (any length)."""
+    i = torch.arange(total, device=device)
+    if size == 1:
+        return torch.zeros_like(i)
+    period = 2 * (size - 1)
+    i = torch.remainder(i, period)
+    return torch.where(i > size - 1, period - i, i)
+
+
+def clahe_opencv(levels, clip_limit, tiles_x, tiles_y):
+    """OpenCV's CLAHE (cv2.createCLAHE(clip_limit, (tiles_x, tiles_y)).apply) of 8-bit images given
+    as integer levels (N, H, W), one clip limit per image (N,); returns float levels (N, H, W).
+
+    As OpenCV does it: when a side is not a multiple of its tile count, the image is padded at the
+    bottom and right (BORDER_REFLECT_101) by tiles - (side % tiles) on BOTH sides; each tile's
+    256-bin histogram is clipped at max(int(clip * tile_pixels / 256), 1), the excess spread evenly
+    with the remainder going one count each to every (256 // remainder)-th bin from 0; the lookup
+    table is round(cumulative count * float32(255 / tile_pixels)); each pixel blends the tables of
+    its four nearest tile centres bilinearly in float32 and is rounded (half to even)."""
+    n, h, w = levels.shape
+    device = levels.device
+    if h % tiles_y or w % tiles_x:
+        hh, ww = h + tiles_y - h % tiles_y, w + tiles_x - w % tiles_x
+        ext = levels[:, reflect101_index(h, hh, device)][:, :, reflect101_index(w, ww, device)]
+    else:
+        ext, hh, ww = levels, h, w
+    th, tw = hh // tiles_y, ww // tiles_x
+    area = th * tw
+    count = n * tiles_y * tiles_x
+    tiles = ext.reshape(n, tiles_y, th, tiles_x, tw).permute(0, 1, 3, 2, 4).reshape(count, area)
+    offsets = torch.arange(count, device=device).view(-1, 1) * 256
+    hist = torch.bincount((tiles + offsets).reshape(-1), minlength=count * 256).view(n, tiles_y * tiles_x, 256)
+    limit = torch.floor(clip_limit.to(device=device, dtype=torch.float64) * area / 256.0).long()
+    limit = limit.clamp(min=1).view(n, 1, 1)
+    excess = (hist - limit).clamp(min=0).sum(dim=2, keepdim=True)
+    hist = torch.minimum(hist, limit) + excess // 256
+    residual = excess % 256
+    bins = torch.arange(256, device=device).view(1, 1, 256)
+    step = (256 // residual.clamp(min=1)).clamp(min=1)
+    hist = hist + ((bins % step == 0) & (bins // step < residual)).long()
+    scale = torch.tensor(255.0 / area, dtype=torch.float32, device=device)
+    lut = (hist.cumsum(dim=2).to(torch.float32) * scale).round().clamp(0.0, 255.0).reshape(n, -1)
+
+    def centres(size, tile, tiles):
+        # OpenCV: t = x * float32(1 / tile) - 0.5, the two tables floor(t) and floor(t) + 1 (clamped).
+        t = torch.arange(size, device=device, dtype=torch.float32) * (
+            1.0 / torch.tensor(float(tile), dtype=torch.float32, device=device)) - 0.5
+        first = torch.floor(t)
+        weight = t - first
+        first = first.long()
+        return first.clamp(min=0), (first + 1).clamp(max=tiles - 1), weight
+
+    y1, y2, ya = centres(h, th, tiles_y)
+    x1, x2, xa = centres(w, tw, tiles_x)
+    flat = levels.reshape(n, h * w)
+
+    def table(ty, tx):
+        index = ((ty.view(-1, 1) * tiles_x + tx.view(1, -1)) * 256).reshape(1, -1) + flat
+        return torch.gather(lut, 1, index).view(n, h, w)
+
+    xa, ya = xa.view(1, 1, w), ya.view(1, h, 1)
+    xa1, ya1 = 1.0 - xa, 1.0 - ya
+    out = (table(y1, x1) * xa1 + table(y1, x2) * xa) * ya1 + (table(y2, x1) * xa1 + table(y2, x2) * xa) * ya
+    return out.round().clamp(0.0, 255.0)
+
+
+class RandomCLAHE(K.IntensityAugmentationBase2D):
+    """Albumentations' CLAHE: OpenCV's CLAHE (`clahe_opencv`) on the L channel of Lab, with a clip
+    limit drawn per sample from `clip_limit` and a grid of `tiles_x` by `tiles_y` tiles. The image
+    is read as 8-bit levels (round(x * 255)); L is OpenCV's 8-bit L (`opencv_lab_lightness`), so the
+    equalised L levels are OpenCV's; the result is rebuilt from them (L = level * 100 / 255) and
+    Kornia's float a and b (kornia.color.rgb_to_lab), with kornia.color.lab_to_rgb, clamped."""
+
+    def __init__(self, clip_limit=(1.0, 4.0), tiles_x=8, tiles_y=8, same_on_batch=False, p=1.0, keepdim=False):
+        super().__init__(p=p, same_on_batch=same_on_batch, keepdim=keepdim)
+        self.ranges = (("clip_limit", (float(clip_limit[0]), float(clip_limit[1]))),)
+        self.tiles_x, self.tiles_y = int(tiles_x), int(tiles_y)
+        self.wb_args = {"clip_limit": self.ranges[0][1], "tiles_x": self.tiles_x, "tiles_y": self.tiles_y}
+
+    def generate_parameters(self, batch_shape):
+        return uniform_draws(self.ranges, batch_shape, self.same_on_batch, self.device, self.dtype)
+
+    def apply_transform(self, input, params, flags, transform=None):
+        x = input.clamp(0.0, 1.0)
+        levels = (x * 255.0).round().long()
+        lightness = clahe_opencv(opencv_lab_lightness(levels), params["clip_limit"], self.tiles_x, self.tiles_y)
+        lab = kornia.color.rgb_to_lab(x)
+        lab = torch.stack([lightness.to(x.dtype) * (100.0 / 255.0), lab[:, 1], lab[:, 2]], dim=1)
+        return kornia.color.lab_to_rgb(lab).clamp(0.0, 1.0)
