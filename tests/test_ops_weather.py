@@ -1,5 +1,6 @@
-"""Weather ops (RandomRain, RandomFog, RandomSunFlare, RandomShadow): the effect shows where it
-should, ranges and p are honoured, and Albumentations' transforms (defaults too) import 1:1."""
+"""Weather ops (RandomRain, RandomFog, RandomSunFlare, RandomShadow, RandomSnow): the effect shows
+where it should, ranges and p are honoured, DALI renders what it reports, and Albumentations'
+transforms (defaults too) import 1:1."""
 import os
 
 import numpy as np
@@ -9,7 +10,7 @@ os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 import albumentations as A  # noqa: E402
 
 import workbench as wb  # noqa: E402
-from workbench.ops.weather import _shadow_reference  # noqa: E402
+from workbench.ops.weather import _hash_drops, _rain_reference, _shadow_reference  # noqa: E402
 
 
 def _grey(h=96, w=128, level=100):
@@ -17,9 +18,10 @@ def _grey(h=96, w=128, level=100):
 
 
 def test_defaults_import_from_albumentations():
-    chain = wb.Chain.from_albumentations([A.RandomRain(), A.RandomFog(), A.RandomSunFlare(), A.RandomShadow()])
-    assert [s.op for s in chain.steps] == ["RandomRain", "RandomFog", "RandomSunFlare", "RandomShadow"]
-    assert not chain.unmapped and [s.p for s in chain.steps] == [0.5] * 4
+    chain = wb.Chain.from_albumentations([A.RandomRain(), A.RandomFog(), A.RandomSunFlare(), A.RandomShadow(),
+                                          A.RandomSnow()])
+    assert [s.op for s in chain.steps] == ["RandomRain", "RandomFog", "RandomSunFlare", "RandomShadow", "RandomSnow"]
+    assert not chain.unmapped and [s.p for s in chain.steps] == [0.5] * 5
     for step in chain.steps:  # Albumentations' defaults are the ops' defaults
         assert step.params == step.spec.defaults(), step.op
     rain = chain.steps[0].params
@@ -34,9 +36,12 @@ def test_settings_import_and_near_misses_name_the_parameter():
     assert rain["slant_range"] == [-5.0, 3.0] and rain["drop_length"] == 12 and rain["rain_type"] == "heavy"
     assert shadow["shadow_roi"] == [0.1, 0.2, 0.9, 0.8] and shadow["num_shadows_limit"] == [2.0, 3.0]
     with pytest.warns(UserWarning):
-        missed = wb.Chain.from_albumentations([A.RandomRain(drop_width=2), A.RandomSunFlare(method="physics_based")])
+        missed = wb.Chain.from_albumentations([A.RandomRain(drop_width=2), A.RandomSunFlare(method="physics_based"),
+                                               A.RandomSnow(method="texture")])
     assert missed.steps == [] and "drop_width" in missed.unmapped[0].reason
-    assert "method" in missed.unmapped[1].reason
+    assert "method" in missed.unmapped[1].reason and "method='texture'" in missed.unmapped[2].reason
+    snow = wb.Chain.from_albumentations([A.RandomSnow(snow_point_range=(0.2, 0.4), brightness_coeff=1.5, p=1.0)])
+    assert snow.steps[0].params == {"snow_point_range": [0.2, 0.4], "brightness_coeff": 1.5}
 
 
 def test_shadow_darkens_only_inside_its_polygons():
@@ -101,11 +106,85 @@ def test_sun_flare_brightens_around_its_reported_centre():
     assert all(0.05 <= a <= 0.2 for a in row["circle_alpha"][:3])
 
 
-@pytest.mark.parametrize("op", ["RandomRain", "RandomFog", "RandomSunFlare", "RandomShadow"])
+@pytest.mark.parametrize("op", ["RandomRain", "RandomFog", "RandomSunFlare", "RandomShadow", "RandomSnow"])
 def test_p_gates_each_sample(op):
-    images = [_grey(level=120)] * 8
+    level = 60 if op == "RandomSnow" else 120  # snow lifts only pixels below its lightness threshold
+    images = [_grey(level=level)] * 8
     res = wb.Chain(seed=8).add(op, p=0.5).run(images, backend="kornia")
     applied = [rows[0]["applied"] for rows in res.params]
     assert 0 < sum(applied) < 8
     for out, on in zip(res.images, applied):
-        assert np.allclose(out, 120 / 255, atol=1e-6) != on
+        assert np.allclose(out, level / 255, atol=1e-6) != on
+
+
+def _unit(image):
+    image = np.asarray(image, np.float64)
+    return image / 255.0 if image.max() > 1.0 else image
+
+
+def test_dali_rain_draws_exactly_the_streaks_of_its_hashed_drops_on_mixed_sizes():
+    """Black images of two sizes, no blur: the lit pixels are the streaks of the drops that
+    `_hash_drops` lists for the reported drop_hash, pixel for pixel (any slant, as Kornia rasters)."""
+    images = [np.zeros((97, 131, 3), np.uint8), np.zeros((64, 50, 3), np.uint8)]
+    params = dict(slant_range=[-13.5, 9.3], drop_color=[255, 255, 255], blur_value=1, brightness_coefficient=1.0,
+                  rain_type="default", drop_length=0)
+    res = wb.Chain(seed=11).add("RandomRain", p=1.0, **params).run(images, backend="dali")
+    full = wb.get_op("RandomRain").validate_params("test", params)
+    for image, out, rows in zip(images, res.images, res.params):
+        row = rows[0]
+        assert -13.5 <= row["slant"] <= 9.3
+        drops = _hash_drops(row["drop_hash"], *image.shape[:2], "default", 0)
+        assert len(drops) == image.shape[0] // 3 and (drops[:, 0] < image.shape[1]).all()
+        assert (drops[:, 1] < image.shape[0] - image.shape[0] // 8).all()
+        np.testing.assert_array_equal(_unit(out), _rain_reference(image, row, full))
+
+
+def test_dali_shadow_darkens_only_inside_its_reported_polygons():
+    image = _grey(level=200)
+    chain = wb.Chain(seed=1).add("RandomShadow", p=1.0, shadow_roi=[0.0, 0.5, 1.0, 1.0], num_shadows_limit=[1, 3],
+                                 shadow_intensity_range=[0.5, 0.5])
+    res = chain.run([image] * 4, backend="dali")
+    counts = set()
+    for out, rows in zip(res.images, res.params):
+        row = rows[0]
+        vertices = np.asarray(row["vertices"]).reshape(3, 5, 2)  # the largest count, always
+        counts.add(int(row["num_shadows"]))
+        assert (vertices[..., 1] >= 48).all() and (vertices[..., 1] < 96).all()
+        expected = _shadow_reference(image, row, 5)
+        assert np.abs(_unit(out) - expected).max() <= 0.5 / 255 + 1e-9  # one rounding to a level
+        assert not (_unit(out)[:48] < 200 / 255).any()
+    assert counts <= {1, 2, 3} and len(counts) > 1
+
+
+def test_dali_sun_flare_matches_its_reference_and_unused_circles_have_no_alpha():
+    from workbench.ops.weather import _FLARE_CASE, _flare_reference
+
+    images = [_grey(level=60), _grey(h=80, w=100, level=90)]
+    params = {**_FLARE_CASE, "num_flare_circles_range": [2.0, 5.0]}
+    res = wb.Chain(seed=6).add("RandomSunFlare", p=1.0, **params).run(images, backend="dali")
+    full = wb.get_op("RandomSunFlare").validate_params("test", params)
+    for image, out, rows in zip(images, res.images, res.params):
+        row = rows[0]
+        count = int(row["num_circles"])
+        alpha = np.asarray(row["circle_alpha"])
+        assert len(alpha) == 5 and (alpha[count:] == 0).all() and (0.05 <= alpha[:count]).all()
+        assert np.abs(_unit(out) - _flare_reference(image, row, full)).max() <= 0.6 / 255
+        x, y = int(row["flare_x"]), int(row["flare_y"])
+        assert _unit(out)[y, x].mean() > _unit(image).mean() + 0.3  # the sun
+
+
+def test_snow_bleaches_dark_pixels_only_and_keeps_their_hue():
+    image = np.zeros((8, 8, 3), np.uint8)
+    image[:4] = (40, 80, 120)   # lightness 80 < threshold: lifted by 2 to 160
+    image[4:] = (200, 220, 240)  # lightness 220 above the threshold: kept
+    chain = wb.Chain(seed=2).add("RandomSnow", p=1.0, snow_point_range=[0.3, 0.3], brightness_coeff=2.0)
+    outs = {b: _unit(chain.run([image], backend=b).images[0]) * 255 for b in ("kornia", "dali", "albumentations")}
+    for backend, out in outs.items():
+        assert np.allclose(out[4:], (200, 220, 240), atol=1.01), backend
+        top, bottom = out[0, 0].max(), out[0, 0].min()
+        assert (top + bottom) / 2 == pytest.approx(160, abs=1.01), backend
+        # Same hue and HLS saturation: the channels keep their order and relative spacing.
+        assert np.allclose((out[0, 0] - bottom) / (top - bottom), (0.0, 0.5, 1.0), atol=0.02), backend
+    assert np.abs(outs["kornia"] - outs["dali"]).max() <= 0.5 + 1e-4
+    rows = chain.run([image] * 3, backend="dali").params
+    assert all(r[0]["snow_point"] == pytest.approx(0.3) for r in rows)

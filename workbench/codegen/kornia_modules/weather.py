@@ -330,3 +330,41 @@ class WorkbenchRandomFog(K.IntensityAugmentationBase2D):
         fogged = 1.0 - (1.0 - input) * torch.pow(1.0 - alpha, count)
         size, sigma = weather_fog_kernel(height, width)
         return kornia.filters.gaussian_blur2d(fogged, (size, size), (sigma, sigma), border_type="reflect").clamp(0, 1)
+
+
+# --------------------------------------------------------------------------------------------
+# Snow
+
+def weather_snow_bleach(input, snow_point, brightness_coeff):
+    """A.RandomSnow's "bleach" in floats: the HLS lightness L = (max + min) / 2 of the pixels with
+    L < snow_point / 2 + 1/3 is multiplied by brightness_coeff (at most 1), hue and HLS saturation
+    kept: each channel becomes L' + (channel - L) x (1 - |2L' - 1|) / (1 - |2L - 1|)."""
+    top = input.amax(dim=-3, keepdim=True)
+    bottom = input.amin(dim=-3, keepdim=True)
+    lightness = (top + bottom) / 2
+    threshold = (snow_point / 2 + 1.0 / 3.0).view(-1, 1, 1, 1)
+    brighter = torch.clamp(lightness * brightness_coeff, max=1.0)
+    lifted = torch.where(lightness < threshold, brighter, lightness)
+    room = 1 - torch.abs(2 * lightness - 1)
+    ratio = (1 - torch.abs(2 * lifted - 1)) / torch.clamp(room, min=1e-12)
+    return torch.clamp(lifted + (input - lightness) * ratio, 0.0, 1.0)
+
+
+class WorkbenchRandomSnow(K.IntensityAugmentationBase2D):
+    """Snow, as A.RandomSnow with method "bleach": pixels darker than a lightness threshold
+    (snow_point drawn from `snow_point_range`: threshold snow_point / 2 + 1/3) get their HLS
+    lightness multiplied by `brightness_coeff`, which bleaches them towards white."""
+
+    def __init__(self, snow_point_range=(0.1, 0.3), brightness_coeff=2.5, p=0.5):
+        super().__init__(p=p)
+        self.wb_args = {"snow_point_range": tuple(float(v) for v in snow_point_range),
+                        "brightness_coeff": float(brightness_coeff)}
+        self.snow_point_range = self.wb_args["snow_point_range"]
+        self.brightness_coeff = self.wb_args["brightness_coeff"]
+
+    def generate_parameters(self, batch_shape):
+        return {"snow_point": weather_uniform((batch_shape[0],), *self.snow_point_range, self.device, self.dtype)}
+
+    def apply_transform(self, input, params, flags, transform=None):
+        snow_point = params["snow_point"].to(input.device, input.dtype)
+        return weather_snow_bleach(input, snow_point, self.brightness_coeff)
