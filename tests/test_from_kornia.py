@@ -90,7 +90,7 @@ def test_a_training_pipeline_imports_with_its_settings():
     # A number b is Kornia's (and torchvision's) range [max(0, 1 - b), 1 + b]; hue h is [-h, h].
     assert jitter.params["brightness"] == pytest.approx([0.6, 1.4]) and jitter.params["hue"] == pytest.approx(
         [-0.1, 0.1])
-    assert blur.params == {"sigma": [0.1, 2.0], "kernel_size": 9}
+    assert blur.params == {"sigma": [0.1, 2.0], "kernel_size": [9, 9]}
     assert norm.params["std"] == pytest.approx([0.229, 0.224, 0.225])
     (solarize,) = chain.unmapped
     assert solarize.position == "6" and solarize.transform == "K.RandomSolarize(p=0.2)"

@@ -256,3 +256,106 @@ def test_albumentations_reports_the_kernel_filters_draws():
     emboss = run(image, "Emboss", "albumentations", seed=1, alpha=[0.4, 0.4], strength=[0.6, 0.6])
     assert emboss.params[0][0]["alpha"] == pytest.approx(0.4, abs=1e-6)
     assert emboss.params[0][0]["strength"] == pytest.approx(0.6, abs=1e-5)
+
+
+# ----- UnsharpMask, Defocus ------------------------------------------------------------------
+
+from albumentations.augmentations.blur.functional import defocus as a_defocus  # noqa: E402
+from albumentations.augmentations.pixel.functional import unsharp_mask as a_unsharp_mask  # noqa: E402
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("sigma", [[0.0, 0.0], [0.5, 2.0]])
+def test_unsharp_mask_is_albumentations_at_each_images_own_draws(small_images, backend, sigma):
+    """Each image is Albumentations' own unsharp_mask at the kernel size, sigma (0: OpenCV's fixed
+    kernels and sigma rule) and alpha it reported, drawn per image."""
+    res = run(small_images * 2, "UnsharpMask", backend, seed=3, kernel_size=[3, 11], sigma=sigma, alpha=[0.3, 1.0],
+              threshold=5)
+    sizes = [row[0]["kernel_size"] for row in res.params]
+    assert set(sizes) <= {3.0, 5.0, 7.0, 9.0, 11.0} and len(set(sizes)) > 2, sizes
+    for image, out, rows in zip(small_images * 2, levels(res.images), res.params):
+        d = rows[0]
+        assert sigma[0] <= d["sigma"] <= sigma[1] + 1e-6 and 0.3 - 1e-6 <= d["alpha"] <= 1.0 + 1e-6
+        expected = a_unsharp_mask(image, int(d["kernel_size"]), sigma=d["sigma"], alpha=d["alpha"], threshold=5)
+        diff = np.abs(out - expected)
+        # Kornia in float; DALI rounds as Albumentations does. A residual right at the threshold may
+        # fall on the other side in another float order (integer levels and OpenCV's dyadic kernels
+        # land on it exactly), which moves the soft mask around that pixel by a few levels.
+        assert diff.mean() < 0.3 and diff.max() <= 4.0, (backend, d, diff.mean(), diff.max())
+        assert (diff > 0.52).mean() < (0.01 if backend == "kornia" else 1e-3), (backend, d)
+        assert np.abs(out - image).max() > 2.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_defocus_is_albumentations_at_each_images_own_draws(small_images, backend):
+    """Radii on both sides of 8, where the kernel's grid grows and its edge blur takes 5 taps."""
+    res = run(small_images * 2, "Defocus", backend, seed=1, radius=[3, 12], alias_blur=[0.0, 0.8])
+    radii = [row[0]["radius"] for row in res.params]
+    assert all(r == int(r) and 3 <= r <= 12 for r in radii) and min(radii) <= 8 < max(radii), radii
+    for image, out, rows in zip(small_images * 2, levels(res.images), res.params):
+        d = rows[0]
+        diff = np.abs(out - a_defocus(image, int(d["radius"]), d["alias_blur"]))
+        # Kornia in float; DALI rounds to whole levels, one level apart where the float sum lands on a
+        # half level (about 1 pixel in 100,000).
+        assert diff.max() <= (0.5 + 0.02 if backend == "kornia" else 1.0), (backend, d)
+        assert (diff > 0.5 + 0.02).mean() < 1e-4, (backend, d)
+
+
+@pytest.mark.parametrize("op,params", [
+    ("UnsharpMask", {"kernel_size": [5, 9], "sigma": [0.0, 1.5], "alpha": [0.5, 0.5], "threshold": 0}),
+    ("Defocus", {"radius": [4, 10], "alias_blur": [0.2, 0.2]}),
+])
+def test_unsharp_mask_and_defocus_on_floats_after_a_normalize(small_images, op, params):
+    chain = wb.Chain(seed=2).add("Normalize", mean=[0.0] * 3, std=[1.0] * 3).add(op, p=1.0, **params)
+    k = chain.run(small_images[:3], backend="kornia")
+    d = chain.run(small_images[:3], backend="dali")
+    assert np.asarray(d.images).dtype == np.float32
+    for a, b, ra, rb in zip(k.images, d.images, k.params, d.params):
+        if all(ra[1][key] == pytest.approx(rb[1][key]) for key in ra[1] if key in rb[1] and key != "batch_prob"):
+            assert np.abs(np.asarray(a) - np.asarray(b)).max() < 1e-4
+
+
+@pytest.mark.parametrize("transform,op,params", [
+    (A.UnsharpMask(), "UnsharpMask", {"kernel_size": [3, 7], "sigma": [0.0, 0.0], "alpha": [0.2, 0.5],
+                                      "threshold": 10}),
+    (A.Defocus(), "Defocus", {"radius": [3, 10], "alias_blur": [0.1, 0.5]}),
+])
+def test_albumentations_default_arguments_of_unsharp_mask_and_defocus_import(transform, op, params):
+    chain = wb.Chain.from_albumentations(A.Compose([transform]), strict=True)
+    assert [(s.op, s.p, s.params) for s in chain.steps] == [(op, 0.5, params)]
+
+
+@pytest.mark.parametrize("op,params", [
+    ("UnsharpMask", {"kernel_size": [5, 9], "sigma": [0.5, 2.5], "alpha": [0.1, 0.9], "threshold": 3}),
+    ("Defocus", {"radius": [2, 14], "alias_blur": [0.0, 1.5]}),
+])
+def test_albumentations_round_trip_of_unsharp_mask_and_defocus(op, params):
+    spec = wb.get_op(op)
+    chain = wb.Chain(seed=2).add(op, p=0.4, **params)
+    back = wb.Chain.from_albumentations(A.Compose([build(spec, chain.steps[0].params)]), strict=True)
+    assert [(s.op, s.p, s.params) for s in back.steps] == [(op, 0.4, chain.steps[0].params)]
+
+
+@pytest.mark.parametrize("transform,words", [
+    (A.UnsharpMask(blur_limit=(3, 41)), "blur_limit=(3, 41): UnsharpMask takes kernel sizes up to 31"),
+    (A.UnsharpMask(sigma_limit=(0.0, 30.0)), "sigma_limit=(0.0, 30.0)"),
+    (A.Defocus(radius=(3, 40)), "radius=(3, 40): Defocus takes radii up to 31"),
+    (A.Defocus(alias_blur=(0.1, 9.0)), "alias_blur=(0.1, 9.0)"),
+])
+def test_unsharp_mask_and_defocus_settings_without_an_equivalent_are_listed_with_the_reason(transform, words):
+    with pytest.warns(UserWarning, match="left out"):
+        chain = wb.Chain.from_albumentations(A.Compose([transform]))
+    assert chain.steps == [] and words in chain.unmapped[0].reason
+
+
+@pytest.mark.parametrize("op,params,words", [
+    ("UnsharpMask", {"kernel_size": [4, 7]}, "'kernel_size' must be odd integers"),
+    ("UnsharpMask", {"threshold": 300}, "'threshold' must be in [0, 255]"),
+    ("UnsharpMask", {"sigma": [-1.0, 1.0]}, "'sigma' must lie within [0.0, 20.0]"),
+    ("Defocus", {"radius": [0, 3]}, "'radius' must lie within [1, 31]"),
+    ("Defocus", {"radius": [2.5, 3]}, "'radius' must be an integer"),
+])
+def test_bad_unsharp_mask_and_defocus_parameters_name_the_op_and_the_parameter(op, params, words):
+    with pytest.raises(wb.ChainError) as info:
+        wb.Chain().add(op, **params)
+    assert f"({op}): parameter" in str(info.value) and words in str(info.value)

@@ -249,7 +249,7 @@ def test_erase_albumentations_ratio_is_height_over_width(small_images):
 # ----- Albumentations imports invert the lowerings ---------------------------------------
 
 ROUND_TRIPS = {
-    "GaussianBlur": {"sigma": [0.3, 1.7], "kernel_size": 9},
+    "GaussianBlur": {"sigma": [0.3, 1.7], "kernel_size": [5, 11]},
     "GaussianNoise": {"std": [0.02, 0.07]},
     "SaltAndPepper": {"amount": [0.01, 0.05], "salt_vs_pepper": [0.3, 0.7]},
     "JpegCompression": {"quality": [30.0, 90.0]},
@@ -278,6 +278,8 @@ def test_albumentations_import_gives_back_the_params(op):
     (A.CoarseDropout(num_holes_range=(2, 2), hole_height_range=(8, 16)), "is in pixels"),
     (A.Erasing(fill="random"), "fills a constant value"),
     (A.ImageCompression(compression_type="webp"), "JPEG only"),
+    (A.GaussianBlur(blur_limit=(0, 7)), "blur_limit=(0, 7) draws a size of 0"),
+    (A.GaussianBlur(blur_limit=(3, 101), sigma_limit=(1.0, 2.0)), "at most 99x99"),
 ])
 def test_albumentations_settings_without_an_equivalent_are_listed_with_the_reason(transform, words):
     with pytest.warns(UserWarning, match="left out"):
@@ -287,13 +289,18 @@ def test_albumentations_settings_without_an_equivalent_are_listed_with_the_reaso
 
 def test_albumentations_gaussian_blur_sized_from_sigma_imports_the_largest_kernel():
     chain = wb.Chain.from_albumentations(A.Compose([A.GaussianBlur(sigma_limit=(0.5, 3.0))]))
-    assert chain.steps[0].params == {"sigma": [0.5, 3.0], "kernel_size": 21}
+    assert chain.steps[0].params == {"sigma": [0.5, 3.0], "kernel_size": [21, 21]}
 
 
 # ----- errors ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("op,params,words", [
     ("MedianBlur", {"kernel_size": 4}, "'kernel_size' must be odd integers (kernel sizes), got [4, 4]"),
+    # GaussianBlur's kernel_size was one number: that form keeps its wording.
+    ("GaussianBlur", {"kernel_size": 6}, "'kernel_size' must be an odd integer, got 6"),
+    ("GaussianBlur", {"kernel_size": 101}, "'kernel_size' must be in [3, 99], got 101"),
+    ("GaussianBlur", {"kernel_size": [7, 5]}, "'kernel_size' has lo > hi (7 > 5)"),
+    ("GaussianBlur", {"kernel_size": [3, 6]}, "'kernel_size' must be odd integers (kernel sizes), got [3, 6]"),
     ("MedianBlur", {"kernel_size": [3, 9]}, "'kernel_size' must lie within [3, 7]"),
     ("MedianBlur", {"kernel_size": [3.5, 5]}, "'kernel_size' must be an integer"),
     ("GaussianNoise", {"std": 1.5}, "'std' must lie within [0.0, 1.0]"),
@@ -428,9 +435,10 @@ def test_coarse_dropout_draws_the_number_of_holes_per_image(small_images, backen
 def test_chains_saved_with_single_numbers_still_load_as_ranges():
     chain = wb.Chain.from_dict({"seed": 1, "steps": [
         {"op": "MedianBlur", "params": {"kernel_size": 5}}, {"op": "GaussianNoise", "params": {"std": 0.05}},
-        {"op": "MotionBlur", "params": {"kernel_size": 7}}, {"op": "CoarseDropout", "params": {"holes": 4}}]})
-    assert [s.params[k] for s, k in zip(chain.steps, ("kernel_size", "std", "kernel_size", "holes"))] == [
-        [5, 5], [0.05, 0.05], [7, 7], [4, 4]]
+        {"op": "MotionBlur", "params": {"kernel_size": 7}}, {"op": "CoarseDropout", "params": {"holes": 4}},
+        {"op": "GaussianBlur", "params": {"kernel_size": 9}}]})
+    names = ("kernel_size", "std", "kernel_size", "holes", "kernel_size")
+    assert [s.params[k] for s, k in zip(chain.steps, names)] == [[5, 5], [0.05, 0.05], [7, 7], [4, 4], [9, 9]]
     again = wb.Chain.from_dict(chain.to_dict())
     assert again.to_dict() == chain.to_dict()
 
@@ -439,7 +447,7 @@ def test_chains_saved_with_single_numbers_still_load_as_ranges():
     (A.MedianBlur(), "MedianBlur", {"kernel_size": [3, 7]}),
     (A.GaussNoise(), "GaussianNoise", {"std": [0.2, 0.44]}),
     (A.CoarseDropout(), "CoarseDropout", {"holes": [1, 2], "height": [0.1, 0.2], "width": [0.1, 0.2], "value": 0.0}),
-    (A.GaussianBlur(), "GaussianBlur", {"sigma": [0.5, 3.0], "kernel_size": 21}),
+    (A.GaussianBlur(), "GaussianBlur", {"sigma": [0.5, 3.0], "kernel_size": [21, 21]}),
     (A.ImageCompression(), "JpegCompression", {"quality": [99.0, 100.0]}),
     (A.MotionBlur(allow_shifted=False), "MotionBlur", {"kernel_size": [3, 7], "angle": [0.0, 360.0],
                                                        "direction": [-1.0, 1.0], "allow_shifted": False}),
@@ -452,3 +460,86 @@ def test_albumentations_default_arguments_import(transform, op, params):
     chain = wb.Chain.from_albumentations(A.Compose([transform]), strict=True)
     assert [(s.op, s.p) for s in chain.steps] == [(op, 0.5)]
     assert chain.steps[0].params == params
+
+
+# ----- GaussianBlur: an odd kernel size drawn per image ----------------------------------------
+
+def gaussian_reference(image, k, sigma):
+    """Separable exp(-x^2 / 2 sigma^2) / sum over k taps, borders mirrored without the edge pixel."""
+    import cv2
+
+    x = np.arange(k, dtype=np.float64) - k // 2
+    g = np.exp(-x ** 2 / (2 * sigma ** 2))
+    g /= g.sum()
+    return cv2.sepFilter2D(image.astype(np.float64), -1, g, g, borderType=cv2.BORDER_REFLECT_101)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gaussian_blur_draws_an_odd_size_per_image_and_applies_it(small_images, backend):
+    res = run(small_images * 2, "GaussianBlur", backend, seed=2, sigma=[0.8, 2.5], kernel_size=[3, 9])
+    sizes = [row[0]["kernel_size"] for row in res.params]
+    assert set(sizes) <= {3.0, 5.0, 7.0, 9.0} and len(set(sizes)) > 2, sizes
+    for image, out, rows in zip(small_images * 2, levels(res.images), res.params):
+        assert 0.8 - 1e-6 <= rows[0]["sigma"] <= 2.5 + 1e-6
+        expected = gaussian_reference(image, int(rows[0]["kernel_size"]), rows[0]["sigma"])
+        # Kornia in float; DALI and OpenCV round to whole levels.
+        assert np.abs(out - expected).max() <= 0.5 + 0.02, (backend, rows[0])
+
+
+def test_gaussian_blur_at_one_size_gives_the_images_it_gave_before(small_images, monkeypatch):
+    """kernel_size [k, k] (what a chain saved with one number loads as) draws and blurs exactly as the
+    lowerings before per-image sizes did: K.RandomGaussianBlur, fn.gaussian_blur with a literal
+    window, A.GaussianBlur(blur_limit=(k, k)); the steps after it draw as before too."""
+    import dataclasses
+
+    from workbench.ops import REGISTRY
+    from workbench.ops.dali_helpers import assign, uniform
+    from workbench.ops.params import Number
+    from workbench.ops.spec import DaliLowering, KorniaLowering
+
+    spec = wb.get_op("GaussianBlur")
+    before = dataclasses.replace(
+        spec, name="GaussianBlurBefore",
+        params=(spec.param("sigma"), Number("kernel_size", "window side", 5, lo=3, hi=99, integer=True, odd=True)),
+        kornia=KorniaLowering("RandomGaussianBlur", lambda a: {"kernel_size": (a["kernel_size"], a["kernel_size"]),
+                                                               "sigma": tuple(a["sigma"]), "border_type": "reflect"},
+                              record={"sigma": "sigma"}),
+        dali=DaliLowering(mirror_invariant=True, draws=lambda a: {"sigma": uniform(*a["sigma"])},
+                          apply=lambda a, c, d: [assign(c.x, "fn.gaussian_blur", {"sigma": d["sigma"],
+                                                                                  "window_size": a["kernel_size"]})]),
+        albumentations=dataclasses.replace(
+            spec.albumentations, from_transform=None,
+            args=lambda a: {"blur_limit": (a["kernel_size"], a["kernel_size"]), "sigma_limit": tuple(a["sigma"])}))
+    monkeypatch.setitem(REGISTRY, "GaussianBlurBefore", before)
+
+    def chain(op):
+        return (wb.Chain(seed=4).add("Brightness", p=0.5).add(op, p=0.7, sigma=[0.3, 2.0], kernel_size=7)
+                .add("GaussianNoise", p=1.0, std=0.05))
+
+    for backend in BACKENDS:
+        new = chain("GaussianBlur").run(small_images, backend=backend, device="cpu")
+        old = chain("GaussianBlurBefore").run(small_images, backend=backend, device="cpu")
+        assert np.array_equal(np.asarray(new.images), np.asarray(old.images)), backend
+        assert [r[1].get("sigma") for r in new.params] == [r[1].get("sigma") for r in old.params], backend
+    assert "window_size=7" in chain("GaussianBlur").export("dali")
+
+
+@pytest.mark.parametrize("limit,sizes", [((3, 7), [3, 7]), ((2, 7), [3, 7]), ((4, 4), [5, 5]), ((5, 10), [5, 11]),
+                                         ((9, 9), [9, 9])])
+def test_albumentations_gaussian_blur_limit_imports_as_a_range_of_odd_sizes(limit, sizes):
+    """A.GaussianBlur draws randint(lo, hi) and makes even sizes odd (+1)."""
+    chain = wb.Chain.from_albumentations(A.Compose([A.GaussianBlur(blur_limit=limit, sigma_limit=(0.5, 1.0))]),
+                                         strict=True)
+    assert chain.steps[0].params == {"sigma": [0.5, 1.0], "kernel_size": sizes}
+
+
+def test_albumentations_export_draws_the_odd_sizes_uniformly():
+    from collections import Counter
+
+    args = wb.get_op("GaussianBlur").albumentations.args
+    assert args({"sigma": [1.0, 1.0], "kernel_size": [7, 7]})["blur_limit"] == (7, 7)
+    assert args({"sigma": [1.0, 1.0], "kernel_size": [3, 7]})["blur_limit"] == (2, 7)
+    t = A.GaussianBlur(blur_limit=(2, 7), sigma_limit=(1.0, 1.0), p=1.0)
+    t.set_random_seed(0)
+    counts = Counter(len(t.get_params_dependent_on_data({}, {})["kernel"]) for _ in range(3000))
+    assert set(counts) == {3, 5, 7} and all(abs(n / 3000 - 1 / 3) < 0.04 for n in counts.values()), counts

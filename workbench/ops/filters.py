@@ -5,6 +5,9 @@ DALI's 'reflect_101', OpenCV's BORDER_REFLECT_101). Noise values are in [0, 1] u
 every value of the workbench (DALI scales them by `ctx.scale`).
 """
 import math
+import numbers
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -44,26 +47,9 @@ def _nothing(raw):
     return {}
 
 
-def _fixed(t, attribute: str, what: str, why: str = ""):
-    """The one value of an Albumentations (lo, hi) attribute that this op takes as a fixed number."""
-    lo, hi = getattr(t, attribute)
-    if lo != hi:
-        raise ValueError(f"{attribute}={tuple(getattr(t, attribute))} draws a {what} per image; this op takes "
-                         f"a single {what}{why}")
-    return lo
-
-
 def _short(value: float) -> float:
     """10 significant digits: 360 - (360 - 0.1) reads 0.1 again, not 0.10000000000002274."""
     return float(f"{value:.10g}")
-
-
-def _odd_size(t, attribute: str = "blur_limit") -> int:
-    """The kernel size of an Albumentations blur whose `blur_limit` is one odd size."""
-    k = int(_fixed(t, attribute, "kernel size"))
-    if k < 3 or k % 2 == 0:
-        raise ValueError(f"{attribute}={tuple(getattr(t, attribute))}: the kernel size must be odd and at least 3")
-    return k
 
 
 def _from_blur_limit(t, attribute: str = "blur_limit") -> list[int]:
@@ -86,13 +72,31 @@ def _kernel_record(raw):
 # --------------------------------------------------------------------------------------------
 # GaussianBlur
 
-def _sigma_from_kernel(raw):
-    """A.GaussianBlur reports only its 1-D kernel exp(-x^2 / 2 sigma^2) / sum: sigma from two
-    taps (none below about 0.03 pixels, where the outer taps underflow to 0)."""
-    kernel = raw["kernel"]
-    c = len(kernel) // 2
+@dataclass(frozen=True)
+class KernelSpan(Span):
+    """A Span of kernel sizes for a parameter that was one number before: that single-number form
+    (chains saved then) is checked, and its errors are worded, as the number was ("must be an odd
+    integer, got 6"); it still reads as [v, v]."""
+
+    def validate(self, where: str, value: Any) -> list:
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            Number(self.name, self.doc, self.default, lo=self.lo, hi=self.hi, integer=self.integer,
+                   odd=self.odd).validate(where, value)
+        return super().validate(where, value)
+
+
+def _gaussian_record(raw):
+    """A.GaussianBlur reports only its 1-D kernel exp(-x^2 / 2 sigma^2) / sum (NaN-padded by the
+    runner to the largest drawn): its length is the kernel size, sigma comes from two taps (none
+    below about 0.03 pixels, where the outer taps underflow to 0)."""
+    kernel = np.asarray(raw.get("kernel", ()), dtype=np.float64).ravel()
+    kernel = kernel[~np.isnan(kernel)]
+    if kernel.size < 3:
+        return {}
+    c = kernel.size // 2
     ratio = float(kernel[c + 1]) / float(kernel[c])
-    return {"sigma": math.sqrt(-0.5 / math.log(ratio))} if 0.0 < ratio < 1.0 else {}
+    out = {"kernel_size": float(kernel.size)}
+    return {**out, "sigma": math.sqrt(-0.5 / math.log(ratio))} if 0.0 < ratio < 1.0 else out
 
 
 def _from_gaussian_blur(t):
@@ -100,15 +104,37 @@ def _from_gaussian_blur(t):
     if sigma[0] <= 0.0:
         raise ValueError(f"sigma_limit={tuple(sigma)} starts at 0, which Albumentations cannot blur with; "
                          "GaussianBlur takes sigmas from 0.01")
-    if tuple(t.blur_limit) == (0, 0):
+    lo, hi = (int(v) for v in t.blur_limit)
+    if (lo, hi) == (0, 0):
         # Albumentations then sizes each kernel from its sigma, int(3.5 sigma) * 2 + 1 (PIL's rule).
         # The size for the largest sigma gives smaller sigmas tails that Albumentations would cut
         # at 3.5 sigma: under 0.05% of the kernel's weight, at most one grey level (measured).
         size = max(3, int(sigma[1] * 3.5) * 2 + 1)
         if size > 99:
             raise ValueError(f"sigma {sigma[1]} needs a {size}x{size} kernel; GaussianBlur's is at most 99x99")
-        return {"sigma": sigma, "kernel_size": size}
-    return {"sigma": sigma, "kernel_size": _odd_size(t)}
+        return {"sigma": sigma, "kernel_size": [size, size]}
+    if lo < 2:
+        raise ValueError(f"blur_limit={(lo, hi)} draws a size of 0 (a kernel sized from sigma) or 1 (no blur) for "
+                         "some images; GaussianBlur draws odd kernel sizes from 3: write blur_limit=(3, ...) or "
+                         "(0, 0)")
+    # A.GaussianBlur draws randint(lo, hi) and makes an even size odd by adding 1.
+    lo, hi = lo + (lo % 2 == 0), hi + (hi % 2 == 0)
+    if hi > 99:
+        raise ValueError(f"blur_limit={tuple(t.blur_limit)}: GaussianBlur's kernel is at most 99x99")
+    return {"sigma": sigma, "kernel_size": [lo, hi]}
+
+
+def _albumentations_blur_limit(kernel_size) -> tuple[int, int]:
+    """A.GaussianBlur's blur_limit for odd sizes drawn uniformly from [lo, hi]: it draws randint(lo - 1, hi)
+    and adds 1 to even draws, so every odd size gets two of the integers (one size: (k, k) as before)."""
+    lo, hi = (int(k) for k in kernel_size)
+    return (lo, hi) if lo == hi else (lo - 1, hi)
+
+
+def _dali_gaussian(a, c, d):
+    lo, hi = a["kernel_size"]
+    window = lo if lo == hi else Name(f"fn.cast({d['kernel_size']}, dtype=types.INT32)")
+    return [assign(c.x, "fn.gaussian_blur", {"sigma": d["sigma"], "window_size": window})]
 
 
 GAUSSIAN_BLUR = OpSpec(
@@ -116,31 +142,39 @@ GAUSSIAN_BLUR = OpSpec(
     cost_hint="its cost grows with kernel_size (two passes of kernel_size taps per pixel); a smaller "
               "kernel_size, about 6x the largest sigma rounded up to odd, gives nearly the same blur.",
     # Measured on the sample photos: Kornia vs DALI and vs Albumentations 0.25/255 mean abs error
-    # (rounding of Kornia's floats), DALI vs Albumentations 0.00004/255.
-    parity=Parity(border=0, mae=0.3 / 255, psnr=55.0, params={"sigma": [1.3, 1.3], "kernel_size": 7}),
-    doc="Gaussian blur with sigma drawn from `sigma`, a kernel_size x kernel_size window, mirrored borders.",
+    # (rounding of Kornia's floats), DALI vs Albumentations 0.00004/255. With a kernel_size range each
+    # backend draws its own sizes: tests/test_ops_filters.py checks each image at its reported draws.
+    parity=Parity(border=0, mae=0.3 / 255, psnr=55.0, params={"sigma": [1.3, 1.3], "kernel_size": [7, 7]}),
+    doc="Gaussian blur with sigma drawn per sample from `sigma` and an odd kernel_size x kernel_size window drawn "
+        "per sample from `kernel_size`, mirrored borders.",
     params=(
         Range("sigma", "standard deviation range in pixels", (0.1, 2.0), lo=0.01, hi=20.0),
-        Number("kernel_size", "window side in pixels (odd)", 5, lo=3, hi=99, integer=True, odd=True),
+        KernelSpan("kernel_size", "window side range in pixels (odd sizes, drawn per sample)", (5, 5), lo=3, hi=99,
+                   integer=True, odd=True),
     ),
     kornia=KorniaLowering(
-        "RandomGaussianBlur",
-        # 'reflect' mirrors without repeating the edge pixel (OpenCV's and DALI's default).
-        lambda a: {"kernel_size": (a["kernel_size"], a["kernel_size"]), "sigma": tuple(a["sigma"]),
-                   "border_type": "reflect"},
-        record={"sigma": "sigma"},
+        # K.RandomGaussianBlur takes one kernel size: WbGaussianBlur (its subclass) draws one per sample
+        # and blurs each size's samples with kornia.filters.gaussian_blur2d; at one size it is
+        # K.RandomGaussianBlur itself, draw for draw. 'reflect' mirrors without repeating the edge pixel.
+        "WbGaussianBlur", lambda a: {"kernel_size": tuple(a["kernel_size"]), "sigma": tuple(a["sigma"])},
+        record={"sigma": "sigma", "kernel_size": "kernel_size"}, local=True,
     ),
-    # DALI's default border is reflect-101 too.
+    # DALI's default border is reflect-101 too; window_size takes each sample's own size.
     dali=DaliLowering(
         mirror_invariant=True,  # the kernel is symmetric
-        draws=lambda a: {"sigma": uniform(*a["sigma"])},
-        apply=lambda a, c, d: [assign(c.x, "fn.gaussian_blur", {"sigma": d["sigma"], "window_size": a["kernel_size"]})],
+        draws=lambda a: {"sigma": uniform(*a["sigma"]),
+                         **({"kernel_size": _odd_choices(*a["kernel_size"])}
+                            if a["kernel_size"][0] != a["kernel_size"][1] else {})},
+        apply=_dali_gaussian,
     ),
     # A.GaussianBlur convolves with cv2.sepFilter2D, whose default border is BORDER_REFLECT_101.
     albumentations=AlbumentationsLowering(
         "GaussianBlur",
-        lambda a: {"blur_limit": (a["kernel_size"], a["kernel_size"]), "sigma_limit": tuple(a["sigma"])},
-        record=_sigma_from_kernel, from_transform=_from_gaussian_blur,
+        lambda a: {"blur_limit": _albumentations_blur_limit(a["kernel_size"]), "sigma_limit": tuple(a["sigma"])},
+        record=_gaussian_record, from_transform=_from_gaussian_blur,
+        note="a blur_limit (lo, hi) imported with an odd lo draws lo half as often as the other sizes (Albumentations "
+             "draws randint(lo, hi) and makes even draws odd); the workbench draws the odd sizes uniformly, and "
+             "exports them as blur_limit=(lo - 1, hi), which Albumentations draws uniformly",
     ),
 )
 

@@ -51,6 +51,39 @@ class WbMedianBlur(K.IntensityAugmentationBase2D):
                           lambda x, k, index: kornia.filters.median_blur(x, (k, k)))
 
 
+class WbGaussianBlur(K.RandomGaussianBlur):
+    """K.RandomGaussianBlur (sigma drawn per sample, mirrored borders) with its odd kernel size drawn
+    per sample too, from `kernel_size` (low, high); each size's samples are blurred by
+    kornia.filters.gaussian_blur2d. With low == high it draws nothing more and blurs as
+    K.RandomGaussianBlur does: the same draws and images."""
+
+    def __init__(self, kernel_size=(5, 5), sigma=(0.1, 2.0), p=0.5):
+        low, high = int(kernel_size[0]), int(kernel_size[1])
+        super().__init__((high, high), tuple(sigma), border_type="reflect", p=p)
+        self.wb_args = {"kernel_size": (low, high), "sigma": tuple(sigma)}
+        self.kernel_range = (low, high)
+
+    def generate_parameters(self, batch_shape):
+        params = super().generate_parameters(batch_shape)
+        low, high = self.kernel_range
+        if low == high:  # no draw, so that the random stream stays K.RandomGaussianBlur's
+            params["kernel_size"] = torch.full((batch_shape[0],), float(low), device=self.device)
+        else:
+            params["kernel_size"] = wb_odd_sizes(low, high, batch_shape[0], self.device)
+        return params
+
+    def apply_transform(self, input, params, flags, transform=None):
+        if self.kernel_range[0] == self.kernel_range[1]:
+            return super().apply_transform(input, params, flags, transform)
+        sigma = params["sigma"].to(input.device, input.dtype)
+
+        def blur(x, k, index):
+            return kornia.filters.gaussian_blur2d(x, (k, k), sigma.index_select(0, index).unsqueeze(-1).expand(-1, 2),
+                                                  border_type="reflect", separable=True)
+
+        return wb_by_size(input, params, params["kernel_size"].cpu(), blur)
+
+
 class WbBoxBlur(K.IntensityAugmentationBase2D):
     """Mean of each kernel_size x kernel_size window (mirrored borders), the odd kernel size
     drawn per sample from `kernel_size` (low, high)."""
@@ -341,3 +374,108 @@ class WbEmboss(K.IntensityAugmentationBase2D):
         base = torch.tensor([[-1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], dtype=torch.float64,
                             device=s.device)
         return wb_correlate3(input, wb_blend_kernels(params["alpha"].double(), base + s * ramp))
+
+
+def wb_cv_gaussian_taps(sizes, sigmas, width):
+    """OpenCV's 1-D Gaussian kernels (cv2.getGaussianKernel, what cv2.GaussianBlur uses) of odd
+    `sizes` and `sigmas` (B,), each in the middle of `width` taps and zero outside its own size,
+    (B, width) float64: exp(-x^2 / 2 sigma^2) normalised; a sigma <= 0 means OpenCV's choice, its
+    fixed kernels at sizes 3 to 9 and sigma 0.3 ((size - 1) / 2 - 1) + 0.8 above."""
+    sizes = sizes.double().reshape(-1, 1)
+    sigmas = sigmas.double().reshape(-1, 1).to(sizes.device)
+    x = torch.arange(width, dtype=torch.float64, device=sizes.device) - width // 2
+    inside = (x.abs() <= (sizes - 1.0) / 2.0).double()
+    spread = torch.where(sigmas > 0.0, sigmas, 0.3 * ((sizes - 1.0) * 0.5 - 1.0) + 0.8)
+    taps = torch.exp(-x * x / (2.0 * spread * spread)) * inside
+    taps = taps / taps.sum(dim=1, keepdim=True)
+    # OpenCV's fixed kernels for sigma <= 0 (cv2.getGaussianKernel's table).
+    small = {3: (0.25, 0.5, 0.25), 5: (0.0625, 0.25, 0.375, 0.25, 0.0625),
+             7: (0.03125, 0.109375, 0.21875, 0.28125, 0.21875, 0.109375, 0.03125),
+             9: (0.015625, 0.05078125, 0.1171875, 0.19921875, 0.234375, 0.19921875, 0.1171875, 0.05078125,
+                 0.015625)}
+    for size, values in small.items():
+        if size > width:
+            continue
+        fixed = torch.zeros(width, dtype=torch.float64, device=sizes.device)
+        start = width // 2 - size // 2
+        fixed[start:start + size] = torch.tensor(values, dtype=torch.float64, device=sizes.device)
+        taps = torch.where((sigmas <= 0.0) & (sizes == size), fixed, taps)
+    return taps
+
+
+def wb_cv_gaussian_blur(input, taps):
+    """Each sample blurred separably with its own 1-D kernel (B, width), mirrored borders (as
+    cv2.GaussianBlur's BORDER_REFLECT_101)."""
+    taps = taps.to(input.device, input.dtype)
+    return kornia.filters.filter2d_separable(input, taps, taps, border_type="reflect")
+
+
+class WbUnsharpMask(K.IntensityAugmentationBase2D):
+    """Albumentations' UnsharpMask on values in [0, 1]: blur = OpenCV's Gaussian blur (odd kernel size
+    and sigma drawn per sample; sigma 0 = OpenCV's choice for the size), residual = x - blur;
+    sharp = clip(x + alpha x residual, 0, 1); the pixels whose |residual| x 255 exceeds `threshold`
+    (in grey levels) form a mask, blurred the same way (soft); out = sharp x soft + x x (1 - soft)."""
+
+    def __init__(self, kernel_size=(3, 7), sigma=(0.0, 0.0), alpha=(0.2, 0.5), threshold=10, p=0.5):
+        super().__init__(p=p, same_on_batch=False, p_batch=1.0, keepdim=False)
+        self.wb_args = {"kernel_size": tuple(kernel_size), "sigma": tuple(sigma), "alpha": tuple(alpha),
+                        "threshold": threshold}
+        self.kernel_range = (int(kernel_size[0]), int(kernel_size[1]))
+        self.sigma_range, self.alpha_range, self.threshold = tuple(sigma), tuple(alpha), float(threshold)
+
+    def generate_parameters(self, batch_shape):
+        count = batch_shape[0]
+        return {"kernel_size": wb_odd_sizes(*self.kernel_range, count, self.device),
+                "sigma": wb_uniform(*self.sigma_range, count, self.device),
+                "alpha": wb_uniform(*self.alpha_range, count, self.device)}
+
+    def apply_transform(self, input, params, flags, transform=None):
+        taps = wb_cv_gaussian_taps(params["kernel_size"], params["sigma"], self.kernel_range[1])
+        residual = input - wb_cv_gaussian_blur(input, taps)
+        alpha = params["alpha"].to(input.device, input.dtype).view(-1, 1, 1, 1)
+        sharp = (input + alpha * residual).clamp(0.0, 1.0)
+        soft = wb_cv_gaussian_blur((residual.abs() * 255.0 > self.threshold).to(input.dtype), taps)
+        return sharp * soft + input * (1.0 - soft)
+
+
+def wb_defocus_kernels(radius, alias_blur, width):
+    """Albumentations' defocus kernels, (B, width, width) float64: a disk of each sample's radius r
+    (pixels with x^2 + y^2 <= r^2) on a grid of 2 max(8, r) + 1 pixels, normalised, then blurred
+    with OpenCV's Gaussian of sigma `alias_blur` (3 taps up to r = 8, 5 above; mirrored at the
+    grid's edge), in the middle of `width` pixels."""
+    out = torch.zeros(len(radius), width, width, dtype=torch.float64)
+    for n, (r, sigma) in enumerate(zip(radius.cpu().tolist(), alias_blur.cpu().tolist())):
+        r = int(round(r))
+        half, size = max(8, r), 3 if r <= 8 else 5
+        grid = torch.arange(-half, half + 1, dtype=torch.float64)
+        disk = ((grid.view(-1, 1) ** 2 + grid.view(1, -1) ** 2) <= r * r).double()
+        disk = disk / disk.sum()
+        taps = wb_cv_gaussian_taps(torch.tensor([float(size)]), torch.tensor([float(sigma)]), size)
+        blurred = kornia.filters.filter2d_separable(disk.view(1, 1, 2 * half + 1, -1), taps, taps,
+                                                    border_type="reflect")
+        c = width // 2
+        out[n, c - half:c + half + 1, c - half:c + half + 1] = blurred[0, 0]
+    return out
+
+
+class WbDefocus(K.IntensityAugmentationBase2D):
+    """Albumentations' Defocus: correlate each sample with its defocus kernel (wb_defocus_kernels),
+    the whole-number radius drawn uniformly from `radius` (low, high) and the kernel's blur sigma from
+    `alias_blur`, per sample; mirrored borders."""
+
+    def __init__(self, radius=(3, 10), alias_blur=(0.1, 0.5), p=0.5):
+        super().__init__(p=p, same_on_batch=False, p_batch=1.0, keepdim=False)
+        self.wb_args = {"radius": tuple(radius), "alias_blur": tuple(alias_blur)}
+        self.radius_range = (int(radius[0]), int(radius[1]))
+        self.alias_blur_range = tuple(alias_blur)
+
+    def generate_parameters(self, batch_shape):
+        count = batch_shape[0]
+        low, high = self.radius_range
+        return {"radius": torch.randint(low, high + 1, (count,), device=self.device).float(),
+                "alias_blur": wb_uniform(*self.alias_blur_range, count, self.device)}
+
+    def apply_transform(self, input, params, flags, transform=None):
+        width = 2 * max(8, self.radius_range[1]) + 1
+        kernels = wb_defocus_kernels(params["radius"], params["alias_blur"], width)
+        return kornia.filters.filter2d(input, kernels.to(input.device, input.dtype), border_type="reflect")
