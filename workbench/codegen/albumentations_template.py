@@ -53,16 +53,34 @@ def seed_transforms(compose, seed, *path):
 
 
 def _recorded(params):
-    """The numeric values a transform drew for one image (shapes and settings left out)."""
+    """The numeric values a transform drew for one image (shapes and settings left out).
+
+    A string drawn from a known finite set is kept as its index in that set (other strings are
+    left out): `group_element` (A.D4, A.SquareSymmetry) is A's own order of the symmetries,
+    "e" 0, "r90" 1, "r180" 2, "r270" 3, "v" 4, "hvt" 5, "h" 6, "t" 7
+    (albumentations.core.type_definitions.d4_group_elements)."""
+    choices = {"group_element": ("e", "r90", "r180", "r270", "v", "hvt", "h", "t")}
     out = {}
     for key, value in params.items():
+        if isinstance(value, str):
+            if key in choices and str(value) in choices[key]:
+                out[key] = np.asarray(float(choices[key].index(str(value))))
+            continue
         try:
             array = np.asarray(value) if isinstance(value, (int, float, list, tuple, np.ndarray, np.number)) else None
-        except ValueError:  # nested lists of uneven lengths: not one array
-            array = None
+        except ValueError:  # nested items of uneven shapes ((alpha, (x, y), r)): one flat row per item
+            rows = [_flat(item) for item in value]
+            array = np.asarray(rows) if rows and len({len(r) for r in rows}) == 1 else None
         if array is not None and array.dtype.kind in "biuf" and key != "shape":
             out[key] = array.astype(np.float64)
     return out
+
+
+def _flat(item):
+    """The numbers of a nested item, in order: (0.5, (3, 4), 2) -> [0.5, 3, 4, 2]."""
+    if isinstance(item, (list, tuple, np.ndarray)):
+        return [v for part in item for v in _flat(part)]
+    return [item]
 
 
 def _padded(value, shape):

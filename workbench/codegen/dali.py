@@ -84,12 +84,11 @@ def _step_function(i: int, step, scale: float, fuse: str = "", flip=None,
     body = low.apply(step.params, ctx, draws) if fuse != "flip" else [
         comment("mirrored by crop_mirror_normalize in a later step (only mirror-invariant steps in between)")]
     if step.p < 1.0 and low.gate == "if":
-        # Only the statements that change the images go under the condition: values the
-        # step reports must exist for every sample.
-        changes = [line for line in body if line.startswith(f"{ctx.x} = ")]
+        changes = _gated(body, ctx, low)
         lines += [line for line in body if line not in changes]
-        lines.append(f"if {applied}:")
-        lines += ["    " + line for line in changes]
+        if changes:
+            lines.append(f"if {applied}:")
+            lines += ["    " + line for line in changes]
     else:
         lines += body
     reported += [(name, ctx.var(name)) for name in low.reports]
@@ -132,7 +131,8 @@ def _group_lines(path: tuple[int, ...], group, outer) -> tuple[list[str], list[t
     label = ".".join(map(str, path))
     prefix = "s" + "_".join(map(str, path)) + "_"
     seed = lambda k: Name(f"op_seed(seed, {path[0] if len(path) == 1 else path!r}, {k})")  # noqa: E731
-    lines: list[str] = [comment(f"{label}. {group.describe()}")]
+    # (A chain-level group's function starts with its whole outline already.)
+    lines: list[str] = [comment(f"{label}. {group.describe()}")] if len(path) > 1 else []
     applied = Name(prefix + "applied")
     # A coin even at p = 1: a per-sample scalar the gates below are made of.
     coin = call("fn.random.coin_flip", {"probability": float(group.p), "seed": seed(0)})
@@ -210,14 +210,24 @@ def _child_lines(path: tuple[int, ...], step, outer) -> tuple[list[str], list[tu
             reported.append((name, var))
     body = low.apply(step.params, ctx, draws)
     if low.gate == "if":
-        changes = [line for line in body if line.startswith(f"{ctx.x} = ")]
+        changes = _gated(body, ctx, low)
         lines += [line for line in body if line not in changes]
-        lines.append(f"if {applied}:")
-        lines += ["    " + line for line in changes]
+        if changes:
+            lines.append(f"if {applied}:")
+            lines += ["    " + line for line in changes]
     else:
         lines += body
     reported += [(name, ctx.var(name)) for name in low.reports]
     return lines, [(f"step{label}_{step.op}.{name}", var) for name, var in reported]
+
+
+def _gated(body: list[str], ctx: DaliContext, low) -> list[str]:
+    """The statements of `body` that run only for the samples the step applies to: all of
+    them, unless the step reports values it computes (those must exist for every sample), in
+    which case only the statements that change the images."""
+    changes = body if not low.reports else [line for line in body if line.startswith(f"{ctx.x} = ")]
+    # (An `if` needs a statement: comments alone stay outside.)
+    return changes if any(not line.lstrip().startswith("#") for line in changes) else []
 
 
 def region_steps(chain: Chain) -> tuple[int, ...]:
