@@ -37,11 +37,8 @@ def test_every_corpus_pipeline_is_counted_and_unmapped_entries_carry_reasons():
     assert ALB_RESULTS["classification_imagenet"].transforms == 4
 
 
-@pytest.mark.xfail(ALB_RATIO < TARGET, strict=False,
-                   reason=f"Albumentations import coverage is {ALB_RATIO:.3f} on the corpus, below {TARGET}; "
-                          "ops for the missing transforms are being added")
 def test_albumentations_coverage_reaches_the_target():
-    assert ALB_RATIO >= TARGET
+    assert ALB_RATIO >= TARGET, {name: [str(u) for u in cov.unmapped] for name, cov in ALB_RESULTS.items()}
 
 
 @pytest.mark.parametrize("name", list(KORNIA))
@@ -69,6 +66,10 @@ def _inputs(chain):
     return [cv2.resize(np.asarray(i), (need[1], need[0]), interpolation=cv2.INTER_AREA) for i in images]
 
 
+# Ops a backend cannot run, each with its reason in the support matrix (docs/ops.md): DALI has
+# no scatter-add for RandomFog's thousands of discs, and its remap (Elastic, Optical) is GPU-only.
+KNOWN_GAPS = {"dali": {"RandomFog", "ElasticTransform", "OpticalDistortion"}}
+
 CASES = [("albumentations", n) for n in ALBUMENTATIONS] + [("kornia", n) for n in KORNIA]
 
 
@@ -79,10 +80,11 @@ def test_every_imported_chain_runs_on_every_backend(library, name, backend):
     chain, _ = measure(library, table[name]())
     images = _inputs(chain)
     missing = chain.unsupported_ops(backend)
-    if missing:  # the refusal names the ops; the ops' DALI lowerings are still being written
-        with pytest.raises(wb.WorkbenchError, match=missing[0]):
+    if missing:  # only the stated gaps, refused with a message naming the op and why
+        assert set(missing) <= KNOWN_GAPS.get(backend, set()), missing
+        with pytest.raises(wb.WorkbenchError, match=rf"{missing[0]} cannot run on {backend}: .*\(.+\)"):
             chain.run(images, backend=backend, device="cpu")
-        pytest.xfail(f"{', '.join(missing)} cannot run on {backend} yet")
+        return
     out = chain.run(images, backend=backend, device="cpu").images
     height, width = _output_size(chain, *images[0].shape[:2])
     assert out.shape == (2, height, width, 3)

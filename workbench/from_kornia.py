@@ -564,8 +564,16 @@ def _motion_blur(m, notes):
         raise ValueError(f"resample={resample.upper()}: MotionBlur rotates its kernel with nearest sampling "
                          "(resample='nearest')")
     _blur_border(m, "MotionBlur", notes)
-    return "MotionBlur", {"kernel_size": _shaped("MotionBlur", "kernel_size", *kernel), "angle": _bound(g.angle, 0.0, -math.inf),
-                          "direction": _bound(g.direction, 0.0, -math.inf)}
+    angle, direction = _bound(g.angle, 0.0, -math.inf), _bound(g.direction, 0.0, -math.inf)
+    if isinstance(angle, list) and angle[0] < 0.0 <= angle[0] + 180.0 and angle[1] + 180.0 <= 360.0:
+        # A line blurs alike at angle a and a + 180 when its direction (the weight's slope along the
+        # line) is reversed: K.RandomMotionBlur(angle=35) draws in [-35, 35], here in [145, 215].
+        angle = [angle[0] + 180.0, angle[1] + 180.0]
+        direction = [-direction[1], -direction[0]] if isinstance(direction, list) else direction
+        notes.append(f"MotionBlur: angle {[a - 180.0 for a in angle]} read as {angle} with the direction reversed "
+                     "(the same kernels)")
+    return "MotionBlur", {"kernel_size": _shaped("MotionBlur", "kernel_size", *kernel), "angle": angle,
+                          "direction": direction}
 
 
 def _median_blur(m, notes):

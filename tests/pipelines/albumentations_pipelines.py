@@ -154,6 +154,57 @@ def small_image_classification():
     ], seed=8)
 
 
+# Source kind: skin-lesion / dermoscopy competition kernels: every flip, a OneOf of blurs and
+# noise, a OneOf of distortions, local contrast, HSV, a shift-scale-rotate, one large hole.
+def kaggle_dermoscopy():
+    return A.Compose([
+        A.Transpose(p=0.5),
+        A.VerticalFlip(p=0.5),
+        A.HorizontalFlip(p=0.5),
+        A.RandomBrightnessContrast(brightness_limit=0.2, contrast_limit=0.2, p=0.75),
+        A.OneOf([
+            A.MotionBlur(blur_limit=5),
+            A.MedianBlur(blur_limit=5),
+            A.GaussianBlur(blur_limit=(3, 5)),
+            A.GaussNoise(std_range=(0.02, 0.1)),
+        ], p=0.7),
+        A.OneOf([
+            A.OpticalDistortion(distort_limit=0.5),
+            A.GridDistortion(num_steps=5, distort_limit=0.5),
+            A.ElasticTransform(alpha=3),
+        ], p=0.7),
+        A.CLAHE(clip_limit=4.0, p=0.7),
+        A.HueSaturationValue(hue_shift_limit=10, sat_shift_limit=20, val_shift_limit=10, p=0.5),
+        A.ShiftScaleRotate(shift_limit=0.1, scale_limit=0.1, rotate_limit=15, border_mode=cv2.BORDER_CONSTANT, p=0.85),
+        A.Resize(height=256, width=256),
+        A.CoarseDropout(num_holes_range=(1, 1), hole_height_range=(0.375, 0.375), hole_width_range=(0.375, 0.375),
+                        p=0.7),
+        A.Normalize(),
+    ], seed=9)
+
+
+# Source kind: salt / seismic-style segmentation kernels on small tiles: a random-size crop or
+# padding, distortions, local contrast and gamma, the crop family being where recipes differ.
+def segmentation_tiles():
+    return A.Compose([
+        A.HorizontalFlip(p=0.5),
+        A.OneOf([
+            A.RandomSizedCrop(min_max_height=(50, 101), size=(101, 101), p=1.0),
+            A.PadIfNeeded(min_height=101, min_width=101, p=1.0),
+        ], p=1.0),
+        A.OneOf([
+            A.ElasticTransform(alpha=120, sigma=6, p=0.5),
+            A.GridDistortion(p=0.5),
+            A.OpticalDistortion(distort_limit=0.5, p=1.0),
+        ], p=0.8),
+        A.CLAHE(p=0.8),
+        A.RandomBrightnessContrast(p=0.8),
+        A.RandomGamma(p=0.8),
+        A.Downscale(scale_range=(0.5, 0.9), p=0.2),
+    ], seed=10)
+
+
 ALBUMENTATIONS = {f.__name__: f for f in (detection_yolo, classification_imagenet, segmentation_tutorial,
                                           self_supervised_simclr, robustness_weather, medical_imaging,
-                                          kaggle_classification, kaggle_strong, small_image_classification)}
+                                          kaggle_classification, kaggle_strong, small_image_classification,
+                                          kaggle_dermoscopy, segmentation_tiles)}
