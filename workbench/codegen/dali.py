@@ -83,14 +83,7 @@ def _step_function(i: int, step, scale: float, fuse: str = "", flip=None,
             reported.append((name, var))
     body = low.apply(step.params, ctx, draws) if fuse != "flip" else [
         comment("mirrored by crop_mirror_normalize in a later step (only mirror-invariant steps in between)")]
-    if step.p < 1.0 and low.gate == "if":
-        changes = _gated(body, ctx, low)
-        lines += [line for line in body if line not in changes]
-        if changes:
-            lines.append(f"if {applied}:")
-            lines += ["    " + line for line in changes]
-    else:
-        lines += body
+    lines += _gated(body, ctx, low, applied) if step.p < 1.0 and low.gate == "if" else body
     reported += [(name, ctx.var(name)) for name in low.reports]
     name = f"step_{i + 1}_{_snake(step.op)}"
     if spec.mixes_batch:
@@ -209,25 +202,19 @@ def _child_lines(path: tuple[int, ...], step, outer) -> tuple[list[str], list[tu
         if not name.startswith("_"):
             reported.append((name, var))
     body = low.apply(step.params, ctx, draws)
-    if low.gate == "if":
-        changes = _gated(body, ctx, low)
-        lines += [line for line in body if line not in changes]
-        if changes:
-            lines.append(f"if {applied}:")
-            lines += ["    " + line for line in changes]
-    else:
-        lines += body
+    lines += _gated(body, ctx, low, applied) if low.gate == "if" else body
     reported += [(name, ctx.var(name)) for name in low.reports]
     return lines, [(f"step{label}_{step.op}.{name}", var) for name, var in reported]
 
 
-def _gated(body: list[str], ctx: DaliContext, low) -> list[str]:
-    """The statements of `body` that run only for the samples the step applies to: all of
-    them, unless the step reports values it computes (those must exist for every sample), in
-    which case only the statements that change the images."""
+def _gated(body: list[str], ctx: DaliContext, low, applied) -> list[str]:
+    """`body` with the statements that run only for the samples the step applies to under
+    `if applied:`: all of them, unless the step reports values it computes (those must exist
+    for every sample), in which case only the statements that change the images."""
     changes = body if not low.reports else [line for line in body if line.startswith(f"{ctx.x} = ")]
-    # (An `if` needs a statement: comments alone stay outside.)
-    return changes if any(not line.lstrip().startswith("#") for line in changes) else []
+    if not any(not line.lstrip().startswith("#") for line in changes):  # an `if` needs a statement
+        return body
+    return [line for line in body if line not in changes] + [f"if {applied}:"] + ["    " + line for line in changes]
 
 
 def region_steps(chain: Chain) -> tuple[int, ...]:
