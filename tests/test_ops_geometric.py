@@ -477,7 +477,7 @@ def test_transpose_swaps_rows_and_columns_where_it_applies(backend):
 
 
 @pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
-@pytest.mark.parametrize("op", ["RandomRotate90", "Transpose"])
+@pytest.mark.parametrize("op", ["RandomRotate90", "Transpose", "D4"])
 def test_quarter_turns_refuse_non_square_images_and_name_the_fix(op, backend, small_images):
     with pytest.raises(wb.InputError, match=rf"step 1 \({op}\) swaps height and width on some samples only, so "
                                             r"its input must be square, but image 0 is 96x128 there; add a square "
@@ -501,11 +501,11 @@ def test_kornia_quarter_turn_matrices_say_where_each_pixel_went():
     """The modules' transformation matrices (pixel centres at integers) move a pixel where the image moved it:
     Kornia uses them for boxes and keypoints."""
     import torch
-    from workbench.codegen.kornia_modules.geometric import WbRandomRotate90, WbTranspose
+    from workbench.codegen.kornia_modules.geometric import WbD4, WbRandomRotate90, WbTranspose
 
     torch.manual_seed(0)
     x = torch.rand(8, 3, 5, 5)
-    for module in (WbRandomRotate90(p=1.0), WbTranspose(p=1.0)):
+    for module in (WbRandomRotate90(p=1.0), WbTranspose(p=1.0), WbD4(p=1.0)):
         out = module(x)
         matrix = module.transform_matrix
         for n in range(8):
@@ -592,6 +592,61 @@ def test_perspective_imports_from_albumentations_and_refuses_what_the_op_cannot_
         assert chain.steps == [] and re.search(reason, chain.unmapped[0].reason), chain.unmapped[0].reason
 
 
+
+# ----- D4 (A.D4: the 8 symmetries of the square) ---------------------------------------------------
+D4_NAMES = ("e", "r90", "r180", "r270", "v", "hvt", "h", "t")  # the reported element's meaning, A's order
+
+
+@pytest.mark.parametrize("backend", wb.get_op("D4").backends)
+def test_d4_applies_to_each_image_the_symmetry_it_reports(backend):
+    """Each image is Albumentations' own d4 at the reported element (its index in A's order), and all 8
+    elements are drawn."""
+    from albumentations.augmentations.geometric import functional as fgeometric
+
+    images = noise(40, 7, 7, seed=9)
+    res = run("D4", images, backend, seed=3)
+    elements = []
+    for image, out, rows in zip(images, res.images, res.params):
+        element = rows[0]["element"]
+        assert element in range(8)
+        assert np.array_equal(levels(out), fgeometric.d4(image, D4_NAMES[int(element)]))
+        elements.append(int(element))
+    assert set(elements) == set(range(8)), f"every symmetry should be drawn, got {elements}"
+    # The meaning of two indices, spelled out: 4 ("v") mirrors top to bottom, 5 ("hvt") over the anti-diagonal.
+    n = elements.index(4)
+    assert np.array_equal(levels(res.images[n]), images[n][::-1])
+    n = elements.index(5)
+    assert np.array_equal(levels(res.images[n]), images[n][::-1, ::-1].transpose(1, 0, 2))
+
+
+def test_d4_imports_from_albumentations_and_runs_like_it():
+    pipeline = A.Compose([A.Resize(24, 24), A.D4(p=0.75), A.SquareSymmetry(p=1.0)], seed=5)
+    chain = wb.Chain.from_albumentations(pipeline)
+    assert [(s.op, s.p) for s in chain.steps] == [("Resize", 1.0), ("D4", 0.75), ("D4", 1.0)]
+    assert not chain.unmapped
+    images = noise(10, 20, 30, seed=1)
+    for backend in ("kornia", "dali", "albumentations"):
+        res = chain.run(images, backend=backend)
+        resized = wb.Chain().add("Resize", **chain.steps[0].params).run(images, backend=backend).images
+        for before, out, rows in zip(resized, res.images, res.params):
+            expected = levels(before)
+            for row in rows[1:]:
+                if row["applied"]:
+                    expected = np.round(wb.get_op("D4").parity.reference(expected.astype(np.uint8), row)
+                                        * 255.0).astype(np.int64)
+            assert np.array_equal(levels(out), expected), backend
+
+
+def test_albumentations_runner_keeps_a_string_draw_from_a_known_set_as_its_index():
+    """A.D4 draws its element as a string: the runner reports its index in A's order; other strings
+    (settings, not draws) are left out as before."""
+    from workbench.codegen import emit, load_module
+
+    recorded = load_module(emit(wb.Chain().add("D4"), "albumentations"), "albumentations")._recorded
+    for index, name in enumerate(D4_NAMES):
+        assert recorded({"group_element": np.str_(name), "shape": (7, 7, 3)}) == {"group_element": float(index)}
+    assert recorded({"group_element": "r45", "mode": "reflect", "angle": 3.0}) == {"angle": 3.0}
+
 # ----- PadBorderIfNeeded (A.PadIfNeeded with a border made from the image) ---------------------------
 @pytest.mark.parametrize("mode,flag", [("reflect_101", cv2.BORDER_REFLECT_101), ("reflect", cv2.BORDER_REFLECT),
                                        ("replicate", cv2.BORDER_REPLICATE), ("wrap", cv2.BORDER_WRAP)])
@@ -618,6 +673,35 @@ def test_pad_if_needed_imports_to_the_op_for_its_border_mode():
     assert chain.steps[0].params == {"min_size": [40, 40], "position": "center", "border_mode": "reflect_101"}
     assert chain.steps[1].params == {"min_size": [40, 48], "position": "bottom_left", "border_mode": "replicate"}
     assert chain.steps[2].params["fill"] == 0.2 and not chain.unmapped
-    with pytest.raises(wb.UnsupportedOpError, match=r"PadBorderIfNeeded cannot run on dali: .*DALI has no "
-                                                    r"reflecting or replicating pad"):
-        chain.run(noise(2, 32, 32), backend="dali")
+    # The imported chain runs on DALI too, as Albumentations runs it.
+    images = noise(2, 32, 30, seed=6)
+    dali = chain.run(images, backend="dali").images
+    albumentations = chain.run(images, backend="albumentations").images
+    assert np.asarray(dali).shape == (2, 40, 48, 3) and np.array_equal(dali, albumentations)
+
+
+@pytest.mark.parametrize("mode,flag", [("reflect_101", cv2.BORDER_REFLECT_101), ("reflect", cv2.BORDER_REFLECT),
+                                       ("replicate", cv2.BORDER_REPLICATE), ("wrap", cv2.BORDER_WRAP)])
+def test_pad_border_if_needed_on_dali_pads_each_image_of_a_mixed_batch_by_its_own_size(mode, flag):
+    """One DALI batch of images of several sizes (a 1-pixel side and sides 20 times shorter than the pad
+    among them): each is padded by its own shortfall, every pixel as OpenCV's copyMakeBorder makes it,
+    and the reported padding is each image's."""
+    rng = np.random.default_rng(8)
+    images = [rng.integers(0, 256, (h, w, 3), dtype=np.uint8) for h, w in [(5, 1), (2, 6), (2, 2), (7, 3),
+                                                                           (50, 60), (41, 70)]]
+    res = run("PadBorderIfNeeded", images, "dali", min_size=[41, 45], position="bottom_right", border_mode=mode)
+    for image, out, rows in zip(images, res.images, res.params):
+        h, w = image.shape[:2]
+        dh, dw = max(41 - h, 0), max(45 - w, 0)
+        assert rows[0]["padding"] == [float(dw), 0.0, float(dh), 0.0]
+        assert np.array_equal(out, cv2.copyMakeBorder(image, dh, 0, dw, 0, flag))
+
+
+def test_pad_border_if_needed_on_dali_after_a_normalize_pads_the_float_values():
+    """After a Normalize the values are floats: the border copies them as they are, as on Kornia."""
+    images = noise(2, 9, 11, seed=2)
+    chain = wb.Chain().add("Normalize", mean=[0.5, 0.4, 0.3], std=[0.2, 0.25, 0.3]).add(
+        "PadBorderIfNeeded", min_size=[30, 12], border_mode="reflect")
+    dali, kornia = (np.asarray(chain.run(images, backend=b).images) for b in ("dali", "kornia"))
+    assert dali.dtype == np.float32 and dali.shape == (2, 30, 12, 3)
+    assert np.abs(dali - kornia).max() < 1e-6

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..chain import Chain
 from ..errors import UnsupportedOpError
 from .albumentations_template import BODY, GROUPS, HEADER, IMPORTS
-from .literals import call, comment, identifier, literal
+from .literals import call, comment, group_options, identifier, literal
 from .runtime_source import runtime_source
 
 
@@ -46,12 +46,7 @@ def albumentations_step_lines(step, label: str, indent: str) -> list[str]:
     lines.append(f"{indent}StepGroup({literal(step.spec.kind)}, [")
     for k, child in step.enabled_steps():
         lines += albumentations_step_lines(child, f"{label}.{k + 1}", indent + "    ")
-    options = {"p": float(step.p)}
-    if step.params.get("weights"):
-        options["weights"] = [w for w, c in zip(step.params["weights"], step.steps) if c.enabled]
-    if "n" in step.params:
-        options["n"] = min(step.params["n"], len(step.enabled_steps()))
-    lines.append(indent + "], " + ", ".join(f"{k}={literal(v)}" for k, v in options.items()) + "),")
+    lines.append(indent + "], " + group_options(step) + "),")
     return lines
 
 

@@ -74,13 +74,7 @@ def _step_function(i: int, step, scale: float, fuse: str = "", flip=None,
     ctx = DaliContext(x=Name("images"), scale=scale, height=height, width=width, applied=applied, prefix=prefix,
                       mirror=mirror, step=i + 1, encoded=encoded, input_shape=input_shape,
                       resized=resize.params if resize is not None else None)
-    draws = {}
-    for k, (name, random_op) in enumerate(low.draws(step.params).items(), start=1):
-        var = ctx.var(name.lstrip("_"))
-        lines.append(f"{var} = {random_op.source(ctx.seed(k))}")
-        draws[name] = var
-        if not name.startswith("_"):
-            reported.append((name, var))
+    draws = _draw(step, ctx, lines, reported)
     body = low.apply(step.params, ctx, draws) if fuse != "flip" else [
         comment("mirrored by crop_mirror_normalize in a later step (only mirror-invariant steps in between)")]
     lines += _gated(body, ctx, low, applied) if step.p < 1.0 and low.gate == "if" else body
@@ -194,17 +188,24 @@ def _child_lines(path: tuple[int, ...], step, outer) -> tuple[list[str], list[tu
     ctx = DaliContext(x=Name("images"), scale=255.0, height=height, width=width, applied=applied, prefix=prefix,
                       step=path)
     reported = [("applied", applied)]
+    draws = _draw(step, ctx, lines, reported)
+    body = low.apply(step.params, ctx, draws)
+    lines += _gated(body, ctx, low, applied) if low.gate == "if" else body
+    reported += [(name, ctx.var(name)) for name in low.reports]
+    return lines, [(f"step{label}_{step.op}.{name}", var) for name, var in reported]
+
+
+def _draw(step, ctx: DaliContext, lines: list[str], reported: list) -> dict:
+    """Append the statements creating the step's per-sample random values to `lines` (and the
+    ones it reports, not starting with "_", to `reported`); returns {draw name: variable}."""
     draws = {}
-    for k, (name, random_op) in enumerate(low.draws(step.params).items(), start=1):
+    for k, (name, random_op) in enumerate(step.spec.dali.draws(step.params).items(), start=1):
         var = ctx.var(name.lstrip("_"))
         lines.append(f"{var} = {random_op.source(ctx.seed(k))}")
         draws[name] = var
         if not name.startswith("_"):
             reported.append((name, var))
-    body = low.apply(step.params, ctx, draws)
-    lines += _gated(body, ctx, low, applied) if low.gate == "if" else body
-    reported += [(name, ctx.var(name)) for name in low.reports]
-    return lines, [(f"step{label}_{step.op}.{name}", var) for name, var in reported]
+    return draws
 
 
 def _gated(body: list[str], ctx: DaliContext, low, applied) -> list[str]:

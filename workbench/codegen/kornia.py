@@ -5,7 +5,7 @@ from ..chain import Chain
 from ..errors import UnsupportedOpError
 from .runtime_source import runtime_source
 from .kornia_template import BODY, GROUPS, HEADER, IMPORTS
-from .literals import call, comment, identifier, literal
+from .literals import call, comment, group_options, identifier, literal
 from .local_modules import local_module_source
 
 
@@ -55,12 +55,7 @@ def kornia_step_lines(step, label: str, indent: str) -> list[str]:
     lines.append(f"{indent}StepGroup({literal(step.spec.kind)}, [")
     for k, child in step.enabled_steps():
         lines += kornia_step_lines(child, f"{label}.{k + 1}", indent + "    ")
-    options = {"p": float(step.p)}
-    if step.params.get("weights"):
-        options["weights"] = [w for w, (_, c) in zip(step.params["weights"], enumerate(step.steps)) if c.enabled]
-    if "n" in step.params:
-        options["n"] = min(step.params["n"], len(step.enabled_steps()))
-    lines.append(indent + "], " + ", ".join(f"{k}={literal(v)}" for k, v in options.items()) + "),")
+    lines.append(indent + "], " + group_options(step) + "),")
     return lines
 
 

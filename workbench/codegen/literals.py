@@ -79,3 +79,20 @@ def call(func: str, kwargs: dict[str, Any]) -> str:
     parts = [literal(v) if k == "__input__" else f"{identifier(k)}={literal(v)}" for k, v in kwargs.items()]
     dotted = ".".join(identifier(piece) for piece in func.split("."))
     return f"{dotted}({', '.join(parts)})"
+
+
+def group_options(step) -> str:
+    """The keyword arguments of an exported StepGroup for a group step: p, and the weights
+    and n of its enabled children.
+
+    Example:
+        >>> from workbench.chain import Step
+        >>> group_options(Step.create("SomeOf", n=2, p=0.5, steps=[Step.create("Invert"), Step.create("Rotate")]))
+        'p=0.5, n=2'
+    """
+    options = {"p": float(step.p)}
+    if step.params.get("weights"):
+        options["weights"] = [w for w, child in zip(step.params["weights"], step.steps) if child.enabled]
+    if "n" in step.params:
+        options["n"] = min(step.params["n"], len(step.enabled_steps()))
+    return ", ".join(f"{key}={literal(value)}" for key, value in options.items())

@@ -805,10 +805,9 @@ def _pad_if_needed_from(t):
     return {**_pad_placement_from(t), "fill": _fill_from(t)}
 
 
-def _dali_pad_if_needed(a, c, d):
-    """The padding as in kornia_modules.pad_to_at_least, then the image shifted by it onto the
-    padded canvas with the fill (DALI truncates a fill between two 8-bit levels, so the nearest
-    level is used while values are 0-255)."""
+def _dali_padding(a, c) -> list[str]:
+    """The per-sample padding of kornia_modules.pad_to_at_least from the image's size: pad_h,
+    pad_w, top, left and the reported padding [left, right, top, bottom] (float nodes)."""
     v = c.var
     mh, mw = (float(s) for s in a["min_size"])
     dh, dw, top, left = v("pad_h"), v("pad_w"), v("top"), v("left")
@@ -817,13 +816,23 @@ def _dali_pad_if_needed(a, c, d):
     else:
         top_src = dh if a["position"].startswith("bottom") else "0.0 * " + dh
         left_src = dw if a["position"].endswith("right") else "0.0 * " + dw
-    fill = float(round(a["fill"] * c.scale)) if c.scale == 255.0 else float(a["fill"]) * c.scale
     return [
         f"{dh} = dmath.max({mh!r} - {c.height}, 0.0)",
         f"{dw} = dmath.max({mw!r} - {c.width}, 0.0)",
         f"{top} = {top_src}",
         f"{left} = {left_src}",
         f"{v('padding')} = fn.stack({left}, {dw} - {left}, {top}, {dh} - {top})",
+    ]
+
+
+def _dali_pad_if_needed(a, c, d):
+    """The padding as in kornia_modules.pad_to_at_least, then the image shifted by it onto the
+    padded canvas with the fill (DALI truncates a fill between two 8-bit levels, so the nearest
+    level is used while values are 0-255)."""
+    v = c.var
+    dh, dw, top, left = v("pad_h"), v("pad_w"), v("top"), v("left")
+    fill = float(round(a["fill"] * c.scale)) if c.scale == 255.0 else float(a["fill"]) * c.scale
+    return _dali_padding(a, c) + [
         # A whole-pixel shift onto the larger canvas, nearest neighbour: exact, with the fill around.
         f"{v('shift')} = fn.reshape(fn.stack(1.0, 0.0, {left}, 0.0, 1.0, {top}), shape=[2, 3])",
         assign(c.x, "fn.warp_affine", {
@@ -961,20 +970,48 @@ def _dali_quarter_turns(a, c, d):
     and v (y -> N - y) and T the transpose where s = 1. k = 1: s = 1, v = 1; k = 2: h = v = 1;
     k = 3: s = 1, h = 1 (so s = k mod 2, h = floor(k / 2), v = s xor h). Entries 0, +-1 and N map
     pixel centres onto pixel centres, so nearest-neighbour sampling copies pixels exactly."""
+    return _dali_dihedral(c, d["k"])
+
+
+def _dali_dihedral(c, k, transposed=None) -> list[str]:
+    """The gather of `_dali_quarter_turns` for k quarter turns (a node), followed by a transpose
+    where the node `transposed` is 1: there the output pixel (x, y) reads what the turned image has
+    at (y, x), so the matrix's first two columns swap; still entries 0, +-1 and N, so still exact."""
     v = c.var
-    k, s, h, f = d["k"], v("s"), v("h"), v("v")
+    s, h, f = v("s"), v("h"), v("v")
     n = c.width
-    return [
+    rows = [[f"(1.0 - {s}) * (1.0 - 2.0 * {h})", f"{s} * (1.0 - 2.0 * {f})", f"((1.0 - {s}) * {h} + {s} * {f}) * {n}"],
+            [f"{s} * (1.0 - 2.0 * {h})", f"(1.0 - {s}) * (1.0 - 2.0 * {f})", f"({s} * {h} + (1.0 - {s}) * {f}) * {n}"]]
+    lines = [
         f"{h} = dmath.floor({k} * 0.5)",
         f"{s} = {k} - 2.0 * {h}",
         f"{f} = dmath.abs({s} - {h})",
-        f"{v('matrix')} = fn.reshape(fn.stack("
-        f"(1.0 - {s}) * (1.0 - 2.0 * {h}), {s} * (1.0 - 2.0 * {f}), ((1.0 - {s}) * {h} + {s} * {f}) * {n}, "
-        f"{s} * (1.0 - 2.0 * {h}), (1.0 - {s}) * (1.0 - 2.0 * {f}), ({s} * {h} + (1.0 - {s}) * {f}) * {n}), "
-        f"shape=[2, 3])",
+    ]
+    if transposed is not None:
+        t = transposed
+        rows = [[f"(1.0 - {t}) * {r[0]} + {t} * {r[1]}", f"(1.0 - {t}) * {r[1]} + {t} * {r[0]}", r[2]]
+                for r in rows]
+    return lines + [
+        f"{v('matrix')} = fn.reshape(fn.stack({', '.join(rows[0] + rows[1])}), shape=[2, 3])",
         assign(c.x, "fn.warp_affine", {"matrix": v("matrix"), "inverse_map": True, "fill_value": 0.0,
                                        "interp_type": INTERP["nearest"]}),
     ]
+
+
+def _dali_d4(a, c, d):
+    """A.D4's element e (its index in A's order) as k quarter turns then a transpose where t = 1:
+    t = floor(e / 4), k = e, or 7 - e where t = 1 (see kornia_modules.wb_d4_parts)."""
+    v = c.var
+    e, t, k = d["element"], v("t"), v("k")
+    return [f"{t} = dmath.floor({e} * 0.25)", f"{k} = {e} + {t} * (7.0 - 2.0 * {e})"] + _dali_dihedral(c, k, t)
+
+
+def _reference_d4(image, row):
+    """The image turned by np.rot90 and transposed as the reported element says (A.D4's order)."""
+    element = int(round(float(row["element"])))
+    turns, transposed = (element, 0) if element < 4 else (7 - element, 1)
+    out = np.rot90(np.asarray(image, dtype=np.float64) / 255.0, turns)
+    return out.transpose(1, 0, 2) if transposed else out
 
 
 def _reference_rotate90(image, row):
@@ -1017,6 +1054,27 @@ TRANSPOSE = OpSpec(
     dali=DaliLowering(apply=lambda a, c, d: [assign(c.x, "fn.transpose", {"perm": (1, 0, 2),
                                                                           "transpose_layout": False})]),
     albumentations=AlbumentationsLowering("Transpose", lambda a: {}, from_transform=_no_settings_from("Transpose")),
+)
+
+
+D4 = OpSpec(
+    name="D4", family="geometric", square_input=True,
+    # The element is drawn per sample: each backend is checked against np.rot90 / transpose at its own
+    # reported element. Measured: exact on all three backends (0/255).
+    parity=Parity(border=0, mae=1e-6, reference=_reference_d4),
+    doc="One of the 8 symmetries of the square per image, drawn uniformly (A.D4, A.SquareSymmetry): the "
+        "identity, quarter turns counter-clockwise, and the mirrors over the middle lines and the diagonals "
+        "(so p = 1 still leaves an eighth of the images as they are). The images must be square at this step. "
+        "Reported as element, its index in A.D4's order: 0 e (identity), 1 r90, 2 r180, 3 r270 (np.rot90 "
+        "turns), 4 v (top to bottom), 5 hvt (anti-diagonal), 6 h (left to right), 7 t (main diagonal).",
+    kornia=KorniaLowering("WbD4", lambda a: {}, record={"element": "element"}, local=True),
+    dali=DaliLowering(
+        needs_size=True,
+        draws=lambda a: {"element": RandomOp("fn.random.uniform", {"values": [float(e) for e in range(8)]})},
+        apply=_dali_d4,
+    ),
+    albumentations=AlbumentationsLowering("D4", lambda a: {}, record={"group_element": "element"},
+                                          from_transform=_no_settings_from("D4"), also_imports=("SquareSymmetry",)),
 )
 
 
@@ -1185,10 +1243,31 @@ def _reference_pad_border(image, row, mode="reflect_101"):
     return out.astype(np.float64) / 255.0
 
 
+# DALI's slice names for OpenCV's borders: its out-of-bounds policies read outside the image as
+# OpenCV's borderInterpolate does, however far outside (several reflections, tiles).
+_DALI_BORDERS = {"reflect_101": "reflect_101", "reflect": "reflect_1001", "replicate": "edge", "wrap": "wrap"}
+
+
+def _dali_pad_border(a, c, d):
+    """The padding as PadIfNeeded's, then one slice of the padded window [-top, H + pad_h - top) x
+    [-left, W + pad_w - left): fn.slice's out_of_bounds_policy makes the pixels outside the image
+    (reflect_101, reflect_1001, edge or wrap), exactly, for a pad of any width (a 1-pixel side
+    included)."""
+    v = c.var
+    dh, dw, top, left = v("pad_h"), v("pad_w"), v("top"), v("left")
+    return _dali_padding(a, c) + [
+        assign(c.x, "fn.slice", {
+            "start": Name(f"fn.cast(fn.stack(0.0 - {top}, 0.0 - {left}), dtype=types.INT32)"),
+            "shape": Name(f"fn.cast(fn.stack({c.height} + {dh}, {c.width} + {dw}), dtype=types.INT32)"),
+            "axis_names": "HW", "out_of_bounds_policy": _DALI_BORDERS[a["border_mode"]]}),
+    ]
+
+
 PAD_BORDER_IF_NEEDED = SizedOpSpec(
     name="PadBorderIfNeeded", family="geometric", always_applies=True, size_rule=_pad_size,
     # Photos of several sizes, some padded by more than a reflection of their side can give.
-    # Measured: identical on Kornia and Albumentations and to OpenCV's copyMakeBorder (0/255).
+    # Measured (each border mode, the 12 photos): identical on Kornia, DALI and Albumentations and to OpenCV's
+    # copyMakeBorder (0/255; largest difference 3e-8, Kornia's float division by 255).
     parity=Parity(border=0, mae=1e-6, params={"min_size": [480, 700], "position": "center",
                                               "border_mode": "reflect_101"},
                   reference=_reference_pad_border),
@@ -1213,10 +1292,9 @@ PAD_BORDER_IF_NEEDED = SizedOpSpec(
                    "border_mode": _BORDERS[a["border_mode"]]},
         record=_pad_record, from_transform=_pad_border_from,
     ),
-    unsupported={"dali": "DALI has no reflecting or replicating pad, and a pad wider than the image needs repeated "
-                         "reflections, a per-image number of flipped slices that a DALI graph cannot hold"},
+    dali=DaliLowering(needs_size=True, reports=("padding",), apply=_dali_pad_border),
 )
 
 OPS = (HORIZONTAL_FLIP, VERTICAL_FLIP, ROTATE, AFFINE, RANDOM_RESIZED_CROP, RESIZE, CENTER_CROP,
        RANDOM_CROP, PAD, TRANSLATE, SHEAR, PERSPECTIVE, PAD_IF_NEEDED, LONGEST_MAX_SIZE, SMALLEST_MAX_SIZE,
-       RANDOM_ROTATE90, TRANSPOSE, PERSPECTIVE_ZOOM, PAD_BORDER_IF_NEEDED)
+       RANDOM_ROTATE90, TRANSPOSE, D4, PERSPECTIVE_ZOOM, PAD_BORDER_IF_NEEDED)

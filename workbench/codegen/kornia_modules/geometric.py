@@ -260,3 +260,36 @@ class WbPadBorderToAtLeast(PadToAtLeast):
         rows = wb_border_index(height, top, bottom, flags["border_mode"]).to(input.device)
         cols = wb_border_index(width, left, right, flags["border_mode"]).to(input.device)
         return input.index_select(-2, rows).index_select(-1, cols)
+
+
+def wb_d4_parts(element):
+    """(quarter turns, transposed) of each D4 element index, in A.D4's order "e", "r90", "r180",
+    "r270", "v", "hvt", "h", "t": the element is np.rot90 by the turns, then a transpose where
+    transposed is 1 ("v" = transpose(rot90(x, 3)), "hvt" = transpose(rot90(x, 2)),
+    "h" = transpose(rot90(x, 1)), "t" = transpose(x)); so transposed = element // 4 and
+    turns = element, or 7 - element where transposed."""
+    element = element.long().cpu()
+    transposed = torch.div(element, 4, rounding_mode="floor")
+    turns = torch.where(transposed > 0, 7 - element, element)
+    return turns, transposed
+
+
+class WbD4(K.GeometricAugmentationBase2D):
+    """One of the 8 symmetries of the square per sample (A.D4), drawn uniformly: the element's index in
+    A.D4's order ("e", "r90", "r180", "r270", "v", "hvt", "h", "t"; 0 is the identity). Square images
+    only (the transposing elements swap height and width). Reports the index as `element`."""
+
+    def __init__(self, p=1.0):
+        super().__init__(p=p)
+        self.wb_args = {}
+
+    def generate_parameters(self, batch_shape):
+        return {"element": torch.randint(0, 8, (batch_shape[0],)).float()}
+
+    def compute_transformation(self, input, params, flags):
+        turns, transposed = wb_d4_parts(params["element"])
+        return wb_dihedral_matrices(turns, transposed, input.shape[-1], input.device, input.dtype)
+
+    def apply_transform(self, input, params, flags, transform=None):
+        turns, transposed = wb_d4_parts(params["element"])
+        return wb_dihedral(input, turns, transposed)
