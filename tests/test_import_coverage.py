@@ -66,9 +66,9 @@ def _inputs(chain):
     return [cv2.resize(np.asarray(i), (need[1], need[0]), interpolation=cv2.INTER_AREA) for i in images]
 
 
-# Ops a backend cannot run, each with its reason in the support matrix (docs/ops.md): DALI has
-# no scatter-add for RandomFog's thousands of discs, and its remap (Elastic, Optical) is GPU-only.
-KNOWN_GAPS = {"dali": {"RandomFog", "ElasticTransform", "OpticalDistortion"}}
+# Ops a backend cannot run, each with its reason in the support matrix (docs/ops.md): DALI's
+# remap (Elastic, Optical) is GPU-only.
+KNOWN_GAPS = {"dali": {"ElasticTransform", "OpticalDistortion"}}
 
 CASES = [("albumentations", n) for n in ALBUMENTATIONS] + [("kornia", n) for n in KORNIA]
 

@@ -1222,7 +1222,7 @@ def test_failed_export_or_load_leaves_the_chain_unchanged(user_chain, tmp_path):
 DALI_IMPORTS = {"argparse", "os", "time", "pathlib", "numpy", "nvidia.dali.fn", "nvidia.dali.math",
                 "nvidia.dali.types", "nvidia.dali", "PIL", "nvidia.dali.plugin.base_iterator",
                 "nvidia.dali.plugin.pytorch", "torch", "nvidia.dali.auto_aug", "nvidia.dali.auto_aug.core"}
-DALI_STRINGS = {"HWC", "HW", "reflect_101"}  # layouts and border modes
+DALI_STRINGS = {"HWC", "HW", "reflect_101", "reflect_1001", "edge", "wrap"}  # layouts and border policies
 
 
 def check_dali_source(chain: wb.Chain, src: str) -> None:
