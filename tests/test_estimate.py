@@ -264,7 +264,7 @@ def test_comparison_plot_has_an_overview_and_a_row_per_backend():
 
 
 def test_timed_rates_counts_every_batch_and_reports_progress():
-    from workbench.codegen.runtime import timed_rates
+    from workbench.runtime.common import timed_rates
 
     seen = []
     rates = timed_rates(iter([[0] * 4] * 10), len, batch_count=3, warmup=1, runs=3,

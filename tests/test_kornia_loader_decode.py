@@ -10,7 +10,7 @@ import torch
 from PIL import Image
 
 import workbench as wb
-from workbench.codegen.runtime import decode_image
+from workbench.runtime.common import decode_image
 
 from conftest import ROOT, assert_bench_output, import_export, run_script
 

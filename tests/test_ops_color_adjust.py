@@ -204,7 +204,7 @@ def test_imported_pipeline_agrees_with_albumentations():
 
 # ----- CLAHE -------------------------------------------------------------------------------
 
-from workbench.codegen.kornia_modules.color import (  # noqa: E402
+from workbench.runtime.kornia_modules.color import (  # noqa: E402
     clahe_opencv, opencv_lab_lightness, opencv_lab_tables)
 from workbench.ops.color_adjust import clahe_levels  # noqa: E402
 from workbench.ops.color_adjust import opencv_lab_tables as dali_tables  # noqa: E402

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench.codegen.literals import Name
+from workbench.literals import Name
 
 os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 import albumentations as A  # noqa: E402

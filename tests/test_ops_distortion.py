@@ -13,7 +13,7 @@ import cv2  # noqa: E402
 from albumentations.augmentations.geometric import functional as fgeometric  # noqa: E402
 
 import workbench as wb  # noqa: E402
-from workbench.codegen.kornia_modules.distortion import (  # noqa: E402
+from workbench.runtime.kornia_modules.distortion import (  # noqa: E402
     distortion_elastic_field, distortion_elastic_noise, distortion_grid_axis, distortion_grid_steps,
     distortion_optical_maps, distortion_remap)
 from workbench.ops.distortion import _grid_record, _optical_record  # noqa: E402

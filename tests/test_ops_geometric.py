@@ -14,7 +14,7 @@ import albumentations as A  # noqa: E402
 import cv2  # noqa: E402
 
 import workbench as wb  # noqa: E402
-from workbench.codegen.literals import Name  # noqa: E402
+from workbench.literals import Name  # noqa: E402
 from workbench.ops import REGISTRY  # noqa: E402
 
 GEOMETRIC = wb.list_ops(family="geometric")
@@ -501,7 +501,7 @@ def test_kornia_quarter_turn_matrices_say_where_each_pixel_went():
     """The modules' transformation matrices (pixel centres at integers) move a pixel where the image moved it:
     Kornia uses them for boxes and keypoints."""
     import torch
-    from workbench.codegen.kornia_modules.geometric import WbD4, WbRandomRotate90, WbTranspose
+    from workbench.runtime.kornia_modules.geometric import WbD4, WbRandomRotate90, WbTranspose
 
     torch.manual_seed(0)
     x = torch.rand(8, 3, 5, 5)

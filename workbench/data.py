@@ -11,7 +11,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .codegen.runtime import IMAGE_EXTENSIONS, decode_image, list_image_files
+from .runtime.common import IMAGE_EXTENSIONS, decode_image, list_image_files
 from .errors import InputError
 
 SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..chain import Chain
 from ..errors import UnsupportedOpError
 from .albumentations_template import BODY, GROUPS, HEADER, IMPORTS
-from .literals import call, comment, group_options, identifier, literal
+from ..literals import call, comment, group_options, identifier, literal
 from .runtime_source import runtime_source
 
 

@@ -5,7 +5,7 @@ from ..chain import Chain
 from ..errors import UnsupportedOpError
 from ..ops.spec import DaliContext
 from .dali_template import BODY, HEADER, IMPORTS, POLICIES
-from .literals import Name, call, comment, literal
+from ..literals import Name, call, comment, literal
 from .runtime_source import runtime_source
 
 

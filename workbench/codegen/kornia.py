@@ -5,7 +5,7 @@ from ..chain import Chain
 from ..errors import UnsupportedOpError
 from .runtime_source import runtime_source
 from .kornia_template import BODY, GROUPS, HEADER, IMPORTS
-from .literals import call, comment, group_options, identifier, literal
+from ..literals import call, comment, group_options, identifier, literal
 from .local_modules import local_module_source
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..errors import ExportError
 
-MODULES_DIR = Path(__file__).with_name("kornia_modules")
+MODULES_DIR = Path(__file__).parent.parent / "runtime" / "kornia_modules"
 
 
 @functools.cache

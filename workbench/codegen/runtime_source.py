@@ -4,8 +4,8 @@ from __future__ import annotations
 import functools
 import inspect
 
-from . import runtime
-from .literals import comment, literal
+from ..runtime import common as runtime
+from ..literals import comment, literal
 
 
 @functools.cache

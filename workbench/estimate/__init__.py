@@ -16,7 +16,7 @@ import statistics
 from typing import Any, Sequence
 
 from ..backends import BACKENDS, check_sizes, resolve_device
-from ..codegen.runtime import bench_batches
+from ..runtime.common import bench_batches
 from ..errors import ChainError, UnsupportedOpError, WorkbenchError
 from .advice import Advice, advise
 from .files import BenchInput, check_image_size, prepare_input

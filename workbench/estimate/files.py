@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from ..codegen.runtime import decode_image
+from ..runtime.common import decode_image
 from ..data import SAMPLE_DATA, as_image_list, image_files
 from ..errors import InputError
 

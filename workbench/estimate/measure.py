@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..codegen import emit, load_module
-from ..codegen.runtime import timed_rates
+from ..runtime.common import timed_rates
 from .files import BenchInput, first_batch
 from .progress import Phases
 from .timing import median_seconds

@@ -14,7 +14,7 @@ Conventions shared by both ops and every place that runs them (`Chain.run`, both
 """
 from dataclasses import dataclass
 
-from ..codegen.literals import Name, call, literal
+from ..literals import Name, call, literal
 from .dali_helpers import RandomOp, uniform
 from .params import Range, _fail
 from .spec import DaliLowering, KorniaLowering, OpSpec, Parity

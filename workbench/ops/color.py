@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..codegen.literals import Name, call, literal
+from ..literals import Name, call, literal
 from ..errors import ChainError, show
 from .dali_helpers import RandomOp, assign, uniform
 from .params import Choice, Range, _number

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..codegen.literals import Name, call
+from ..literals import Name, call
 from .color import _uint8
 from .dali_helpers import uniform
 from .params import Flag, Number, Range, Span

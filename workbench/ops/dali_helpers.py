@@ -1,7 +1,7 @@
 """Small builders shared by the DALI lowerings: every value goes through `call`/`literal`."""
 from __future__ import annotations
 
-from ..codegen.literals import Name, call, identifier
+from ..literals import Name, call, identifier
 
 INTERP = {"bilinear": Name("types.INTERP_LINEAR"), "nearest": Name("types.INTERP_NN")}
 

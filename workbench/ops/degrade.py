@@ -16,7 +16,7 @@ linear samples (i + 0.5) x scale - 0.5, `scale` source pixels per output pixel.
 """
 import numpy as np
 
-from ..codegen.literals import Name, call, literal
+from ..literals import Name, call, literal
 from .dali_helpers import RandomOp, uniform
 from .filters import _from_blur_limit, _kernel_record, _odd_choices
 from .params import Choice, Number, Range, Span

@@ -3,7 +3,7 @@
 Each is Albumentations 2.0.8's transform of the same name (A.ElasticTransform, A.GridDistortion,
 A.OpticalDistortion), its parameters under the same names and in the same units, so
 `Chain.from_albumentations` maps them one to one, default arguments included. Kornia runs the
-workbench's own modules (codegen/kornia_modules/distortion.py), which build Albumentations'
+workbench's own modules (runtime/kornia_modules/distortion.py), which build Albumentations'
 cv2.remap maps in torch, per sample and batched, and resample them with the same pixel-centre
 and zero-fill conventions.
 
@@ -22,9 +22,9 @@ import math
 
 import numpy as np
 
-from ..codegen.kornia_modules.distortion import distortion_grid_axis, distortion_optical_maps
+from ..runtime.kornia_modules.distortion import distortion_grid_axis, distortion_optical_maps
 from .geometric import _CV_INTERP, _INTERP, _ZERO_BORDER, _interp_from, _zero_border_from
-from ..codegen.literals import Name
+from ..literals import Name
 from .dali_helpers import INTERP, RandomOp, assign
 from .params import Choice, Flag, Number, Range
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..codegen.literals import Name, call, literal
+from ..literals import Name, call, literal
 from .dali_helpers import RandomOp, assign, uniform
 from .params import Flag, Number, Range, Span
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity

@@ -5,8 +5,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..codegen.kornia_modules.geometric import max_size_scale, pad_to_at_least
-from ..codegen.literals import Name, call, literal
+from ..runtime.kornia_modules.geometric import max_size_scale, pad_to_at_least
+from ..literals import Name, call, literal
 from .dali_helpers import INTERP, RandomOp, assign, uniform
 from .params import Choice, Flag, Floats, Number, Range, Size
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity

@@ -3,7 +3,7 @@ import dataclasses
 
 import numpy as np
 
-from ..codegen.literals import Name
+from ..literals import Name
 from .dali_helpers import assign
 from .params import Floats
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity

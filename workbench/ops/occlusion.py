@@ -5,7 +5,7 @@ pixels: one number each, or one list entry per rectangle where an op cuts severa
 """
 import numpy as np
 
-from ..codegen.literals import Name, literal
+from ..literals import Name, literal
 from .dali_helpers import RandomOp, assign, uniform
 from .params import Span
 from .params import Flag, Number, Range

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..codegen.literals import Name, identifier, literal
+from ..literals import Name, identifier, literal
 from .dali_helpers import RandomOp
 from .params import Choice, Number, OpRanges, PolicyOp, policy_draws
 from .spec import DaliLowering, KorniaLowering, OpSpec, Parity

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from ..errors import ChainError, show
+from ..literals import Name, identifier
 from .params import Param
 
 FAMILIES = ("geometric", "color", "blur/noise", "weather", "occlusion", "policies", "batch mixing", "normalize")
@@ -20,7 +21,7 @@ class KorniaLowering:
     `module` is the class name in `kornia.augmentation`; `args(params)` maps the op's
     validated parameters to that class's keyword arguments (literals only); `record`
     maps Kornia's sampled-parameter keys to the names the workbench reports per sample.
-    `local`: `module` is a class of `workbench/codegen/kornia_modules/` (an augmentation
+    `local`: `module` is a class of `workbench/runtime/kornia_modules/` (an augmentation
     Kornia lacks, written on Kornia's base classes), copied into the exported file.
     """
 
@@ -99,16 +100,12 @@ class DaliContext:
 
     def seed(self, k: int):
         """The explicit seed of this step's k-th random operator (see RandomOp)."""
-        from ..codegen.literals import Name
-
         # A step inside a group has a path, (group step, child, ...): its own seeds.
         step = tuple(int(v) for v in self.step) if isinstance(self.step, tuple) else int(self.step)
         return Name(f"op_seed(seed, {step!r}, {int(k)})")
 
     def var(self, name: str):
         """A step-local variable of the generated code (e.g. s3_crop_box)."""
-        from ..codegen.literals import Name, identifier
-
         return Name(identifier(self.prefix + name))
 
 

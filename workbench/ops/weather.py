@@ -4,7 +4,7 @@ Each is Albumentations 2.0.8's transform of the same name, with its parameters u
 names and in the same units (colours 0-255, positions in pixels, fractions of the image for
 regions), so `Chain.from_albumentations` maps A.RandomRain(), A.RandomFog(), A.RandomSunFlare(),
 A.RandomShadow() and A.RandomSnow() (default arguments included) one to one. Kornia runs the
-workbench's own modules (codegen/kornia_modules/weather.py), which implement Albumentations'
+workbench's own modules (runtime/kornia_modules/weather.py), which implement Albumentations'
 algorithms in torch, batched; DALI runs the same algorithms as arithmetic over per-image
 pixel-coordinate grids (the fog only in distribution: see _dali_fog). The positions (drops, fog
 discs, flare circles, shadow polygons) are random and no collapsed range pins them, so parity
@@ -15,7 +15,9 @@ import math
 
 import numpy as np
 
-from ..codegen.literals import Name, call, literal
+from ..literals import Name, call, literal
+from ..runtime.kornia_modules.weather import (WorkbenchRandomSunFlare, weather_drop_length, weather_polygon_mask,
+                                               weather_rain_count, weather_rain_drops, weather_streak_mask)
 from .dali_helpers import RandomOp, uniform
 from .params import Choice, Floats, Number, Range
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity
@@ -106,8 +108,6 @@ def _trunc(value: str) -> str:
 def _shadow_reference(image, row, dimension: int):
     """The input with each reported polygon darkened by its intensity (even-odd fill)."""
     import torch
-
-    from ..codegen.kornia_modules.weather import weather_polygon_mask
 
     vertices = _values(row, "vertices").reshape(-1, dimension, 2)
     intensity = _values(row, "intensity")
@@ -237,8 +237,6 @@ def _rain_reference(image, row, params):
     import kornia
     import torch
 
-    from ..codegen.kornia_modules.weather import weather_drop_length, weather_rain_drops, weather_streak_mask
-
     x = _torch_image(image)
     height, width = x.shape[-2:]
     length = weather_drop_length(height, params["drop_length"])
@@ -275,8 +273,6 @@ def _hash32(h):
 
 def _hash_drops(drop_hash, height, width, rain_type, drop_length) -> np.ndarray:
     """(count, 2) start points (x, y) of the drops DALI places for a sample's `drop_hash`."""
-    from ..codegen.kornia_modules.weather import weather_drop_length, weather_rain_count
-
     count = weather_rain_count(height, rain_type)
     span = max(height - weather_drop_length(height, drop_length), 1)
     with np.errstate(over="ignore"):
@@ -550,8 +546,6 @@ RANDOM_FOG = OpSpec(
 
 def _flare_reference(image, row, params):
     import torch
-
-    from ..codegen.kornia_modules.weather import WorkbenchRandomSunFlare
 
     module = WorkbenchRandomSunFlare(**_flare_args(params), p=1.0)
     keys = ("flare_x", "flare_y", "num_circles", "circle_alpha", "circle_x", "circle_y", "circle_radius")

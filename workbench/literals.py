@@ -9,7 +9,7 @@ import keyword
 import math
 from typing import Any
 
-from ..errors import ExportError
+from .errors import ExportError
 
 
 class Name(str):
