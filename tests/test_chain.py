@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench.chain import FORMAT_NAME, FORMAT_VERSION
+from workbench.model import FORMAT_NAME, FORMAT_VERSION
 
 from conftest import DESIGN_CHAIN, random_step_dict
 

@@ -11,7 +11,7 @@ import kornia.augmentation as K  # noqa: E402
 import torch  # noqa: E402
 
 import workbench as wb  # noqa: E402
-from workbench.chain import Step  # noqa: E402
+from workbench.model import Step  # noqa: E402
 from workbench.codegen.kornia import kornia_module_call  # noqa: E402
 from workbench.codegen.local_modules import local_module_source  # noqa: E402
 from workbench.from_kornia import INVERSES, group_dict, module_to_op  # noqa: E402

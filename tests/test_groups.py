@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench.chain import FORMAT_VERSION, Step
+from workbench.model import FORMAT_VERSION, Step
 from workbench.codegen import emit, load_module
 from workbench.errors import ChainError
 

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench.chain import FORMAT_NAME, FORMAT_VERSION, MAX_FILE_BYTES, MAX_SEED, MAX_STEPS, Step
+from workbench.model import FORMAT_NAME, FORMAT_VERSION, MAX_FILE_BYTES, MAX_SEED, MAX_STEPS, Step
 from workbench import literals
 from workbench.ops import REGISTRY
 from workbench.ops.params import Choice, Flag, Floats, Number, OpRanges, Range, Size, Span

@@ -8,9 +8,10 @@ Example:
     (2, 'Rotate')
 """
 from .backends import BACKENDS, RunResult
-from .chain import FORMAT_VERSION, Chain, Step
+from .chain import Chain
 from .data import SAMPLE_DATA, as_image_list, load_images
 from .errors import ChainError, ExportError, InputError, UnsupportedOpError, WorkbenchError
+from .model import FORMAT_VERSION, Step
 from .ops import get_op, list_ops
 from .render import preview_grid, to_display
 

@@ -1,195 +1,35 @@
-"""Chain and Step: validation, dict/JSON/YAML round trip with a format version.
+"""The Chain users hold: the chain model (workbench/model.py) plus the verbs they call on it.
+
+Each verb is one line that hands the chain to the engine that implements it: `run` to the
+backends, `export` to the code emitters, `estimate` and `compare_backends` to the throughput
+estimate, `from_albumentations` / `from_kornia` / `from_torchvision` to the importers. The
+engines only ever see the model, so every import arrow points down: model <- engines <- here.
 
 Example:
     >>> import workbench as wb
     >>> chain = wb.Chain.from_dict({"seed": 7, "steps": [{"op": "HorizontalFlip", "p": 0.5}]})
-    >>> wb.Chain.from_dict(chain.to_dict()) == chain
-    True
+    >>> wb.Chain.from_dict(chain.to_dict()) == chain, type(chain.copy()).__name__
+    (True, 'Chain')
 """
 from __future__ import annotations
 
-import copy
-import json
-import math
-import numbers
 import os
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-import yaml
+from .backends import RunResult, run_chain
+from .codegen import export_chain
+from .estimate import Comparison, Estimate, compare_backends, estimate
+from .from_albumentations import chain_from_albumentations
+from .from_kornia import chain_from_kornia
+from .from_torchvision import chain_from_torchvision
+from .model import FORMAT_NAME, FORMAT_VERSION, MAX_FILE_BYTES, MAX_SEED, MAX_STEPS, ChainModel, Step
 
-from .errors import ChainError, show
-from .ops import GROUPS, get_spec, why_not_in_group
-from .ops.groups import MAX_DEPTH
-
-FORMAT_NAME = "augmentation-workbench/chain"
-# Version 2 added groups (OneOf, SomeOf, Sequential); a chain without groups is still written as
-# version 1, so older workbenches read it.
-FORMAT_VERSION = 2
-MAX_STEPS = 256
-MAX_SEED = 2**31 - 1
-# Chains are a few kB; a larger file is not a chain and is refused before parsing.
-MAX_FILE_BYTES = 1_000_000
-
-_STEP_KEYS = {"op", "params", "p", "enabled", "steps"}
-_CHAIN_KEYS = {"format", "version", "seed", "steps"}
+__all__ = ["Chain", "Step", "FORMAT_NAME", "FORMAT_VERSION", "MAX_FILE_BYTES", "MAX_SEED", "MAX_STEPS"]
 
 
-def _check_p(where: str, spec, value: Any) -> float:
-    try:
-        p = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else math.nan
-    except (OverflowError, TypeError, ValueError):
-        p = math.nan
-    if not 0.0 <= p <= 1.0:  # NaN fails this too
-        raise ChainError(f"{where}: p must be a number in [0, 1], got {show(value)}")
-    if spec.always_applies and p != 1.0:
-        raise ChainError(f"{where}: {spec.name} must apply to every sample ({spec.always_applies_why}), "
-                         f"so p must be 1.0, got {show(value)}")
-    return p
-
-
-def _check_seed(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= int(value) <= MAX_SEED:
-        raise ChainError(f"seed must be an integer in [0, {MAX_SEED}], got {show(value)}")
-    return int(value)
-
-
-@dataclass
-class Step:
-    """One op of a chain with its parameters, probability and on/off switch; or a group
-    (OneOf, SomeOf, Sequential) whose `steps` are its children (see workbench/ops/groups.py).
-
-    Example:
-        >>> Step.create("Rotate", degrees=[-20, 20]).params
-        {'degrees': [-20.0, 20.0], 'interpolation': 'bilinear'}
-        >>> group = Step.create("OneOf", steps=[Step.create("Rotate"), Step.create("GaussianBlur")])
-        >>> [s.op for s in group.steps], group.params
-        (['Rotate', 'GaussianBlur'], {'weights': []})
-    """
-
-    op: str
-    params: dict[str, Any] = field(default_factory=dict)
-    p: float = 1.0
-    enabled: bool = True
-    steps: list["Step"] = field(default_factory=list)
-
-    @classmethod
-    def create(cls, op: str, p: float | None = None, enabled: bool = True, steps: list | None = None,
-               **params: Any) -> "Step":
-        """A validated step; parameters left out take the spec's defaults. A group takes its
-        children as `steps` (Steps or step dicts)."""
-        spec = get_spec(op)
-        data = {"op": op, "params": params, "p": spec.default_p if p is None else p, "enabled": enabled}
-        if steps is not None:
-            data["steps"] = [s.to_dict() if isinstance(s, Step) else s for s in steps]
-        return cls.from_dict(data)
-
-    @classmethod
-    def from_dict(cls, data: Any, index: int | str = 1, depth: int = 0) -> "Step":
-        if not isinstance(data, Mapping):
-            raise ChainError(f"step {index}: must be a mapping with 'op' and 'params', got {type(data).__name__}")
-        unknown = set(data) - _STEP_KEYS
-        if unknown:
-            raise ChainError(f"step {index}: unknown key(s) {sorted(map(str, unknown))}; a step has "
-                             f"{sorted(_STEP_KEYS)}")
-        if "op" not in data:
-            raise ChainError(f"step {index}: missing 'op' (the op's name, see workbench.list_ops(), or a group: "
-                             f"{', '.join(GROUPS)})")
-        spec = get_spec(data["op"]) if isinstance(data["op"], str) else None
-        if spec is None:
-            raise ChainError(f"step {index}: 'op' must be an op name, got {show(data['op'])}")
-        where = f"step {index} ({spec.name})"
-        children = _children(where, spec, data, index, depth)
-        params = data.get("params", {}) or {}
-        params = (spec.validate_params(where, params, children=len(children)) if spec.is_group
-                  else spec.validate_params(where, params))
-        if params.get("weights") and sum(w for w, c in zip(params["weights"], children) if c.enabled) <= 0:
-            raise ChainError(f"{where}: the enabled children's weights sum to 0; give one of them a weight > 0")
-        p = _check_p(where, spec, data.get("p", spec.default_p))
-        enabled = data.get("enabled", True)
-        if not isinstance(enabled, bool):
-            raise ChainError(f"{where}: 'enabled' must be true or false, got {show(enabled)}")
-        return cls(op=spec.name, params=params, p=p, enabled=enabled, steps=children)
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {"op": self.op, "params": copy.deepcopy(self.params), "p": self.p, "enabled": self.enabled}
-        if self.spec.is_group:
-            out["steps"] = [s.to_dict() for s in self.steps]
-        return out
-
-    @property
-    def spec(self):
-        return get_spec(self.op)
-
-    @property
-    def is_group(self) -> bool:
-        return self.spec.is_group
-
-    def enabled_steps(self) -> list[tuple[int, "Step"]]:
-        """A group's (index, child) of the children that run, in order."""
-        return [(i, s) for i, s in enumerate(self.steps) if s.enabled]
-
-    def ops(self) -> list["Step"]:
-        """This step, or for a group every enabled op step inside it (at any depth), in order."""
-        if not self.is_group:
-            return [self]
-        return [op for _, child in self.enabled_steps() for op in child.ops()]
-
-    def count(self) -> int:
-        """Steps in this step: 1, or a group plus everything inside it."""
-        return 1 + sum(s.count() for s in self.steps)
-
-    def describe(self) -> str:
-        """One line: the op, its parameters and p, as shown in comments and the UI."""
-        args = " ".join(f"{k}={v}" for k, v in self.params.items())
-        state = "" if self.enabled else "  [disabled]"
-        inner = f" of {len(self.steps)} step(s)" if self.is_group else ""
-        return f"{self.op}({args}){inner} p={self.p:g}{state}".replace("() ", " ").replace("()", "")
-
-    def outline(self, label: str) -> list[str]:
-        """`describe()` lines of this step and, indented, of its children, numbered from `label`
-        (children as 3.1, 3.2, ...), as the exports' header comments show the chain.
-
-        Example:
-            >>> Step.create("Sequential", steps=[Step.create("Invert")]).outline("2")
-            ['2. Sequential of 1 step(s) p=1', '  2.1. Invert p=0.5']
-        """
-        lines = [f"{label}. {self.describe()}"]
-        for k, child in enumerate(self.steps, start=1):
-            lines += ["  " + line for line in child.outline(f"{label}.{k}")]
-        return lines
-
-
-def _children(where: str, spec, data: Mapping, index, depth: int) -> list[Step]:
-    """A group's validated children (none for an op)."""
-    raw = data.get("steps")
-    if not spec.is_group:
-        if raw is not None:
-            raise ChainError(f"{where}: only groups ({', '.join(GROUPS)}) hold 'steps'; {spec.name} is an op")
-        return []
-    if depth + 1 > MAX_DEPTH:
-        raise ChainError(f"{where}: groups nest at most {MAX_DEPTH} deep")
-    if not isinstance(raw, list) or not raw:
-        raise ChainError(f"{where}: a group needs a non-empty list 'steps' of child steps, got {show(raw)}")
-    if len(raw) > MAX_STEPS:
-        raise ChainError(f"{where}: {len(raw)} child steps; at most {MAX_STEPS} are allowed")
-    children = [s if isinstance(s, Step) else Step.from_dict(s, f"{index}.{k}", depth + 1)
-                for k, s in enumerate(raw, start=1)]
-    if not any(child.enabled for child in children):
-        raise ChainError(f"{where}: every child step is disabled; enable one, or disable the group")
-    for k, child in enumerate(children, start=1):
-        for op in [child] if not child.is_group else child.ops():
-            why = why_not_in_group(op.spec)
-            if why:
-                raise ChainError(f"step {index}.{k} ({op.op}) cannot be inside a group: {why}. Move it out of "
-                                 f"{spec.name} (before or after the group)")
-    return children
-
-
-@dataclass
-class Chain:
-    """An ordered list of steps plus the seed that makes its random draws reproducible.
+class Chain(ChainModel):
+    """An ordered list of steps plus the seed that makes its random draws reproducible, and
+    what can be done with it: run it, export it, estimate its throughput, import it.
 
     Example:
         >>> chain = Chain(seed=3).add("Rotate", degrees=[-10, 10]).add("Brightness", factor=[0.9, 1.1])
@@ -197,12 +37,7 @@ class Chain:
         ['Rotate', 'Brightness']
     """
 
-    seed: int = 0
-    steps: list[Step] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.seed = _check_seed(self.seed)
-
+    # ----- importers ------------------------------------------------------------------
     @classmethod
     def from_albumentations(cls, pipeline: Any, seed: int | None = None, strict: bool = False) -> "Chain":
         """A chain from an Albumentations `Compose` (or a list of transforms), to preview it
@@ -219,9 +54,7 @@ class Chain:
             >>> chain.steps[0].op, chain.unmapped
             ('Normalize', [])
         """
-        from .from_albumentations import chain_from_albumentations
-
-        return chain_from_albumentations(pipeline, seed=seed, strict=strict)
+        return chain_from_albumentations(pipeline, seed=seed, strict=strict, chain_type=cls)
 
     @classmethod
     def from_kornia(cls, pipeline: Any, seed: int | None = None, strict: bool = False) -> "Chain":
@@ -235,9 +68,7 @@ class Chain:
             >>> [(s.op, s.p) for s in chain.steps], chain.unmapped
             ([('HorizontalFlip', 0.5)], [])
         """
-        from .from_kornia import chain_from_kornia
-
-        return chain_from_kornia(pipeline, seed=seed, strict=strict)
+        return chain_from_kornia(pipeline, seed=seed, strict=strict, chain_type=cls)
 
     @classmethod
     def from_torchvision(cls, pipeline: Any, seed: int | None = None, strict: bool = False) -> "Chain":
@@ -249,140 +80,11 @@ class Chain:
             >>> Chain.from_torchvision(v2.Compose([v2.RandomHorizontalFlip()])).steps[0].op  # doctest: +SKIP
             'HorizontalFlip'
         """
-        from .from_torchvision import chain_from_torchvision
+        return chain_from_torchvision(pipeline, seed=seed, strict=strict, chain_type=cls)
 
-        return chain_from_torchvision(pipeline, seed=seed, strict=strict)
-
-    # ----- building -------------------------------------------------------------------
-    def add(self, op: str, p: float | None = None, enabled: bool = True, steps: list | None = None,
-            **params: Any) -> "Chain":
-        """Append a validated step (a group takes its children as `steps`) and return the chain
-        (so calls can be chained)."""
-        self.steps.append(Step.create(op, p=p, enabled=enabled, steps=steps, **params))
-        return self
-
-    def validate(self) -> "Chain":
-        """Re-check every step (after edits made directly on `steps`); raise ChainError if invalid."""
-        self.__post_init__()
-        if not self.steps:
-            raise ChainError("the chain has no steps; add one, e.g. chain.add('HorizontalFlip')")
-        total = sum(s.count() if isinstance(s, Step) else 1 for s in self.steps)
-        if total > MAX_STEPS:
-            raise ChainError(f"the chain has {total} steps (groups' children included); at most {MAX_STEPS} "
-                             "are allowed")
-        self.steps = [Step.from_dict(s.to_dict() if isinstance(s, Step) else s, i + 1)
-                      for i, s in enumerate(self.steps)]
-        return self
-
-    def enabled_steps(self) -> list[tuple[int, Step]]:
-        """(index, step) of the steps that run, in order (a group is one step)."""
-        return [(i, s) for i, s in enumerate(self.steps) if s.enabled]
-
-    def enabled_ops(self) -> list[Step]:
-        """Every op step that runs, groups opened up, in order.
-
-        Example:
-            >>> chain = Chain().add("Invert").add("OneOf", steps=[Step.create("Rotate"), Step.create("Solarize")])
-            >>> [s.op for s in chain.enabled_ops()]
-            ['Invert', 'Rotate', 'Solarize']
-        """
-        return [op for _, s in self.enabled_steps() for op in s.ops()]
-
-    def unsupported_ops(self, backend: str) -> list[str]:
-        """Names of the enabled ops (inside groups too) that `backend` cannot run."""
-        return list(dict.fromkeys(s.op for s in self.enabled_ops() if not s.spec.supports(backend)))
-
-    # ----- dict / JSON / YAML ---------------------------------------------------------
-    @classmethod
-    def from_dict(cls, data: Any) -> "Chain":
-        """Build and validate a chain from a plain dict (as written by `to_dict`)."""
-        if not isinstance(data, Mapping):
-            raise ChainError(f"a chain must be a mapping with 'seed' and 'steps', got {type(data).__name__}")
-        unknown = set(data) - _CHAIN_KEYS
-        if unknown:
-            raise ChainError(f"unknown chain key(s) {sorted(map(str, unknown))}; a chain has {sorted(_CHAIN_KEYS)}")
-        if "format" in data and data["format"] != FORMAT_NAME:
-            raise ChainError(f"'format' must be {FORMAT_NAME!r}, got {show(data['format'])}")
-        version = data.get("version", FORMAT_VERSION)
-        if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= FORMAT_VERSION:
-            raise ChainError(f"chain format version {show(version)} is not supported; this workbench reads "
-                             f"versions 1 to {FORMAT_VERSION} (upgrade the workbench for newer files)")
-        steps = data.get("steps")
-        if not isinstance(steps, list):
-            raise ChainError(f"'steps' must be a list of steps, got {type(steps).__name__}")
-        chain = cls(seed=_check_seed(data.get("seed", 0)),
-                    steps=[s if isinstance(s, Step) else Step.from_dict(s, i + 1) for i, s in enumerate(steps[:MAX_STEPS + 1])])
-        return chain.validate()
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain, JSON-safe dict carrying the format name and version."""
-        version = FORMAT_VERSION if any(s.is_group for s in self.steps) else 1
-        return {"format": FORMAT_NAME, "version": version, "seed": self.seed,
-                "steps": [s.to_dict() for s in self.steps]}
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2)
-
-    def to_yaml(self) -> str:
-        return yaml.safe_dump(self.to_dict(), sort_keys=False)
-
-    @classmethod
-    def from_json(cls, text: str) -> "Chain":
-        """Parse JSON text; NaN/Infinity and malformed text become ChainError."""
-        def _no_constants(name: str):
-            raise ChainError(f"JSON contains {name}; parameters must be finite numbers")
-        try:
-            data = json.loads(text, parse_constant=_no_constants)
-        except ChainError:
-            raise
-        except (ValueError, RecursionError) as exc:
-            raise ChainError(f"the chain is not valid JSON: {exc}") from None
-        return cls.from_dict(data)
-
-    @classmethod
-    def from_yaml(cls, text: str) -> "Chain":
-        """Parse YAML with the safe loader: tags such as !!python/object are refused."""
-        try:
-            data = yaml.safe_load(text)
-        except yaml.constructor.ConstructorError as exc:
-            if "tag" in str(exc.problem):
-                raise ChainError(f"the YAML uses a tag that is not allowed in a chain file ({exc.problem}); "
-                                 "chains hold only plain mappings, lists, strings and numbers") from None
-            raise ChainError(f"the chain is not valid YAML: {exc.problem}") from None
-        except (yaml.YAMLError, RecursionError) as exc:
-            raise ChainError(f"the chain is not valid YAML: {exc}") from None
-        return cls.from_dict(data)
-
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write the chain as YAML (.yaml/.yml) or JSON (.json); returns the path."""
-        path = Path(path)
-        self.validate()
-        fmt = _format_of(path)
-        path.write_text(self.to_yaml() if fmt == "yaml" else self.to_json() + "\n", encoding="utf-8")
-        return path
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> "Chain":
-        """Read a chain saved by `save` (format chosen by the file extension)."""
-        path = Path(path)
-        fmt = _format_of(path)
-        try:
-            if not path.is_file():  # directories, FIFOs, devices: nothing to read safely
-                raise ChainError(f"cannot read chain file {str(path)!r}: not a regular file")
-            with open(path, "rb") as handle:
-                size = os.fstat(handle.fileno()).st_size
-                raw = handle.read(MAX_FILE_BYTES + 1)  # bounded even if the file grows
-        except OSError as exc:
-            raise ChainError(f"cannot read chain file {str(path)!r}: {exc.strerror}") from None
-        if len(raw) > MAX_FILE_BYTES:
-            raise ChainError(f"{str(path)!r} is {max(size, len(raw))} bytes; a chain file is at most "
-                             f"{MAX_FILE_BYTES} bytes")
-        text = raw.decode("utf-8", errors="replace")
-        return cls.from_yaml(text) if fmt == "yaml" else cls.from_json(text)
-
-    # ----- running and exporting ------------------------------------------------------
+    # ----- running, exporting, measuring ----------------------------------------------
     def run(self, images: Any, backend: str = "kornia", device: str = "cpu", seed: int | None = None,
-            labels: Any = None):
+            labels: Any = None) -> RunResult:
         """Apply the chain to images; returns a RunResult with `.images`, `.params` and `.labels`.
 
         `labels`: one class id per image, or soft targets (one row of class weights per image);
@@ -395,8 +97,6 @@ class Chain:
             >>> res.images.dtype.name, len(res.params)
             ('float32', 2)
         """
-        from .backends import run_chain
-
         return run_chain(self, images, backend=backend, device=device, seed=seed, labels=labels)
 
     def export(self, backend: str = "kornia", path: str | os.PathLike | None = None,
@@ -410,12 +110,10 @@ class Chain:
             >>> "SEED = 5" in src
             True
         """
-        from .codegen import export_chain
-
         return export_chain(self, backend=backend, path=path, folder=folder)
 
     def estimate(self, backend: str = "kornia", device: str = "cpu", batch_size: int = 64, image_size: Any = None,
-                 workers: int | None = None, **kwargs: Any):
+                 workers: int | None = None, **kwargs: Any) -> Estimate:
         """Measure the exported training loader's images/s on this machine, with a stage and a
         per-step breakdown (see `workbench.estimate.estimate` for every option).
 
@@ -425,25 +123,9 @@ class Chain:
             >>> est.steps[0].op
             'HorizontalFlip'
         """
-        from .estimate import estimate
-
         return estimate(self, backend=backend, device=device, batch_size=batch_size, image_size=image_size,
                         workers=workers, **kwargs)
 
-    def compare_backends(self, backends=None, **kwargs: Any):
+    def compare_backends(self, backends=None, **kwargs: Any) -> Comparison:
         """`estimate` on each backend in one call; returns a Comparison (`.fastest`, `.plot()`, `.advise()`)."""
-        from .estimate import compare_backends
-
         return compare_backends(self, backends, **kwargs)
-
-    def copy(self) -> "Chain":
-        return Chain.from_dict(self.to_dict())
-
-
-def _format_of(path: Path) -> str:
-    suffix = path.suffix.lower()
-    if suffix in (".yaml", ".yml"):
-        return "yaml"
-    if suffix == ".json":
-        return "json"
-    raise ChainError(f"chain files end in .yaml, .yml or .json, got {str(path)!r}")

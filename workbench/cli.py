@@ -9,19 +9,22 @@ Example:
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
+from PIL import Image
+
+from .chain import Chain
+from .data import load_images
 from .errors import WorkbenchError
+from .estimate.files import image_size_from_text
+from .ops import REGISTRY
+from .render import preview_grid
+from .support_matrix import support_matrix_markdown
 
 
 def _preview(args) -> int:
-    from PIL import Image
-
-    from .chain import Chain
-    from .data import load_images
-    from .render import preview_grid
-
     chain = Chain.load(args.chain)
     images = load_images(args.images)[: args.max_images]
     grid = preview_grid(chain, images, draws=args.draws, backend=args.backend, device=args.device,
@@ -32,8 +35,6 @@ def _preview(args) -> int:
 
 
 def _export(args) -> int:
-    from .chain import Chain
-
     chain = Chain.load(args.chain)
     out = Path(args.output)
     chain.export(args.backend, path=out.name, folder=out.parent if str(out.parent) else ".")
@@ -43,10 +44,6 @@ def _export(args) -> int:
 
 
 def _estimate(args) -> int:
-    import json
-
-    from .chain import Chain
-
     chain = Chain.load(args.chain)
     options = dict(device=args.device, batch_size=args.batch_size, image_size=args.image_size,
                    workers=args.workers, images=args.images, runs=args.runs, batches=args.batches,
@@ -74,8 +71,6 @@ def _estimate(args) -> int:
 
 
 def _image_size(text: str):
-    from .estimate.files import image_size_from_text
-
     size = image_size_from_text(text)
     if not size:
         raise argparse.ArgumentTypeError(f"image size is N or HxW (e.g. 224 or 240x320), got {text!r}")
@@ -83,11 +78,7 @@ def _image_size(text: str):
 
 
 def _ops(args) -> int:
-    from .ops import REGISTRY
-
     if args.markdown:
-        from .support_matrix import support_matrix_markdown
-
         text = support_matrix_markdown()
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")

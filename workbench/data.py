@@ -14,17 +14,39 @@ import numpy as np
 from .runtime.common import IMAGE_EXTENSIONS, decode_image, list_image_files
 from .errors import InputError
 
-SAMPLE_DATA = Path(__file__).resolve().parent.parent / "sample_data"
+# The bundled photos ship inside the package (package data), so an installed workbench finds
+# them from any folder; the project's top-level sample_data/ is a link to them.
+SAMPLE_DATA = Path(__file__).resolve().parent / "sample_data"
+SAMPLE_DATA_NAME = "sample_data"
 MAX_IMAGES = 100_000
 
 
-def image_files(source: str | Path) -> list[Path]:
-    """Image files named by a folder (recursive), a glob pattern or a single file, in name order.
+def resolve_source(source: str | Path | None) -> Path | str:
+    """Where images named by `source` are: None, and the bare name "sample_data" where no such
+    folder exists here, mean the bundled sample images; anything else is taken as given.
+
+    Example:
+        >>> resolve_source(None) == SAMPLE_DATA
+        True
+        >>> resolve_source("photos/*.jpg")
+        'photos/*.jpg'
+    """
+    if source is None:
+        return SAMPLE_DATA
+    if isinstance(source, (str, Path)) and Path(source) == Path(SAMPLE_DATA_NAME) and not Path(source).is_dir():
+        return SAMPLE_DATA
+    return source
+
+
+def image_files(source: str | Path | None) -> list[Path]:
+    """Image files named by a folder (recursive), a glob pattern or a single file, in name order
+    (None or "sample_data": the bundled sample images, see `resolve_source`).
 
     Example:
         >>> len(image_files("sample_data")) >= 8
         True
     """
+    source = resolve_source(source)
     path = Path(source)
     if path.is_dir():
         files = list_image_files(path)
@@ -44,8 +66,9 @@ def image_files(source: str | Path) -> list[Path]:
 def load_images(source: str | Path | None = None, on_error: str = "raise") -> list[np.ndarray]:
     """Decode images to RGB uint8 HxWx3 arrays (PIL, files sorted by name).
 
-    `source` is a folder (searched recursively), a glob or a file; None means the bundled
-    sample images. `on_error="skip"` skips unreadable files with a warning.
+    `source` is a folder (searched recursively), a glob or a file; None (or "sample_data" where
+    no folder of that name exists) means the bundled sample images, wherever the workbench is
+    installed. `on_error="skip"` skips unreadable files with a warning.
 
     Example:
         >>> images = load_images("sample_data")
@@ -54,7 +77,7 @@ def load_images(source: str | Path | None = None, on_error: str = "raise") -> li
     """
     if on_error not in ("raise", "skip"):
         raise ValueError("on_error must be 'raise' or 'skip'")
-    files = image_files(SAMPLE_DATA if source is None else source)
+    files = image_files(source)
     images = []
     for f in files:
         try:

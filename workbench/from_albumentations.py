@@ -15,8 +15,9 @@ import os
 from typing import Any
 
 from .errors import ChainError, WorkbenchError
-from .import_report import Unmapped, finish_import
-from .ops import why_not_in_group
+from .import_report import Unmapped, finish_import, leaf_positions
+from .model import ChainModel, Step
+from .ops import REGISTRY, why_not_in_group
 
 # Transforms that only change the container, not the pixels: every export already delivers
 # tensors in its engine's layout.
@@ -25,10 +26,9 @@ _LAYOUT_ONLY = {"ToTensorV2": "layout conversion to a CHW tensor; every export d
 _CONTAINERS = ("Compose", "Sequential")
 
 
-def chain_from_albumentations(pipeline: Any, seed: int | None = None, strict: bool = False):
+def chain_from_albumentations(pipeline: Any, seed: int | None = None, strict: bool = False,
+                              chain_type: type[ChainModel] = ChainModel) -> ChainModel:
     """The chain for an Albumentations `Compose` (or a list of transforms), see `Chain.from_albumentations`."""
-    from .chain import Chain
-
     os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")  # no PyPI version check on import
     try:
         import albumentations as A
@@ -47,9 +47,26 @@ def chain_from_albumentations(pipeline: Any, seed: int | None = None, strict: bo
     if seed is None:
         seed = pipeline_seed if isinstance(pipeline_seed, int) and pipeline_seed >= 0 else 0
     unmapped: list[Unmapped] = []
-    chain = Chain(seed=seed)
+    chain = chain_type(seed=seed)
     chain.steps = _steps(transforms, "", unmapped, A)
     return finish_import(chain, unmapped, "from_albumentations", strict)
+
+
+def leaf_transforms(pipeline: Any) -> list[str]:
+    """Positions ("1", "8.2", ...) of the transforms in `pipeline` that an import maps one by
+    one, numbered as `chain.unmapped` numbers them (containers opened up, layout-only
+    transforms left out): what the import coverage counts.
+
+    Example:
+        >>> import albumentations as A
+        >>> leaf_transforms(A.Compose([A.OneOf([A.Blur(), A.MedianBlur()]), A.HorizontalFlip()]))
+        ['1.1', '1.2', '2']
+    """
+    import albumentations as A
+
+    top = list(pipeline.transforms) if isinstance(pipeline, A.BaseCompose) else list(pipeline)
+    return leaf_positions(top, lambda t: list(t.transforms) if isinstance(t, A.BaseCompose) else None,
+                          lambda t: type(t).__name__ in _LAYOUT_ONLY)
 
 
 def _steps(transforms, prefix: str, unmapped: list[Unmapped], A) -> list:
@@ -64,8 +81,6 @@ def _steps(transforms, prefix: str, unmapped: list[Unmapped], A) -> list:
 def _convert(transform, position: str, unmapped: list[Unmapped], A) -> list:
     """The steps for one transform at `position`: none (layout only, or unmapped), one, or a
     container's opened up."""
-    from .chain import Step
-
     name = type(transform).__name__
     if name in _LAYOUT_ONLY:
         return []
@@ -86,8 +101,6 @@ def _convert(transform, position: str, unmapped: list[Unmapped], A) -> list:
 def _group(container, position: str, unmapped: list[Unmapped], A):
     """The group step for an Albumentations container (OneOf, SomeOf, Sequential with p < 1),
     its children imported as steps; None when none of its children could be."""
-    from .chain import Step
-
     name = type(container).__name__
     if name == "SomeOf" and container.replace:
         raise ValueError("SomeOf(replace=True) may run a transform twice on one image; the SomeOf group "
@@ -127,8 +140,6 @@ def _group(container, position: str, unmapped: list[Unmapped], A):
 
 def _map(transform) -> tuple[str, dict]:
     """(op name, params) of the first op whose lowering can express `transform`."""
-    from .ops import REGISTRY
-
     name = type(transform).__name__
     candidates = [spec for spec in REGISTRY.values()
                   if spec.albumentations is not None and spec.albumentations.from_transform is not None
@@ -173,8 +184,6 @@ _NEAREST = {
 def _nearest(name: str) -> str:
     """Which op comes nearest to the Albumentations transform `name`, for the unmapped report."""
     import difflib
-
-    from .ops import REGISTRY
 
     if name in _NEAREST:
         return f"the nearest op is {_NEAREST[name]}"

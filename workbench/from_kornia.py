@@ -23,7 +23,10 @@ import os
 from typing import Any, Callable
 
 from .errors import ChainError, WorkbenchError
-from .import_report import Unmapped, finish_import
+from .import_report import Unmapped, finish_import, leaf_positions
+from .model import ChainModel, Step
+from .ops import REGISTRY, get_op
+from .ops.policies import POLICY_OP_BY_NAME
 
 # A sequence container's children run in order; these are opened up (or become a group step).
 _SEQUENCES = ("AugmentationSequential", "ImageSequential", "Sequential", "ModuleList")
@@ -47,10 +50,9 @@ _NEAREST = {
 }
 
 
-def chain_from_kornia(pipeline: Any, seed: int | None = None, strict: bool = False):
+def chain_from_kornia(pipeline: Any, seed: int | None = None, strict: bool = False,
+                      chain_type: type[ChainModel] = ChainModel) -> ChainModel:
     """The chain for a Kornia pipeline, see `Chain.from_kornia`."""
-    from .chain import Chain
-
     os.environ.setdefault("KORNIA_INSTALLATION_MODE", "RAISE")
     try:
         import torch.nn as nn
@@ -65,7 +67,7 @@ def chain_from_kornia(pipeline: Any, seed: int | None = None, strict: bool = Fal
     else:
         raise WorkbenchError(f"from_kornia takes a K.AugmentationSequential, an nn.Sequential, a list of "
                              f"modules or one module; got {type(pipeline).__name__}")
-    chain = Chain(seed=0 if seed is None else seed)
+    chain = chain_type(seed=0 if seed is None else seed)
     unmapped: list[Unmapped] = []
     notes: list[str] = []
     if top is not None and _random_apply(top) is not False:
@@ -74,6 +76,24 @@ def chain_from_kornia(pipeline: Any, seed: int | None = None, strict: bool = Fal
     else:
         chain.steps = _steps(modules, "", unmapped, notes)
     return finish_import(chain, unmapped, "from_kornia", strict, notes=notes)
+
+
+def leaf_transforms(pipeline: Any) -> list[str]:
+    """Positions ("1", "2.1", ...) of the modules in `pipeline` that an import maps one by
+    one, numbered as `chain.unmapped` numbers them: what the import coverage counts.
+
+    Example:
+        >>> import kornia.augmentation as K
+        >>> leaf_transforms(K.AugmentationSequential(K.RandomHorizontalFlip(), K.RandomGrayscale()))
+        ['1', '2']
+    """
+    top = list(pipeline) if isinstance(pipeline, (list, tuple)) else (
+        _children(pipeline) if _kind(pipeline) == "sequence" else [pipeline])
+    leaves = leaf_positions(top, lambda m: _children(m) if _kind(m) == "sequence" else None,
+                            lambda m: type(m).__name__ in _LAYOUT_ONLY)
+    if _kind(pipeline) == "sequence" and _random_apply(pipeline) is not False:
+        leaves = ["1." + leaf for leaf in leaves]  # the whole pipeline is one group at position 1
+    return leaves
 
 
 # ----- walking the pipeline -------------------------------------------------------------
@@ -97,8 +117,6 @@ def _random_apply(module: Any):
 
 
 def _steps(modules: list, prefix: str, unmapped: list[Unmapped], notes: list[str]) -> list:
-    from .chain import Step
-
     steps: list = []
     for k, module in enumerate(modules, start=1):
         position = f"{prefix}{k}"
@@ -123,8 +141,6 @@ def _steps(modules: list, prefix: str, unmapped: list[Unmapped], notes: list[str
 
 def _group(module: Any, position: str, unmapped: list[Unmapped], notes: list[str]):
     """A Kornia sequence with random_apply as a OneOf / SomeOf group step, or None (unmapped)."""
-    from .chain import Step
-
     children = _children(module)
     lo, hi = module.random_apply  # Kornia keeps [lo, hi): the count is drawn in it per batch
     weights = [float(w) for w in module.random_apply_weights.tolist()]
@@ -164,7 +180,7 @@ def group_dict(op: str, p: float, params: dict, steps: list) -> dict:
     child steps.
 
     Example:
-        >>> from workbench.chain import Step
+        >>> from workbench.model import Step
         >>> group_dict("OneOf", 0.5, {"weights": [1.0, 2.0]}, [Step.create("HorizontalFlip")])["steps"]
         [{'op': 'HorizontalFlip', 'params': {}, 'p': 0.5, 'enabled': True}]
     """
@@ -192,8 +208,6 @@ def module_to_op(module: Any, notes: list[str] | None = None) -> tuple[str, dict
         >>> module_to_op(K.RandomRotation(degrees=20.0, p=0.3, align_corners=False))
         ('Rotate', {'degrees': [-20.0, 20.0], 'interpolation': 'bilinear'}, 0.3)
     """
-    from .ops import REGISTRY
-
     notes = [] if notes is None else notes
     name = type(module).__name__
     inverse = INVERSES.get(name)
@@ -365,7 +379,7 @@ def _affine(m, notes):
         shear = shear[:2]
     params = {"degrees": degrees, "translate": translate, "scale": scale, "shear": shear,
               "interpolation": _interpolation(m, "Affine")}
-    if _has_param("Affine", "keep_ratio"):
+    if has_param("Affine", "keep_ratio"):
         params["keep_ratio"] = keep_ratio
     elif not keep_ratio:
         raise ValueError(f"scale={_plain(g.scale)} draws the x and y zoom apart; Affine draws one zoom for both")
@@ -374,8 +388,6 @@ def _affine(m, notes):
 
 def _shaped(op: str, param: str, lo: float, hi: float) -> Any:
     """[lo, hi] when the op's `param` is a range, else the one value (which needs lo == hi)."""
-    from .ops import get_op
-
     prm = get_op(op).param(param)
     if hasattr(prm, "lo") and type(prm).__name__ in ("Number",):
         if lo != hi:
@@ -384,9 +396,13 @@ def _shaped(op: str, param: str, lo: float, hi: float) -> Any:
     return [lo, hi]
 
 
-def _has_param(op: str, param: str) -> bool:
-    from .ops import get_op
+def has_param(op: str, param: str) -> bool:
+    """Whether op `op` takes parameter `param` (settings that only some versions of an op know).
 
+    Example:
+        >>> has_param("Rotate", "degrees"), has_param("Rotate", "zoom")
+        (True, False)
+    """
     return any(prm.name == param for prm in get_op(op).params)
 
 
@@ -630,8 +646,6 @@ _POLICY_OP_NAMES = {"Rotate": "rotate", "ShearX": "shear_x", "ShearY": "shear_y"
 
 def _policy_ops(m) -> dict[str, list[float]]:
     """{op name: [lo, hi]} of a RandAugment / TrivialAugment's candidates (one op each)."""
-    from .ops.policies import _BY_NAME
-
     out: dict[str, list[float]] = {}
     for position, sub in enumerate(m.children(), start=1):
         ops = list(sub.children())
@@ -645,7 +659,7 @@ def _policy_ops(m) -> dict[str, list[float]]:
         name = _POLICY_OP_NAMES[kind]
         if name in out:
             raise ValueError(f"policy= names {name} twice; the op set holds each op once")
-        if not _BY_NAME[name].has_magnitude:
+        if not POLICY_OP_BY_NAME[name].has_magnitude:
             out[name] = []
             continue
         lo, hi = ops[0].magnitude_range
@@ -728,8 +742,6 @@ def _generic(module: Any, specs: list) -> tuple[str, dict, float]:
     (under the name of the parameter or of the constructor argument it feeds, or that name with
     `_range`, or in a `ranges` table of (name, range) pairs), then check the guess by building the
     module again from the op's lowering and comparing the two modules' settings."""
-    from .chain import Step
-
     generator = getattr(module, "_param_generator", None)
     sources: list[dict] = [getattr(module, key) for key in ("wb_args", "init_args", "kornia_args")
                            if isinstance(getattr(module, key, None), dict)]

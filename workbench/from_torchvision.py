@@ -20,7 +20,10 @@ import numbers
 from typing import Any, Callable
 
 from .errors import ChainError, WorkbenchError
-from .import_report import Unmapped, finish_import
+from .from_kornia import group_dict, has_param
+from .import_report import Unmapped, finish_import, leaf_positions
+from .model import ChainModel, Step
+from .ops.policies import RAND_AUGMENT_OPS
 
 # Transforms that only change the container, the dtype or the layout: every export already
 # delivers float tensors in [0, 1] in its engine's layout.
@@ -44,10 +47,9 @@ _NEAREST = {
 }
 
 
-def chain_from_torchvision(pipeline: Any, seed: int | None = None, strict: bool = False):
+def chain_from_torchvision(pipeline: Any, seed: int | None = None, strict: bool = False,
+                           chain_type: type[ChainModel] = ChainModel) -> ChainModel:
     """The chain for a torchvision v2 pipeline, see `Chain.from_torchvision`."""
-    from .chain import Chain
-
     try:
         import torch.nn as nn
         from torchvision.transforms import v2  # noqa: F401 - imported here only, as the docstring says
@@ -63,20 +65,26 @@ def chain_from_torchvision(pipeline: Any, seed: int | None = None, strict: bool 
         transforms = [pipeline]
     else:
         raise WorkbenchError(f"from_torchvision takes a v2.Compose, a list of transforms or one transform; got {name}")
-    chain = Chain(seed=0 if seed is None else seed)
+    chain = chain_type(seed=0 if seed is None else seed)
     unmapped: list[Unmapped] = []
     notes: list[str] = []
     chain.steps = _steps(transforms, "", unmapped, notes)
     return finish_import(chain, unmapped, "from_torchvision", strict, notes=notes)
 
 
-def children(transform: Any):
-    """A container's transforms (None for a leaf), for coverage counting."""
-    return list(transform.transforms) if type(transform).__name__ in CONTAINERS else None
+def leaf_transforms(pipeline: Any) -> list[str]:
+    """Positions ("1", "2.1", ...) of the transforms in `pipeline` that an import maps one by
+    one, numbered as `chain.unmapped` numbers them: what the import coverage counts.
 
-
-def is_layout_only(transform: Any) -> bool:
-    return type(transform).__name__ in LAYOUT_ONLY
+    Example:
+        >>> from torchvision.transforms import v2  # doctest: +SKIP
+        >>> leaf_transforms(v2.Compose([v2.RandomChoice([v2.RandomHorizontalFlip(), v2.RandomInvert()])]))  # doctest: +SKIP
+        ['1.1', '1.2']
+    """
+    top = list(pipeline) if isinstance(pipeline, (list, tuple)) else (
+        list(pipeline.transforms) if type(pipeline).__name__ == "Compose" else [pipeline])
+    return leaf_positions(top, lambda t: list(t.transforms) if type(t).__name__ in CONTAINERS else None,
+                          lambda t: type(t).__name__ in LAYOUT_ONLY)
 
 
 def describe(transform: Any) -> str:
@@ -87,8 +95,6 @@ def describe(transform: Any) -> str:
 
 
 def _steps(transforms: list, prefix: str, unmapped: list[Unmapped], notes: list[str]) -> list:
-    from .chain import Step
-
     out: list = []
     for k, transform in enumerate(transforms, start=1):
         position = f"{prefix}{k}"
@@ -114,9 +120,6 @@ def _steps(transforms: list, prefix: str, unmapped: list[Unmapped], notes: list[
 def _container(transform: Any, position: str, unmapped: list[Unmapped], notes: list[str]):
     """RandomApply -> Sequential group (gated together), RandomChoice -> OneOf, RandomOrder ->
     SomeOf(n = all, no replacement); None when a child does not map (then listed)."""
-    from .chain import Step
-    from .from_kornia import group_dict
-
     name = type(transform).__name__
     inner = [t for t in transform.transforms if type(t).__name__ not in LAYOUT_ONLY]
     lost: list[Unmapped] = []
@@ -212,8 +215,6 @@ def _rotation(t, notes):
 
 
 def _affine(t, notes):
-    from .from_kornia import _has_param
-
     _no_center(t, "Affine")
     _zero_fill(t, "Affine")
     shear = [0.0, 0.0] if t.shear is None else [float(v) for v in t.shear]
@@ -225,7 +226,7 @@ def _affine(t, notes):
     params = {"degrees": _pair(t.degrees), "translate": [0.0, 0.0] if t.translate is None else _pair(t.translate),
               "scale": [1.0, 1.0] if t.scale is None else _pair(t.scale), "shear": shear,
               "interpolation": _interpolation(t, "Affine")}
-    if _has_param("Affine", "keep_ratio"):
+    if has_param("Affine", "keep_ratio"):
         params["keep_ratio"] = True  # torchvision draws one zoom for both axes
     return "Affine", params, 1.0
 
@@ -334,8 +335,6 @@ def _policy_check(t, op: str) -> None:
 
 
 def _rand_augment(t, notes):
-    from .ops.policies import RAND_AUGMENT_OPS
-
     _policy_check(t, "RandAugment")
     if t.num_magnitude_bins != 31:
         raise ValueError(f"num_magnitude_bins={t.num_magnitude_bins}: RandAugment's magnitude m means m/30 of each "

@@ -40,8 +40,8 @@ def finish_import(chain, unmapped: Sequence[Unmapped], source: str, strict: bool
     warning at the user's call (importer function <- Chain classmethod <- user).
 
     Example:
-        >>> from workbench.chain import Chain
-        >>> finish_import(Chain(), [], "from_kornia", strict=True).unmapped
+        >>> from workbench.model import ChainModel
+        >>> finish_import(ChainModel(), [], "from_kornia", strict=True).unmapped
         []
     """
     chain.unmapped = list(unmapped)
@@ -98,49 +98,3 @@ def coverage(leaves: Sequence[str], unmapped: Sequence[Unmapped]) -> Coverage:
 
     missing = sum(1 for leaf in leaves if lost(leaf))
     return Coverage(transforms=len(leaves), mapped=len(leaves) - missing, unmapped=tuple(unmapped))
-
-
-def measure(library: str, pipeline: Any):
-    """Import `pipeline` ("albumentations", "kornia" or "torchvision") without warnings and
-    return (chain, Coverage).
-
-    Example:
-        >>> import kornia.augmentation as K
-        >>> chain, cov = measure("kornia", [K.RandomHorizontalFlip(), K.RandomThinPlateSpline()])
-        >>> cov.transforms, cov.mapped, cov.ratio
-        (2, 1, 0.5)
-    """
-    from .chain import Chain
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if library == "albumentations":
-            import albumentations as A
-
-            from . import from_albumentations
-
-            chain = Chain.from_albumentations(pipeline)
-            top = list(pipeline.transforms) if isinstance(pipeline, A.BaseCompose) else list(pipeline)
-            layout = getattr(from_albumentations, "_LAYOUT_ONLY", {})
-            leaves = leaf_positions(top, lambda t: list(t.transforms) if isinstance(t, A.BaseCompose) else None,
-                                    lambda t: type(t).__name__ in layout)
-        elif library == "kornia":
-            from .from_kornia import _children, _kind
-
-            chain = Chain.from_kornia(pipeline)
-            top = list(pipeline) if isinstance(pipeline, (list, tuple)) else (
-                _children(pipeline) if _kind(pipeline) == "sequence" else [pipeline])
-            leaves = leaf_positions(top, lambda m: _children(m) if _kind(m) == "sequence" else None,
-                                    lambda m: type(m).__name__ == "Identity")
-            if _kind(pipeline) == "sequence" and getattr(pipeline, "random_apply", False) is not False:
-                leaves = ["1." + leaf for leaf in leaves]  # the whole pipeline is one group at position 1
-        elif library == "torchvision":
-            from .from_torchvision import children, is_layout_only
-
-            chain = Chain.from_torchvision(pipeline)
-            top = list(pipeline) if isinstance(pipeline, (list, tuple)) else (
-                list(pipeline.transforms) if type(pipeline).__name__ == "Compose" else [pipeline])
-            leaves = leaf_positions(top, children, is_layout_only)
-        else:
-            raise ValueError(f"library must be albumentations, kornia or torchvision, got {library!r}")
-    return chain, coverage(leaves, chain.unmapped)

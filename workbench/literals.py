@@ -86,7 +86,7 @@ def group_options(step) -> str:
     and n of its enabled children.
 
     Example:
-        >>> from workbench.chain import Step
+        >>> from workbench.model import Step
         >>> group_options(Step.create("SomeOf", n=2, p=0.5, steps=[Step.create("Invert"), Step.create("Rotate")]))
         'p=0.5, n=2'
     """

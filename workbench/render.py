@@ -4,10 +4,11 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image, ImageDraw
 
-from .chain import Chain
+from .backends import run_chain
+from .model import ChainModel
 
 
-def to_display(chain: Chain, image: np.ndarray) -> np.ndarray:
+def to_display(chain: ChainModel, image: np.ndarray) -> np.ndarray:
     """uint8 RGB for showing one output: undoes a final Normalize, clips to [0, 1].
 
     Example:
@@ -61,7 +62,7 @@ def _fit(image: np.ndarray, cell: int) -> np.ndarray:
     return canvas
 
 
-def preview_grid(chain: Chain, images, draws: int = 3, backend: str = "kornia", device: str = "cpu",
+def preview_grid(chain: ChainModel, images, draws: int = 3, backend: str = "kornia", device: str = "cpu",
                  cell: int = 160, gap: int = 4) -> np.ndarray:
     """One row per image: the original, then `draws` augmented samples (seeds seed, seed+1, ...);
     a sample that a batch mixing step mixed carries a caption with the partner and its share.
@@ -74,7 +75,7 @@ def preview_grid(chain: Chain, images, draws: int = 3, backend: str = "kornia", 
     """
     if not isinstance(draws, int) or draws < 1:
         raise ValueError(f"draws must be a positive integer, got {draws!r}")
-    runs = [chain.run(images, backend=backend, device=device, seed=(chain.seed + k) % 2**31) for k in range(draws)]
+    runs = [run_chain(chain, images, backend=backend, device=device, seed=(chain.seed + k) % 2**31) for k in range(draws)]
     originals = runs[0].inputs
     rows = []
     for n, original in enumerate(originals):

@@ -11,7 +11,7 @@ os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 
 from ..codegen import emit, load_module
 from ..errors import WorkbenchError
-from . import per_sample_params
+from .records import per_sample_params
 
 
 def _require_albumentations() -> None:
@@ -61,23 +61,3 @@ def _named(step, record: Mapping[str, np.ndarray]) -> dict[str, Any]:
         if raw in record:
             out[name] = record[raw]
     return out
-
-
-class AlbumentationsPreview:
-    """The app's preview runner for Albumentations: always on the CPU, whatever device the
-    other backend of a side-by-side view uses. It reruns the whole chain (Albumentations has
-    no batch state worth caching: each transform reseeds from the chain's seed and position).
-
-    Example:
-        >>> import workbench as wb
-        >>> res = AlbumentationsPreview().run(wb.Chain().add("Normalize"), wb.load_images()[:1], "cuda")
-        >>> res.device, res.images[0].dtype.name
-        ('cpu', 'float32')
-    """
-
-    resumed_at = 0
-
-    def run(self, chain, images, device: str = "cpu", seed: int | None = None):
-        from . import run_chain
-
-        return run_chain(chain, images, backend="albumentations", device="cpu", seed=seed)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..codegen import emit, load_module
 from ..errors import WorkbenchError
-from . import per_sample_params
+from .records import per_sample_params
 
 
 DALI_WHEELS = {"12": "nvidia-dali-cuda120", "13": "nvidia-dali-cuda130"}

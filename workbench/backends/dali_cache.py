@@ -22,8 +22,8 @@ import numpy as np
 from ..codegen import emit, load_module
 from ..codegen.dali import fused_flip
 from ..errors import WorkbenchError
-from . import RunResult
 from .dali import _cause, _require_dali, params_from_draws
+from .result import RunResult
 from .step_cache import StepStateCache
 
 

@@ -22,7 +22,9 @@ import numpy as np
 import torch
 
 from ..codegen import emit, load_module
-from . import RunResult, per_sample_params
+from .records import per_sample_params
+from .result import RunResult
+from .run import run_chain
 from .step_cache import StepStateCache
 
 
@@ -37,8 +39,6 @@ class PrefixCache(StepStateCache):
         head = module.HEAD_STEPS
         same_size = len({a.shape for a in arrays}) == 1
         if not same_size and head == len(enabled):  # no batch forms: every image runs alone
-            from . import run_chain
-
             self.resumed_at = 0
             return run_chain(chain, arrays, backend="kornia", device=device, seed=seed)
         # Points where the random stream is at a step boundary for the whole batch.

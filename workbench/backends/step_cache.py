@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from ..data import as_image_list
-from . import check_sizes, resolve_device
+from .device import resolve_device
+from .inputs import check_sizes
 
 MAX_STATES = 64
 

@@ -17,9 +17,14 @@ import os
 import types
 from pathlib import Path
 
-from ..errors import ChainError, ExportError
+from ..errors import ChainError, ExportError, UnsupportedOpError
+from ..model import ChainModel
+from ..ops import where_it_runs
+from .albumentations import emit_albumentations
+from .dali import emit_dali
+from .kornia import emit_kornia
 
-EMITTERS = ("kornia", "dali", "albumentations")
+EMITTERS = {"kornia": emit_kornia, "dali": emit_dali, "albumentations": emit_albumentations}
 
 
 def emit(chain, backend: str) -> str:
@@ -29,12 +34,7 @@ def emit(chain, backend: str) -> str:
         raise ChainError(f"unknown backend {backend!r} for export; choose one of {', '.join(EMITTERS)}")
     unsupported = chain.unsupported_ops(backend)
     if unsupported:
-        from ..errors import UnsupportedOpError
-        from ..ops import get_op
-
-        details = "; ".join(f"{op} runs on {', '.join(get_op(op).backends) or 'no backend'}"
-                            + (f" ({get_op(op).unsupported[backend]})" if backend in get_op(op).unsupported else "")
-                            for op in unsupported)
+        details = "; ".join(f"{op} {where_it_runs(op, backend)}" for op in unsupported)
         raise UnsupportedOpError(f"cannot export to {backend}: {details}")
     return _emit_checked(json.dumps(chain.to_dict(), sort_keys=True), backend)
 
@@ -42,11 +42,7 @@ def emit(chain, backend: str) -> str:
 @functools.lru_cache(maxsize=64)
 def _emit_checked(chain_json: str, backend: str) -> str:
     # Keyed by the validated chain's JSON: live previews re-run the same chain often.
-    from ..chain import Chain
-    import importlib
-
-    emitter = getattr(importlib.import_module(f"{__name__}.{backend}"), f"emit_{backend}")
-    source = emitter(Chain.from_dict(json.loads(chain_json)))
+    source = EMITTERS[backend](ChainModel.from_dict(json.loads(chain_json)))
     try:
         ast.parse(source)
     except SyntaxError as exc:  # a bug in an emitter, never the user's fault

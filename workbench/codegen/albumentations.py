@@ -1,10 +1,10 @@
 """Emit an Albumentations script for a chain: `build_compose()` plus a multi-worker loader and CLI."""
 from __future__ import annotations
 
-from ..chain import Chain
 from ..errors import UnsupportedOpError
-from .albumentations_template import BODY, GROUPS, HEADER, IMPORTS
 from ..literals import call, comment, group_options, identifier, literal
+from ..model import ChainModel
+from .albumentations_template import BODY, GROUPS, HEADER, IMPORTS
 from .runtime_source import runtime_source
 
 
@@ -12,7 +12,7 @@ def albumentations_transform_call(step) -> str:
     """Source of the Albumentations transform for one validated step.
 
     Example:
-        >>> from workbench.chain import Step
+        >>> from workbench.model import Step
         >>> albumentations_transform_call(Step.create("HorizontalFlip", p=0.5))
         'A.HorizontalFlip(p=0.5)'
     """
@@ -31,7 +31,7 @@ def albumentations_step_lines(step, label: str, indent: str) -> list[str]:
     for a group its StepGroup with its enabled children inside.
 
     Example:
-        >>> from workbench.chain import Step
+        >>> from workbench.model import Step
         >>> group = Step.create("SomeOf", n=1, steps=[Step.create("Invert", p=1.0)])
         >>> print("\\n".join(albumentations_step_lines(group, "2", "")))
         # 2. SomeOf(n=1) of 1 step(s) p=1
@@ -50,7 +50,7 @@ def albumentations_step_lines(step, label: str, indent: str) -> list[str]:
     return lines
 
 
-def emit_albumentations(chain: Chain) -> str:
+def emit_albumentations(chain: ChainModel) -> str:
     """The whole script as text (`export_chain` syntax-checks it)."""
     enabled = chain.enabled_steps()
     lines = [HEADER, comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]

@@ -1,15 +1,15 @@
 """Emit a DALI script for a chain: `augment(images)` as DALI operators plus pipelines and CLI."""
 from __future__ import annotations
 
-from ..chain import Chain
 from ..errors import UnsupportedOpError
+from ..literals import Name, call, comment, literal
+from ..model import ChainModel
 from ..ops.spec import DaliContext
 from .dali_template import BODY, HEADER, IMPORTS, POLICIES
-from ..literals import Name, call, comment, literal
 from .runtime_source import runtime_source
 
 
-def fused_flip(chain: Chain) -> int | None:
+def fused_flip(chain: ChainModel) -> int | None:
     """Chain index of a HorizontalFlip that crop_mirror_normalize can apply instead: the
     chain ends in Normalize and only mirror-invariant steps stand between the two."""
     enabled = chain.enabled_steps()
@@ -218,7 +218,7 @@ def _gated(body: list[str], ctx: DaliContext, low, applied) -> list[str]:
     return [line for line in body if line not in changes] + [f"if {applied}:"] + ["    " + line for line in changes]
 
 
-def region_steps(chain: Chain) -> tuple[int, ...]:
+def region_steps(chain: ChainModel) -> tuple[int, ...]:
     """Chain indices of the leading steps the training pipeline can run while decoding only
     the pixels they need: an enabled crop (RandomResizedCrop, CenterCrop, RandomCrop) first,
     or a Resize then a crop that takes it (CenterCrop, RandomCrop); () when there is none."""
@@ -252,7 +252,7 @@ def _snake(op: str) -> str:
     return "".join("_" + c.lower() if c.isupper() and k else c.lower() for k, c in enumerate(op))
 
 
-def emit_dali(chain: Chain) -> str:
+def emit_dali(chain: ChainModel) -> str:
     """The whole DALI script as text (`export_chain` syntax-checks it)."""
     lines = [HEADER, comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
     for i, step in enumerate(chain.steps):

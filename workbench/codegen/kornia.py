@@ -1,19 +1,19 @@
 """Emit a Kornia script for a chain: `build_augmentation()` plus the shared loader and CLI."""
 from __future__ import annotations
 
-from ..chain import Chain
 from ..errors import UnsupportedOpError
-from .runtime_source import runtime_source
-from .kornia_template import BODY, GROUPS, HEADER, IMPORTS
 from ..literals import call, comment, group_options, identifier, literal
+from ..model import ChainModel
+from .kornia_template import BODY, GROUPS, HEADER, IMPORTS
 from .local_modules import local_module_source
+from .runtime_source import runtime_source
 
 
 def kornia_module_call(step) -> str:
     """Source of the Kornia module for one validated step.
 
     Example:
-        >>> from workbench.chain import Step
+        >>> from workbench.model import Step
         >>> kornia_module_call(Step.create("Rotate", p=1.0, degrees=[-5, 5]))
         "K.RandomRotation(degrees=(-5.0, 5.0), resample='BILINEAR', align_corners=False, p=1.0)"
         >>> kornia_module_call(Step.create("AutoAugment", policy="svhn"))
@@ -40,7 +40,7 @@ def kornia_step_lines(step, label: str, indent: str) -> list[str]:
     call, or for a group its StepGroup call with its enabled children inside.
 
     Example:
-        >>> from workbench.chain import Step
+        >>> from workbench.model import Step
         >>> group = Step.create("OneOf", p=0.5, steps=[Step.create("Invert", p=1.0)])
         >>> print("\\n".join(kornia_step_lines(group, "1", "")))
         # 1. OneOf(weights=[]) of 1 step(s) p=0.5
@@ -64,7 +64,7 @@ def resized_crop_constant(enabled) -> list[str]:
     which the training loader uses to crop mixed-size batches in one op, or None.
 
     Example:
-        >>> from workbench.chain import Step
+        >>> from workbench.model import Step
         >>> resized_crop_constant([(0, Step.create("RandomResizedCrop", size=[64, 48]))])[-1]
         "RESIZED_CROP = dict(size=(64, 48), scale=(0.08, 1.0), ratio=(0.75, 1.3333), resample='BILINEAR')"
     """
@@ -78,7 +78,7 @@ def resized_crop_constant(enabled) -> list[str]:
             "RESIZED_CROP = " + call("dict", {key: args[key] for key in ("size", "scale", "ratio", "resample")})]
 
 
-def emit_kornia(chain: Chain) -> str:
+def emit_kornia(chain: ChainModel) -> str:
     """The whole script as text (not yet syntax-checked; `export_chain` does that)."""
     enabled = chain.enabled_steps()
     # Without a size-fixing step, images of different sizes run the whole chain one by one.

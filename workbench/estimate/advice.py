@@ -5,7 +5,8 @@ import os
 from dataclasses import dataclass, field
 
 from ..errors import WorkbenchError
-from .result import STAGE_LABELS, Comparison, Estimate, StepCost
+from ..ops import get_op
+from .breakdown import STAGE_LABELS, StepCost
 
 # The whole loop runs below its slowest stage by more than this when stages fight over cores.
 CONTENTION = 0.75
@@ -31,11 +32,12 @@ class Advice:
         return str(self)
 
 
-def advise(est: Estimate, target: float | None = None, comparison: Comparison | None = None) -> Advice:
-    """Say whether `est` keeps up with `target` images/s, which stage or step limits it and what to change.
+def advise(est, target: float | None = None, comparison=None) -> Advice:
+    """Say whether `est` (an Estimate) keeps up with `target` images/s, which stage or step limits
+    it and what to change; `comparison` (a Comparison) adds the other backends' rates.
 
     Example:
-        >>> from workbench.estimate.result import StageCost
+        >>> from workbench.estimate.result import Estimate, StageCost
         >>> est = Estimate("kornia", "cpu", 64, (256, 256), 2, 150.0, [150.0],
         ...                {"decode": StageCost("decode", 160.0, 400.0), "augment": StageCost("augment", 900.0, 71.0)}, [])
         >>> advice = advise(est, target=300)
@@ -77,7 +79,7 @@ def advise(est: Estimate, target: float | None = None, comparison: Comparison | 
     return Advice(rate, target, keeps_up, stage.name if stage else "", step, verdict, suggestions)
 
 
-def _for_stage(est: Estimate, stage: str, step: StepCost | None, comparison: Comparison | None) -> list[str]:
+def _for_stage(est, stage: str, step: StepCost | None, comparison) -> list[str]:
     out = []
     gpu = _gpu_available()
     cores = os.cpu_count() or 1
@@ -112,9 +114,7 @@ def _for_stage(est: Estimate, stage: str, step: StepCost | None, comparison: Com
     return out
 
 
-def _cheaper_step(est: Estimate, step: StepCost) -> list[str]:
-    from ..ops import get_op
-
+def _cheaper_step(est, step: StepCost) -> list[str]:
     out = []
     hint = get_op(step.op).cost_hint
     if hint:

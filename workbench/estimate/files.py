@@ -13,7 +13,7 @@ import numpy as np
 from PIL import Image
 
 from ..runtime.common import decode_image
-from ..data import SAMPLE_DATA, as_image_list, image_files
+from ..data import as_image_list, image_files, resolve_source
 from ..errors import InputError
 
 # Decoding speed depends on pixels and format, not on how many distinct files there are;
@@ -82,7 +82,7 @@ def prepare_input(images: Any = None, image_size: tuple[int, int] | None = None)
         >>> inp.size, inp.files[0].suffix
         ((64, 96), '.jpg')
     """
-    source = SAMPLE_DATA if images is None else images
+    source = resolve_source(images)
     if isinstance(source, (str, Path)):
         files = image_files(source)
         sizes = [_size_of(f) for f in files[:MAX_FILES]]

@@ -17,6 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..errors import WorkbenchError
+from ..model import ChainModel
 from .files import BenchInput
 from .measure import Measurement, Settings, measure
 
@@ -71,12 +72,10 @@ def _send(message: dict) -> None:
 
 
 def main() -> int:
-    from ..chain import Chain
-
     request = json.load(sys.stdin)
     try:
         inp = BenchInput(Path(request["folder"]), tuple(request["size"]), [Path(f) for f in request["files"]])
-        m = measure(Chain.from_dict(request["chain"]), inp, Settings(**request["settings"]), _Relay())
+        m = measure(ChainModel.from_dict(request["chain"]), inp, Settings(**request["settings"]), _Relay())
     except Exception as exc:  # reported to the parent, which raises it with this text
         _send({"error": f"measuring failed ({type(exc).__name__}): {exc}"})
         return 1

@@ -1,15 +1,15 @@
 """Matplotlib figures of an estimate: stage breakdown beside the per-step breakdown."""
 from __future__ import annotations
 
-from .result import STAGE_LABELS, Comparison, Estimate
+from .breakdown import STAGE_LABELS
 
 
-def plot_estimate(est: Estimate, target: float | None = None, axes=None):
-    """Two panels: images/s of each stage alone with the whole loader's rate (and the target)
-    as lines; ms per batch of each step. Returns the figure.
+def plot_estimate(est, target: float | None = None, axes=None):
+    """Two panels for `est` (an Estimate): images/s of each stage alone, with the whole loader's
+    rate (and the target) as lines; ms per batch of each step. Returns the figure.
 
     Example:
-        >>> from workbench.estimate.result import StageCost, StepCost
+        >>> from workbench.estimate.result import Estimate, StageCost, StepCost
         >>> est = Estimate("kornia", "cpu", 8, (64, 64), 1, 90.0, [90.0],
         ...                {"decode": StageCost("decode", 100.0, 80.0)}, [StepCost(1, "Rotate", 5.0, 1.0)])
         >>> len(plot_estimate(est, target=120).axes)
@@ -43,8 +43,8 @@ def plot_estimate(est: Estimate, target: float | None = None, axes=None):
     return fig
 
 
-def plot_comparison(comparison: Comparison, target: float | None = None):
-    """One row per backend: whole-loader rate, stages and steps side by side. Returns the figure."""
+def plot_comparison(comparison, target: float | None = None):
+    """One row per backend of `comparison` (a Comparison): whole-loader rate, stages and steps side by side. Returns the figure."""
     import matplotlib.pyplot as plt
 
     ests = list(comparison.estimates.values())

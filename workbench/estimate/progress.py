@@ -1,10 +1,12 @@
 """Progress while an estimate measures: a callback `report(fraction, message)`.
 
-`resolve_progress(True)` picks a notebook progress bar inside Jupyter (from `workbench.ui`,
-the only place that imports ipywidgets) and a text bar on a terminal.
+`resolve_progress(True)` picks a bar redrawn in its notebook output inside Jupyter (an HTML
+display that is updated in place: no widgets, which only `workbench.ui` imports) and a text
+bar on a terminal.
 """
 from __future__ import annotations
 
+import html
 import sys
 from typing import Callable
 
@@ -63,6 +65,37 @@ def text_progress(stream=None) -> Report:
     return report
 
 
+def _bar_html(fraction: float, message: str) -> str:
+    width = f"{100 * max(0.0, min(1.0, fraction)):.1f}%"
+    return (f'<div style="display:flex;align-items:center;gap:8px;font-family:sans-serif">'
+            f'<div style="width:240px;height:10px;background:#ddd;border-radius:5px">'
+            f'<div style="width:{width};height:10px;background:#4a8;border-radius:5px"></div></div>'
+            f'<span>{100 * fraction:.0f}% {html.escape(message)}</span></div>')
+
+
+def cell_progress() -> Report:
+    """A bar in the running notebook cell's output, redrawn in place through an IPython
+    display handle (so it needs no widgets and no widget front end).
+
+    Example:
+        >>> _bar_html(0.5, "decoding <alone>")[-45:]
+        '<span>50% decoding &lt;alone&gt;</span></div>'
+    """
+    # IPython is there whenever a notebook is (this is only called inside one).
+    from IPython.display import HTML, display
+
+    handle = display(HTML(_bar_html(0.0, "starting")), display_id=True)
+    shown = [None]
+
+    def report(fraction: float, message: str) -> None:
+        key = (int(round(200 * fraction)), message)
+        if shown[0] != key:  # redraw only when the bar or the message changes
+            shown[0] = key
+            handle.update(HTML(_bar_html(fraction, message)))
+
+    return report
+
+
 def resolve_progress(progress) -> Report | None:
     """True -> a notebook bar in Jupyter, a text bar on a terminal (silent in logs);
     False/None -> silent; a callable is used as is."""
@@ -71,9 +104,7 @@ def resolve_progress(progress) -> Report | None:
     if not progress:
         return None
     if _in_notebook():
-        from ..ui.progress import notebook_progress
-
-        return notebook_progress()
+        return cell_progress()
     # A redrawn bar only makes sense on a terminal; logs would fill with partial lines.
     return text_progress() if sys.stderr.isatty() else None
 

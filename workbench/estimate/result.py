@@ -4,32 +4,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .advice import Advice, advise
+from .breakdown import STAGE_LABELS, StageCost, StepCost
 from .machine import describe_machine
-
-STAGE_LABELS = {"decode": "decode", "host_to_device": "host-to-device", "augment": "augment"}
-
-
-@dataclass
-class StageCost:
-    """One stage of the loader measured alone: images/s it sustains and ms per batch."""
-
-    name: str
-    images_per_s: float
-    ms_per_batch: float
-    detail: str = ""
-
-
-@dataclass
-class StepCost:
-    """One enabled step of the chain measured alone on a batch (its own input)."""
-
-    step: int  # position in the chain, from 1
-    op: str
-    ms_per_batch: float
-    share: float  # of all steps' time
-    input_size: tuple[int, int] = (0, 0)
-    output_size: tuple[int, int] = (0, 0)
-
+from .plot import plot_comparison, plot_estimate
 
 @dataclass
 class Estimate:
@@ -75,16 +53,12 @@ class Estimate:
     def label(self) -> str:
         return f"{self.backend} on {self.device}"
 
-    def advise(self, target: float | None = None, comparison: "Comparison | None" = None):
+    def advise(self, target: float | None = None, comparison: "Comparison | None" = None) -> Advice:
         """Whether the chain keeps up with `target` images/s and what to change (see `Advice`)."""
-        from .advice import advise
-
         return advise(self, target, comparison)
 
     def plot(self, target: float | None = None, ax=None):
         """A matplotlib figure: the stage breakdown and the per-step breakdown."""
-        from .plot import plot_estimate
-
         return plot_estimate(self, target, ax)
 
     def to_dict(self) -> dict[str, Any]:
@@ -147,8 +121,7 @@ class Comparison:
         return self.fastest.advise(target, self)
 
     def plot(self, target: float | None = None):
-        from .plot import plot_comparison
-
+        """A matplotlib figure: each backend's rate and stage breakdown side by side."""
         return plot_comparison(self, target)
 
     def summary(self) -> str:

@@ -7,6 +7,8 @@ Example:
 """
 from __future__ import annotations
 
+import difflib
+
 from ..errors import ChainError, show
 from . import batch, color, color_adjust, degrade, distortion, filters, geometric, normalize, occlusion, policies, weather
 from .groups import GROUPS, GroupSpec, why_not_in_group
@@ -48,8 +50,6 @@ def get_op(name: str) -> OpSpec:
         0.5
     """
     if not isinstance(name, str) or name not in REGISTRY:
-        import difflib
-
         close = difflib.get_close_matches(str(name), REGISTRY, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else f"; known ops: {', '.join(REGISTRY)}"
         raise ChainError(f"unknown op {show(name)}{hint}")
@@ -68,5 +68,18 @@ def get_spec(name: str) -> OpSpec:
     return get_op(name)
 
 
+def where_it_runs(name: str, backend: str) -> str:
+    """Where op `name` runs instead of `backend`, with the spec's reason, for the messages of
+    everything that refuses it (run, export, the app).
+
+    Example:
+        >>> where_it_runs("ElasticTransform", "dali").split(" (")[0]
+        'runs on kornia, albumentations'
+    """
+    spec = get_op(name)
+    reason = f" ({spec.unsupported[backend]})" if backend in spec.unsupported else ""
+    return f"runs on {', '.join(spec.backends) or 'no backend'}{reason}"
+
+
 __all__ = ["FAMILIES", "GROUPS", "GroupSpec", "KorniaLowering", "OpSpec", "REGISTRY", "get_op", "get_spec",
-           "list_ops", "register", "why_not_in_group"]
+           "list_ops", "register", "where_it_runs", "why_not_in_group"]

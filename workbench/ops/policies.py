@@ -42,13 +42,13 @@ POLICY_OPS = (
     PolicyOp("auto_contrast"),
     PolicyOp("invert"),
 )
-_BY_NAME = {op.name: op for op in POLICY_OPS}
+POLICY_OP_BY_NAME = {op.name: op for op in POLICY_OPS}
 
 
 def _defaults(*names: str, **ranges: tuple[float, float]) -> dict[str, list[float]]:
     out = {}
     for name in names:
-        op = _BY_NAME[name]
+        op = POLICY_OP_BY_NAME[name]
         out[name] = list(ranges.get(name, op.default)) if op.has_magnitude else []
     return out
 
@@ -184,7 +184,7 @@ def _f32(x) -> np.float32:
 def _rand_augment_value(name: str, rng, m: int) -> float:
     """The magnitude Kornia's RandAugment gives op `name` at strength m (before its random
     sign), computed in float32 as Kornia does, so that floors and reports agree."""
-    op = _BY_NAME[name]
+    op = POLICY_OP_BY_NAME[name]
     lo, hi = _kornia_range(name, rng)
     if op.symmetric:
         lo = 0.0  # Kornia's symmetric ops run over (0, max) and draw a sign
@@ -202,7 +202,7 @@ def _rand_augment_value(name: str, rng, m: int) -> float:
 def _row(name: str, lo: float, hi: float, symmetric: bool) -> list[float]:
     """One row of a policy_magnitude table: low, high, symmetric, axis (0 none, 1 width,
     2 height), whole (floored), has a magnitude."""
-    op = _BY_NAME[name]
+    op = POLICY_OP_BY_NAME[name]
     axis = {"translate_x": 1.0, "translate_y": 2.0}.get(name, 0.0)
     if not op.has_magnitude:
         return [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
@@ -235,7 +235,7 @@ def _rand_augment_lines(a, c, d) -> list[str]:
     count = _ops_in_use(a)
     v = c.var
     table = [_row(name, *(2 * [_rand_augment_value(name, rng, a["magnitude"])] if rng else (0, 0)),
-                  _BY_NAME[name].symmetric) for name, rng in ops]
+                  POLICY_OP_BY_NAME[name].symmetric) for name, rng in ops]
     lines = [f"{v('ops')} = {_functions(name for name, _ in ops)}",
              f"{v('table')} = {literal(table)}",
              f"{v('choice')} = policy_pick({d['_keys']}, {len(ops)}, {count})"]
@@ -256,7 +256,7 @@ def _trivial_augment_dali(a, c, d) -> list[str]:
 def _trivial_augment_lines(a, c, d) -> list[str]:
     ops = list(a["ops"].items())
     v = c.var
-    table = [_row(name, 0.0 if _BY_NAME[name].symmetric else rng[0], rng[1], _BY_NAME[name].symmetric)
+    table = [_row(name, 0.0 if POLICY_OP_BY_NAME[name].symmetric else rng[0], rng[1], POLICY_OP_BY_NAME[name].symmetric)
              if rng else _row(name, 0, 0, False) for name, rng in ops]
     return [f"{v('ops')} = {_functions(name for name, _ in ops)}",
             f"{v('table')} = {literal(table)}",
@@ -280,7 +280,7 @@ def _auto_augment_parts(policy: str):
         for j in range(stages):
             name, _, magnitude_bin = sub[j] if j < len(sub) else (used[0], 0.0, None)
             rows.append(_row(name, *auto_augment_bin(name, magnitude_bin), False) if magnitude_bin is not None
-                        and _BY_NAME[name].has_magnitude else _row("invert", 0, 0, False))
+                        and POLICY_OP_BY_NAME[name].has_magnitude else _row("invert", 0, 0, False))
     return used, op_at, p_at, rows
 
 

@@ -16,11 +16,11 @@ import numpy as np
 from PIL import Image
 
 from ..backends import BACKENDS
-from ..backends.albumentations import AlbumentationsPreview
+from ..backends.albumentations_preview import AlbumentationsPreview
 from ..backends.dali_cache import DaliPrefixCache
 from ..backends.kornia_cache import PrefixCache
 from ..chain import Chain, Step
-from ..data import SAMPLE_DATA, as_image_list
+from ..data import as_image_list, load_images, resolve_source
 from ..errors import WorkbenchError
 from ..examples import example_chain
 from ..ops import FAMILIES, GROUPS, REGISTRY
@@ -49,7 +49,7 @@ class Workbench:
     def __init__(self, images: Any = None, chain: Chain | None = None, backend: str = "kornia",
                  device: str = "cpu", draws: int = 3, max_images: int = 4, cell: int = 150,
                  debounce_s: float = 0.15):
-        self.source = SAMPLE_DATA if images is None else images  # all of it is what the estimate decodes
+        self.source = resolve_source(images)  # all of it is what the estimate decodes
         self.images, skipped = _load(self.source, max_images)
         self.chain = chain if chain is not None else example_chain()
         self.cell = cell
@@ -459,8 +459,6 @@ def _load(images: Any, limit: int) -> tuple[list[np.ndarray], list[str]]:
     import warnings
 
     if isinstance(images, (str, Path)):
-        from ..data import load_images
-
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             loaded = load_images(images, on_error="skip")

@@ -1,0 +1,68 @@
+"""Checking what a run is given against the chain: the labels and the images' sizes at every step."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+
+MAX_CLASSES = 100_000
+
+
+def soft_targets(labels: Any, count: int) -> np.ndarray:
+    """`labels` for `count` images as float32 soft targets (count x classes): class ids become
+    one-hot rows (classes: the largest id + 1), soft rows are checked and kept, None means
+    each image's own index (so a mixed row shows which images were mixed in).
+
+    Example:
+        >>> soft_targets([1, 0], 2).tolist()
+        [[0.0, 1.0], [1.0, 0.0]]
+    """
+    if labels is None:
+        return np.eye(count, dtype=np.float32)
+    what = ("labels must be one class id per image (integers >= 0) or soft targets (one row of class "
+            "weights per image)")
+    try:
+        array = np.asarray(labels.detach().cpu() if hasattr(labels, "detach") else labels)
+    except (TypeError, ValueError):
+        raise InputError(f"{what}, got {type(labels).__name__}") from None
+    if array.ndim not in (1, 2) or len(array) != count:
+        raise InputError(f"{what}: expected {count} label(s) for {count} image(s), got shape {array.shape}")
+    if array.ndim == 1:
+        if array.dtype.kind not in "iu" and not (array.dtype.kind == "f" and np.all(np.mod(array, 1) == 0)):
+            raise InputError(f"{what}: class ids must be integers, got {array.dtype} values")
+        if count and (array.min() < 0 or array.max() >= MAX_CLASSES):
+            raise InputError(f"{what}: class ids must be in [0, {MAX_CLASSES - 1}], got {array.min()} to "
+                             f"{array.max()}")
+        ids = array.astype(np.int64)
+        return np.eye(int(ids.max()) + 1 if count else 1, dtype=np.float32)[ids]
+    if array.dtype.kind not in "iuf" or not np.all(np.isfinite(array)) or not 0 < array.shape[1] <= MAX_CLASSES:
+        raise InputError(f"{what}: soft targets must be finite numbers with 1 to {MAX_CLASSES} classes")
+    return array.astype(np.float32)
+
+
+def check_sizes(chain, images: list[np.ndarray]) -> None:
+    """Follow each image's size through the chain; refuse crops larger than their input, and
+    mixing steps where the images differ in size (they blend samples of one batch)."""
+    for n, image in enumerate(images):
+        h, w = image.shape[:2]
+        for i, step in chain.enabled_steps():
+            need = step.spec.input_at_least
+            if need and (step.params[need][0] > h or step.params[need][1] > w):
+                raise InputError(f"step {i + 1} ({step.op}): {need} {step.params[need]} is larger than image {n} "
+                                 f"({h}x{w} at that step); lower {need} or resize first")
+            if h != w and any(op.spec.square_input for op in step.ops()):
+                op = next(op.op for op in step.ops() if op.spec.square_input)
+                raise InputError(f"step {i + 1} ({op}) swaps height and width on some samples only, so its input "
+                                 f"must be square, but image {n} is {h}x{w} there; add a square crop or Resize "
+                                 f"(e.g. CenterCrop [{min(h, w)}, {min(h, w)}]) before step {i + 1}")
+            h, w = step.spec.output_size(step.params, h, w)
+    sizes = {image.shape[:2] for image in images}
+    for i, step in chain.enabled_steps():
+        if step.spec.mixes_batch and len(sizes) > 1:
+            a, b = sorted(sizes)[:2]
+            raise InputError(f"step {i + 1} ({step.op}) mixes samples of one batch, so the images must have one "
+                             f"size there, but they differ ({a[0]}x{a[1]} and {b[0]}x{b[1]}); add a Resize or a "
+                             f"crop (CenterCrop, RandomResizedCrop) before step {i + 1}")
+        sizes = {tuple(step.spec.output_size(step.params, h, w)) for h, w in sizes}

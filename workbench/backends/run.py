@@ -1,0 +1,46 @@
+"""`run_chain`: check the chain and the images, then run them on one backend."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..data import as_image_list
+from ..errors import ChainError, UnsupportedOpError
+from ..ops import where_it_runs
+from .albumentations import run_albumentations
+from .dali import run_dali
+from .device import resolve_device
+from .inputs import check_sizes, soft_targets
+from .kornia import run_kornia
+from .result import BACKENDS, RunResult
+
+
+def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed: int | None = None,
+              labels: Any = None) -> RunResult:
+    """Validate the chain and the images, then run them on `backend` (see `Chain.run`)."""
+    if backend not in BACKENDS:
+        raise ChainError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    chain.validate()
+    unsupported = chain.unsupported_ops(backend)
+    if unsupported:
+        raise UnsupportedOpError("; ".join(f"{op} cannot run on {backend}: it {where_it_runs(op, backend)}"
+                                           for op in unsupported))
+    if seed is not None:
+        chain = chain.copy()
+        chain.seed = seed
+        chain.validate()
+    arrays = as_image_list(images)
+    targets = soft_targets(labels, len(arrays))
+    check_sizes(chain, arrays)
+    # Only chains that mix the batch hand labels to the exported code: the others run as before.
+    mixing = targets if any(s.spec.mixes_batch for _, s in chain.enabled_steps()) else None
+    # Albumentations only runs on the CPU: "auto" means the CPU there.
+    device = "cpu" if backend == "albumentations" and device == "auto" else resolve_device(device)
+    mixed = None
+    if backend == "dali":
+        out, params, mixed = run_dali(chain, arrays, device, mixing)
+    elif backend == "albumentations":
+        out, params = run_albumentations(chain, arrays, device)
+    else:
+        out, params, mixed = run_kornia(chain, arrays, device, mixing)
+    return RunResult(images=out, params=params, backend=backend, device=device, seed=chain.seed, inputs=arrays,
+                     labels=targets if mixed is None else mixed)
