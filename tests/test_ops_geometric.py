@@ -259,6 +259,47 @@ def build_transform(spec, params):
     return getattr(A, spec.albumentations.transform)(**args, p=1.0)
 
 
+@pytest.mark.parametrize("op,params", [("Resize", {"size": [40, 30]}), ("LongestMaxSize", {"max_size": 40}),
+                                       ("SmallestMaxSize", {"max_size": 30})])
+def test_exported_resizes_shrink_with_pils_triangle_filter(op, params):
+    """The export writes WbResize (WbLongestMaxSize, ...) for A.Resize: with area_for_downscale (antialias) it
+    shrinks with PIL's BILINEAR (the triangle filter Kornia and DALI use), on uint8 and, per channel, on
+    floats; nearest unfiltered; enlarging, or without antialias, exactly A's own."""
+    from PIL import Image
+
+    from workbench.codegen import emit, load_module
+
+    spec = wb.get_op(op)
+    source = emit(wb.Chain().add(op, **params), "albumentations")
+    assert f"Wb{op}(" in source and f"A.{op}(" not in source
+    module = load_module(source, "albumentations")
+
+    def pair(**settings):
+        full = spec.validate_params(op, {**params, **settings})
+        args = spec.albumentations.args(full)
+        return getattr(module, "Wb" + op)(**args, p=1.0), getattr(A, op)(**args, p=1.0)
+
+    image = noise(1, 64, 48, seed=4)[0]
+    ours, theirs = pair(antialias=True)
+    shrunk = ours(image=image)["image"]
+    h, w = shrunk.shape[:2]
+    assert (h, w) == theirs(image=image)["image"].shape[:2] and h < 64
+    assert np.array_equal(shrunk, np.asarray(Image.fromarray(image).resize((w, h), Image.BILINEAR)))
+    assert not np.array_equal(shrunk, theirs(image=image)["image"])  # not OpenCV's area filter
+    floats = (image / 255.0).astype(np.float32)
+    expected = np.stack([np.asarray(Image.fromarray(floats[:, :, k]).resize((w, h), Image.BILINEAR))
+                         for k in range(3)], axis=2)
+    out = module.wb_triangle_resize(floats, h, w)
+    assert out.dtype == np.float32 and np.array_equal(out, expected)
+    assert np.abs(out * 255.0 - shrunk).max() <= 1.0  # the 8-bit path only rounds
+    small = noise(1, 12, 10, seed=5)[0]
+    assert np.array_equal(ours(image=small)["image"], theirs(image=small)["image"])  # enlarging: A's own
+    ours, theirs = pair(antialias=False)
+    assert np.array_equal(ours(image=image)["image"], theirs(image=image)["image"])
+    ours, _ = pair(antialias=True, interpolation="nearest")
+    assert np.array_equal(ours(image=image)["image"], cv2.resize(image, (w, h), interpolation=cv2.INTER_NEAREST))
+
+
 @pytest.mark.parametrize("op", [op for op in GEOMETRIC if REGISTRY[op].albumentations is not None])
 def test_from_transform_inverts_the_lowering(op):
     spec = wb.get_op(op)

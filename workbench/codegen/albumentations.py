@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..errors import UnsupportedOpError
 from ..literals import call, comment, group_options, identifier, literal
 from ..model import ChainModel
-from .albumentations_template import BODY, GROUPS, HEADER, IMPORTS
+from .albumentations_template import BODY, GROUPS, HEADER, IMPORTS, LOCAL_TRANSFORMS
 from .runtime_source import runtime_source
 
 
@@ -23,7 +23,29 @@ def albumentations_transform_call(step) -> str:
                                  f"backends that support it: {', '.join(spec.backends) or 'none'}")
     kwargs = dict(spec.albumentations.args(step.params))
     kwargs["p"] = float(step.p)
-    return call(f"A.{identifier(spec.albumentations.transform)}", kwargs)
+    name = identifier(spec.albumentations.transform)
+    return call(LOCAL_TRANSFORMS[name][0] if name in LOCAL_TRANSFORMS else f"A.{name}", kwargs)
+
+
+def local_transform_sources(steps) -> list[str]:
+    """The sources of the workbench's own transforms (LOCAL_TRANSFORMS: subclasses written in place
+    of A's) that `steps` (enabled (index, step) pairs, groups searched too) use, each once, in
+    first-use order.
+
+    Example:
+        >>> from workbench.model import Step
+        >>> [s.splitlines()[0] for s in local_transform_sources([(0, Step.create("Resize", size=[8, 8]))])]
+        ['def wb_triangle_resize(img, height, width):']
+    """
+    sources: list[str] = []
+    for _, step in steps:
+        if step.is_group:
+            found = local_transform_sources(step.enabled_steps())
+        else:
+            name = step.spec.albumentations.transform if step.spec.albumentations else None
+            found = [LOCAL_TRANSFORMS[name][1]] if name in LOCAL_TRANSFORMS else []
+        sources += [source for source in found if source not in sources]
+    return sources
 
 
 def albumentations_step_lines(step, label: str, indent: str) -> list[str]:
@@ -69,5 +91,7 @@ def emit_albumentations(chain: ChainModel) -> str:
     lines += ["    ])", "", ""]
     if any(step.is_group for _, step in enabled):
         lines += [GROUPS, "", ""]
+    for source in local_transform_sources(enabled):
+        lines += [source, "", ""]
     lines += [runtime_source(), "", BODY]
     return "\n".join(lines)

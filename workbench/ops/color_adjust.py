@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..literals import Name, call
-from .color import _uint8
+from .color import _uint8, dali_hsv_shift
 from .dali_helpers import uniform
 from .params import Flag, Number, Range, Span
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity
@@ -98,36 +98,11 @@ BRIGHTNESS_CONTRAST = OpSpec(
 
 # ----- HueSaturationValue: A.HueSaturationValue ----------------------------------------------
 
-def _mod6(expression: str) -> str:
-    return f"(({expression}) - dmath.floor(({expression}) / 6.0) * 6.0)"
-
-
 def _dali_hsv(a, c, d):
-    """OpenCV's HSV in float (H in sextants, S = span / max, V = max), shifted, back to RGB by
-    v - v * s * clamp(min(k, 4 - k), 0, 1), k = (h + n) mod 6 with n = 5, 3, 1 for R, G, B: the
-    same arithmetic as the Kornia module's `shift_hsv`."""
-    f, r, g, b, top, span, safe, is_r, is_g, h, s, v = (c.var(n) for n in (
-        "f", "r", "g", "b", "top", "span", "safe", "is_r", "is_g", "h", "s", "v"))
-    hue, sat, val = d["hue_shift"], d["sat_shift"], d["val_shift"]
-    lines = _unit_images(c, f) + [
-        f"{r} = {f}[:, :, 0]", f"{g} = {f}[:, :, 1]", f"{b} = {f}[:, :, 2]",
-        f"{top} = dmath.max(dmath.max({r}, {g}), {b})",
-        f"{span} = {top} - dmath.min(dmath.min({r}, {g}), {b})",
-        f"{safe} = {span} + ({span} <= 0.0)",  # 1 where the pixel is grey (its hue is 0 then)
-        f"{is_r} = {r} >= {top}",
-        f"{is_g} = ({g} >= {top}) * (1 - {is_r})",
-        f"{h} = {is_r} * {_mod6(f'({g} - {b}) / {safe}')} + {is_g} * (({b} - {r}) / {safe} + 2.0) "
-        f"+ (1 - {is_r} - {is_g}) * (({r} - {g}) / {safe} + 4.0)",
-        f"{h} = {_mod6(f'{h} + {hue} / 30.0')}",
-        f"{s} = ({span} > 0.0) * dmath.clamp({span} / ({top} + ({top} <= 0.0)) + {sat} / 255.0, 0.0, 1.0)",
-        f"{v} = dmath.clamp({top} + {val} / 255.0, 0.0, 1.0)",
-    ]
-    channels = []
-    for n in (5.0, 3.0, 1.0):
-        k = _mod6(f"{h} + {n}")
-        channels.append(f"{v} - {v} * {s} * dmath.clamp(dmath.min({k}, 4.0 - {k}), 0.0, 1.0)")
-    rgb = f"fn.reshape(fn.stack({', '.join(channels)}, axis=2), layout='HWC')"
-    return lines + [_from_unit(c, rgb)]
+    """OpenCV's HSV in float, shifted (hue in OpenCV's units: 30 to a sextant; S and V in levels),
+    back to RGB: the same arithmetic as the Kornia module's `shift_hsv` (see `dali_hsv_shift`)."""
+    return dali_hsv_shift(c, f"{d['hue_shift']} / 30.0", saturation=f"{d['sat_shift']} / 255.0",
+                          value=f"{d['val_shift']} / 255.0")
 
 
 HUE_SATURATION_VALUE = OpSpec(

@@ -53,10 +53,61 @@ def max_size_scale(height, width, max_size, longest):
     return scale, max(1, round(height * scale)), max(1, round(width * scale))
 
 
+def wb_resize_matrix(input, height, width):
+    """Per-sample forward maps of a resize of `input` to height x width, pixel centres at
+    integers (half-pixel convention: x' = (x + 0.5) * width / W - 0.5)."""
+    matrix = torch.eye(3, device=input.device, dtype=input.dtype).repeat(input.shape[0], 1, 1)
+    matrix[:, 0, 0] = width / input.shape[-1]
+    matrix[:, 1, 1] = height / input.shape[-2]
+    matrix[:, 0, 2] = 0.5 * (width / input.shape[-1] - 1.0)
+    matrix[:, 1, 2] = 0.5 * (height / input.shape[-2] - 1.0)
+    return matrix
+
+
+def wb_resize(input, height, width, resample="bilinear", antialias=False):
+    """`input` (N x C x H x W) resized to height x width with half-pixel centres. With antialias,
+    bilinear shrinking low-passes with a triangle filter stretched by the shrink factor (PIL's
+    BILINEAR; DALI's linear resize with antialias does the same) instead of Kornia's Gaussian;
+    nearest never filters (DALI's nearest cannot). Enlarging is plain bilinear either way.
+
+    Example:
+        >>> wb_resize(torch.ones(1, 3, 8, 6), 4, 3, antialias=True).shape
+        torch.Size([1, 3, 4, 3])
+    """
+    if (height, width) == tuple(input.shape[-2:]):
+        return input
+    if resample == "nearest":  # pixel centres, as OpenCV's and DALI's nearest
+        return torch.nn.functional.interpolate(input, size=(height, width), mode="nearest-exact")
+    shrinks = height < input.shape[-2] or width < input.shape[-1]
+    return torch.nn.functional.interpolate(input, size=(height, width), mode="bilinear", align_corners=False,
+                                           antialias=bool(antialias and shrinks))
+
+
+class WbResize(K.GeometricAugmentationBase2D):
+    """Resize to exactly `size` (height, width), half-pixel centres; with `antialias`, bilinear
+    shrinking low-passes with the triangle filter of `wb_resize` (Kornia's own Resize uses a
+    Gaussian, which no other backend has)."""
+
+    def __init__(self, size, resample="bilinear", antialias=True, p=1.0):
+        super().__init__(p=p)
+        self.flags = {"size": (int(size[0]), int(size[1])), "resample": str(resample).lower(),
+                      "antialias": bool(antialias)}
+        self.wb_args = dict(self.flags)
+
+    def generate_parameters(self, batch_shape):
+        return {}
+
+    def compute_transformation(self, input, params, flags):
+        return wb_resize_matrix(input, *flags["size"])
+
+    def apply_transform(self, input, params, flags, transform=None):
+        return wb_resize(input, *flags["size"], resample=flags["resample"], antialias=flags["antialias"])
+
+
 class ResizeSideTo(K.GeometricAugmentationBase2D):
     """Resize keeping the aspect ratio so that the longest (longest=True) or the shortest side
     becomes `max_size`, the other side rounded as A.LongestMaxSize / A.SmallestMaxSize round it
-    (half-pixel centres, as Kornia's Resize). Reports the scale factor per sample."""
+    (half-pixel centres; antialias as in WbResize). Reports the scale factor per sample."""
 
     def __init__(self, max_size, longest=True, resample="bilinear", antialias=False, p=1.0):
         super().__init__(p=p)
@@ -71,23 +122,12 @@ class ResizeSideTo(K.GeometricAugmentationBase2D):
     def compute_transformation(self, input, params, flags):
         _, height, width = max_size_scale(int(input.shape[-2]), int(input.shape[-1]), flags["max_size"],
                                           flags["longest"])
-        matrix = torch.eye(3, device=input.device, dtype=input.dtype).repeat(input.shape[0], 1, 1)
-        matrix[:, 0, 0] = width / input.shape[-1]
-        matrix[:, 1, 1] = height / input.shape[-2]
-        matrix[:, 0, 2] = 0.5 * (width / input.shape[-1] - 1.0)
-        matrix[:, 1, 2] = 0.5 * (height / input.shape[-2] - 1.0)
-        return matrix
+        return wb_resize_matrix(input, height, width)
 
     def apply_transform(self, input, params, flags, transform=None):
         _, height, width = max_size_scale(int(input.shape[-2]), int(input.shape[-1]), flags["max_size"],
                                           flags["longest"])
-        if (height, width) == tuple(input.shape[-2:]):
-            return input
-        nearest = flags["resample"] == "nearest"  # pixel centres, as Kornia's Resize and OpenCV
-        return kornia.geometry.transform.resize(input, (height, width),
-                                                interpolation="nearest-exact" if nearest else flags["resample"],
-                                                align_corners=None if nearest else False,
-                                                antialias=flags["antialias"])
+        return wb_resize(input, height, width, resample=flags["resample"], antialias=flags["antialias"])
 
 
 def wb_dihedral_matrices(turns, transposed, size, device, dtype):
