@@ -682,3 +682,98 @@ def test_failed_run_leaves_chain_unchanged_and_usable(tmp_path, case):
     assert res.images.shape == (2, 24, 24, 3) and res.seed == 11
     for g, o in zip(good, originals):  # the user's arrays are not modified by a run
         np.testing.assert_array_equal(g, o)
+
+
+# ----------------------------------------------------------------------------------------
+# 6. tiny images from files: a file's layout is known, so no size is ambiguous
+# ----------------------------------------------------------------------------------------
+@pytest.fixture
+def tiny_files(tmp_path):
+    """PNG files of 1x1, 1x3, 3x1 (RGB) and 2x2 (greyscale): shapes a bare array could not tell apart
+    from channels-first."""
+    folder = tmp_path / "tiny"
+    folder.mkdir()
+    arrays = {"a_1x1.png": rgb(1, 1, 40), "b_1x3.png": rgb(1, 3, 41), "c_3x1.png": rgb(3, 1, 42)}
+    for name, array in arrays.items():
+        Image.fromarray(array).save(folder / name)
+    Image.fromarray(gray(2, 2, 43)).save(folder / "d_2x2.png")
+    arrays["d_2x2.png"] = np.repeat(gray(2, 2, 43)[:, :, None], 3, axis=2)
+    return folder, arrays
+
+
+@pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
+def test_tiny_image_files_run_on_every_backend(tiny_files, backend):
+    folder, arrays = tiny_files
+    images = wb.load_images(folder)
+    assert [im.shape for im in images] == [(1, 1, 3), (1, 3, 3), (3, 1, 3), (2, 2, 3)]
+    chain = wb.Chain(seed=2).add("HorizontalFlip", p=1.0).add("Invert", p=1.0)
+    for source in (images, folder, str(folder / "b_1x3.png")):
+        res = chain.run(source, backend=backend)
+        outs = res.images if isinstance(res.images, list) else list(res.images)
+        # Kornia returns floats in [0, 1], DALI and Albumentations uint8 (Invert keeps the scale).
+        expected = [(255 - a[:, ::-1]) / (255.0 if backend == "kornia" else 1) for a in arrays.values()]
+        if len(outs) == 1:
+            expected = expected[1:2]
+        assert [o.shape for o in outs] == [e.shape for e in expected]
+        assert all(np.allclose(o, e, atol=1e-6, rtol=0) for o, e in zip(outs, expected))
+
+
+def test_a_bare_array_of_an_ambiguous_shape_is_still_refused_but_its_file_is_not(tiny_files):
+    folder, arrays = tiny_files
+    with pytest.raises(wb.InputError, match=r"ambiguous between CxHxW and HxWxC.*wb.load_images"):
+        flip_chain().run([arrays["b_1x3.png"]])
+    decoded = wb.load_images(folder / "b_1x3.png")[0]
+    assert np.array_equal(flip_chain().run([decoded]).images[0], flipped(arrays["b_1x3.png"]))
+    # A transpose of a decoded image is a bare array again: its layout is no longer the file's.
+    with pytest.raises(wb.InputError, match="ambiguous"):
+        flip_chain().run([wb.load_images(folder / "a_1x1.png")[0].transpose(2, 0, 1)])  # (3, 1, 1)
+
+
+def test_tiny_images_get_a_clear_error_where_an_op_needs_more_pixels(tiny_files):
+    folder, _ = tiny_files
+    images = wb.load_images(folder)
+    cases = [("MedianBlur", {"kernel_size": [3, 7]}, "smaller than the 4x4 MedianBlur needs", "lower kernel_size"),
+             ("Defocus", {"radius": [3, 4]}, "smaller than the 9x9 Defocus needs", "lower radius"),
+             ("GridDistortion", {"num_steps": 5}, "smaller than the 5x5 GridDistortion needs", "lower num_steps"),
+             ("Downscale", {"scale": [0.25, 0.5]}, "smaller than the 3x3 Downscale needs", "raise the scale"),
+             ("CenterCrop", {"size": [2, 2]}, "is larger than image 0 (1x1 at that step)", "resize first")]
+    for op, params, words, fix in cases:
+        chain = wb.Chain(seed=1).add("Invert").add(op, p=1.0, **params)
+        for backend in ("kornia", "albumentations"):
+            with pytest.raises(wb.InputError) as info:
+                chain.run(images, backend=backend)
+            msg = str(info.value)
+            assert f"step 2 ({op})" in msg and words in msg and fix in msg, msg
+    # Inside a group the same rule holds, named by the child that needs the pixels.
+    grouped = wb.Chain(seed=1).add("OneOf", steps=[wb.Step.create("Invert"), wb.Step.create("Blur")])
+    with pytest.raises(wb.InputError, match=r"step 1 \(Blur\): image 0 is 1x1 .* 4x4 Blur needs"):
+        grouped.run(images)
+    # Big enough: the same ops run.
+    assert wb.Chain(seed=1).add("MedianBlur", p=1.0, kernel_size=[3, 3]).run(images[3:]).images.shape == (1, 2, 2, 3)
+
+
+def test_every_op_on_tiny_files_runs_or_says_which_step_needs_more(tmp_path):
+    """Held-out sizes from 1x2 to 3x4: each op, on each backend, either runs or is refused up front
+    by check_sizes (the same on every backend), never a library's own error or a crash."""
+    files = []
+    for h, w in ((1, 2), (3, 4)):
+        files.append(tmp_path / f"t{h}x{w}.png")
+        Image.fromarray(rgb(h, w, h * 7 + w)).save(files[-1])
+    failures = []
+    for path in files:
+        images = wb.load_images(path) * 2  # two samples: the mixing ops need a partner
+        for op in wb.list_ops():
+            spec = wb.get_op(op)
+            chain = wb.Chain(seed=4).add(op, p=None if spec.always_applies else 1.0)
+            verdicts = {}
+            for backend in spec.backends:
+                try:
+                    chain.run(images, backend=backend)
+                    verdicts[backend] = "runs"
+                except wb.InputError as exc:
+                    verdicts[backend] = "refused" if f"({op})" in str(exc) else f"unnamed: {exc}"
+                except Exception as exc:  # noqa: BLE001 - any other error is the failure this test looks for
+                    verdicts[backend] = f"{type(exc).__name__}: {str(exc)[:120]}"
+            if set(verdicts.values()) - {"runs", "refused"} or len(set(verdicts.values())) > 1:
+                failures.append(f"{path.name} {op}: {verdicts}")
+    assert not failures, "\n".join(failures)

@@ -63,6 +63,32 @@ def image_files(source: str | Path | None) -> list[Path]:
     return files
 
 
+class DecodedImage(np.ndarray):
+    """An RGB uint8 HxWx3 array decoded from a file. Its layout is known, so it is never
+    guessed from its shape: a 1 x 1 or 3 x 4 photo is an image like any other, where a bare
+    array of shape (1, 1, 3) could as well be channels-first.
+
+    Views, copies and arithmetic give bare arrays again (`source` is empty), since a
+    transpose of a decoded image no longer has the layout its file had.
+
+    Example:
+        >>> img = DecodedImage.of(np.zeros((1, 1, 3), np.uint8), "dot.png")
+        >>> img.source, (img + 0).source, img.shape
+        ('dot.png', '', (1, 1, 3))
+    """
+
+    source: str = ""
+
+    @classmethod
+    def of(cls, array: np.ndarray, source: str | Path) -> "DecodedImage":
+        image = array.view(cls)
+        image.source = str(source)
+        return image
+
+    def __array_finalize__(self, obj) -> None:
+        self.source = ""
+
+
 def load_images(source: str | Path | None = None, on_error: str = "raise") -> list[np.ndarray]:
     """Decode images to RGB uint8 HxWx3 arrays (PIL, files sorted by name).
 
@@ -81,7 +107,7 @@ def load_images(source: str | Path | None = None, on_error: str = "raise") -> li
     images = []
     for f in files:
         try:
-            images.append(decode_image(f))
+            images.append(DecodedImage.of(decode_image(f), f))
         except Exception as exc:  # PIL raises many types for corrupt data
             message = f"cannot decode {str(f)!r} as an image ({type(exc).__name__}: {exc})"
             if on_error == "raise":
@@ -162,10 +188,14 @@ def _one_image(item: Any, index: int) -> np.ndarray:
     if item.ndim == 3 and item.shape[0] in (1, 3, 4) and item.shape[2] not in (1, 3, 4):
         raise InputError(f"{where}: shape {item.shape} looks like channels-first (CxHxW); arrays must be "
                          "HxWxC: use np.transpose(img, (1, 2, 0))")
-    if item.ndim == 3 and item.shape[0] in (1, 3, 4) and item.shape[2] in (1, 3, 4) and item.shape[0] != item.shape[2] \
-            and min(item.shape[:2]) <= 4:
+    # Decoded from a file: RGB HxWx3 by construction, whatever its size; only bare arrays are guessed.
+    layout_known = isinstance(item, DecodedImage) and bool(item.source)
+    item = np.asarray(item)
+    if not layout_known and item.ndim == 3 and item.shape[0] in (1, 3, 4) and item.shape[2] in (1, 3, 4) \
+            and item.shape[0] != item.shape[2] and min(item.shape[:2]) <= 4:
         raise InputError(f"{where}: shape {item.shape} is ambiguous between CxHxW and HxWxC; pass HxWxC "
-                         "arrays larger than 4x4 pixels")
+                         "arrays larger than 4x4 pixels, or read the file with wb.load_images (whose images "
+                         "have a known layout at any size)")
     if item.ndim == 2 or (item.ndim == 3 and item.shape[2] == 1):
         warnings.warn(f"{where}: grayscale image converted to RGB (channel repeated)", stacklevel=3)
         item = np.repeat(item.reshape(item.shape[0], item.shape[1], 1), 3, axis=2)

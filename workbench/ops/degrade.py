@@ -20,7 +20,7 @@ from ..literals import Name, call, literal
 from .dali_helpers import RandomOp, uniform
 from .filters import _from_blur_limit, _kernel_record, _odd_choices
 from .params import Choice, Number, Range, Span
-from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity
+from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, kernel_reach
 
 # --------------------------------------------------------------------------------------------
 # Blur (box)
@@ -45,6 +45,7 @@ def _dali_box(a, c, d):
 
 BLUR = OpSpec(
     name="Blur", family="blur/noise", default_p=0.5,
+    min_input=kernel_reach("kernel_size"),
     # Kornia vs DALI 0.25/255 mean abs error (DALI rounds to whole levels), vs Albumentations
     # (cv2.blur, integer sums rounded) 0.25/255; DALI vs Albumentations 0.000/255 (measured on
     # the sample photos at 5).
@@ -128,8 +129,16 @@ def _from_downscale(t):
     return {"scale": [float(v) for v in t.scale_range], **out}
 
 
+def _downscale_min_input(a) -> tuple[int, str]:
+    # The small side is round(side x scale), ties to even (as Python and OpenCV round): it must not be 0.
+    lo = a["scale"][0]
+    side = int(0.5 / lo) + 1
+    return side, f"at scale {lo:g} a side shorter than {side} pixels shrinks to nothing; raise the scale's low end"
+
+
 DOWNSCALE = OpSpec(
     name="Downscale", family="blur/noise", default_p=0.5,
+    min_input=_downscale_min_input,
     # Measured on the sample photos: nearest both ways at 0.25, 0.3, 0.37 equal on all three
     # backends (0/255); bilinear both ways at 0.37: Kornia vs DALI 0.28/255, vs Albumentations
     # (OpenCV's 11-bit fixed-point weights) 0.35/255, DALI vs Albumentations 0.24/255.
@@ -325,6 +334,7 @@ _ALPHA = dict(lo=0.0, hi=1.0)
 
 SHARPEN = OpSpec(
     name="Sharpen", family="blur/noise", default_p=0.5,
+    min_input=lambda a: (2, "its 3x3 kernel reaches 1 pixel past each border, which is reflected"),
     # Measured on the sample photos at alpha 0.5, lightness 1: Kornia vs DALI and vs Albumentations
     # 0.22/255 mean abs error, 57.7 dB (Kornia's floats unrounded), DALI vs Albumentations 0 (equal).
     parity=Parity(border=0, mae=0.3 / 255, psnr=55.0, params={"alpha": [0.5, 0.5], "lightness": [1.0, 1.0]}),
@@ -349,6 +359,7 @@ SHARPEN = OpSpec(
 
 EMBOSS = OpSpec(
     name="Emboss", family="blur/noise", default_p=0.5,
+    min_input=lambda a: (2, "its 3x3 kernel reaches 1 pixel past each border, which is reflected"),
     # Measured on the sample photos at alpha 0.5, strength 0.5: Kornia vs DALI and vs
     # Albumentations 0.23/255 mean abs error, 58.8 dB (Kornia's floats unrounded), DALI vs
     # Albumentations 0 (equal).
@@ -458,6 +469,7 @@ _UNSHARP_MAX, _SIGMA_MAX = 31, 20.0
 
 UNSHARP_MASK = OpSpec(
     name="UnsharpMask", family="blur/noise", default_p=0.5,
+    min_input=kernel_reach("kernel_size"),
     # Measured on the sample photos at kernel_size 5, sigma 0 (OpenCV's fixed kernel), alpha 0.5,
     # threshold 10: Kornia vs DALI and vs Albumentations 0.12/255 mean abs error, 62.1 dB (Kornia's floats
     # unrounded), DALI vs Albumentations 0.000/255; at 9 / sigma 1.5 / alpha 0.8 / threshold 0 and at 11 /
@@ -557,6 +569,7 @@ _RADIUS_MAX, _ALIAS_MAX = 31, 5.0
 
 DEFOCUS = OpSpec(
     name="Defocus", family="blur/noise", default_p=0.5,
+    min_input=kernel_reach("radius", radius=lambda r: max(8, r)),
     # Measured on the sample photos at radius 6, alias_blur 0.3: Kornia vs DALI and vs Albumentations
     # 0.25/255 mean abs error, 59.0 dB (Kornia's floats unrounded), DALI vs Albumentations 0.000/255; the
     # same at radius 1, 8, 9 and 12 (the kernel's grid grows past 8) and at alias_blur 0 (OpenCV's fixed taps).

@@ -290,6 +290,8 @@ def _grid_from(t):
 
 GRID_DISTORTION = OpSpec(
     name="GridDistortion", family="geometric", default_p=0.5,
+    min_input=lambda a: (max(2, a["num_steps"]), f"each of its {a['num_steps']} grid cells per side needs "
+                          "a pixel; lower num_steps"),
     # Steps are random per cell: each backend against Albumentations' grid at its own reported steps.
     # Measured on the 8 photos, seed 3: Kornia 0.000/255 and 131 dB (the same float resampling as the
     # reference's cv2.remap of a float image), DALI 0.237/255 and 59.2 dB, Albumentations 0.236/255 and 59.2 dB

@@ -14,7 +14,7 @@ import numpy as np
 from ..literals import Name, call, literal
 from .dali_helpers import RandomOp, assign, uniform
 from .params import Flag, Number, Range, Span
-from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity
+from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, kernel_reach
 
 
 def _odd_choices(low: int, high: int) -> RandomOp:
@@ -139,6 +139,7 @@ def _dali_gaussian(a, c, d):
 
 GAUSSIAN_BLUR = OpSpec(
     name="GaussianBlur", family="blur/noise",
+    min_input=kernel_reach("kernel_size"),
     cost_hint="its cost grows with kernel_size (two passes of kernel_size taps per pixel); a smaller "
               "kernel_size, about 6x the largest sigma rounded up to odd, gives nearly the same blur.",
     # Measured on the sample photos: Kornia vs DALI and vs Albumentations 0.25/255 mean abs error
@@ -388,6 +389,7 @@ def _from_motion_blur(t):
 
 MOTION_BLUR = OpSpec(
     name="MotionBlur", family="blur/noise", default_p=0.5,
+    min_input=kernel_reach("kernel_size"),
     # Kornia and DALI build the same kernel (0.25/255 mean abs error: Kornia's floats rounded);
     # Albumentations draws its line differently except at direction 0 on angles like 45 degrees.
     parity=Parity(border=0, mae=0.3 / 255, psnr=55.0,
@@ -499,6 +501,7 @@ def _dali_median(a, c, d):
 
 MEDIAN_BLUR = OpSpec(
     name="MedianBlur", family="blur/noise", default_p=0.5,
+    min_input=kernel_reach("kernel_size"),
     # Kornia and DALI agree exactly (measured 0 on the sample photos at 3, 5, 7 and [3, 7]);
     # Albumentations (OpenCV) repeats the edge pixel instead of mirroring: compared away from a
     # border of kernel_size // 2 (measured 0 there).

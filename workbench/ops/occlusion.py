@@ -137,6 +137,8 @@ def _from_grid_dropout(t):
 
 GRID_MASK = OpSpec(
     name="GridMask", family="occlusion", default_p=0.5,
+    min_input=lambda a: (a["tile"] + 1, f"Albumentations' grid needs its {a['tile']}-pixel tile to fit "
+                          "inside the shorter side; lower tile"),
     # Tiles that divide the image sides (96x128 with tile 32): DALI and Albumentations zero the
     # same squares, exactly (measured 0).
     parity=Parity(border=0, mae=0.01 / 255, psnr=99.0, same_size=True,
@@ -144,7 +146,7 @@ GRID_MASK = OpSpec(
     doc="Zero a square of side `ratio` x `tile` at the top-left of every `tile` x `tile` cell of an "
         "axis-aligned grid (GridMask), the grid shifted by a random offset per sample if `random_offset`.",
     params=(
-        Number("tile", "grid cell side in pixels", 64, lo=4, hi=1024, integer=True),
+        Number("tile", "grid cell side in pixels", 64, lo=4, hi=1024, integer=True, sample_hi=16),
         Number("ratio", "side of each zeroed square as a fraction of the cell side", 0.5, lo=0.05, hi=0.95),
         Flag("random_offset", "shift the grid by a random offset (in [0, tile) pixels) per sample", True),
     ),

@@ -71,6 +71,9 @@ class Number(Param):
     hi: float = math.inf
     integer: bool = False
     odd: bool = False
+    # The top of `random` draws where it is below `hi`: a side in pixels may be 8192, but random
+    # chains (tests, fuzzing) stay at sizes the images they run on have, as Size's draws do.
+    sample_hi: float | None = None
     ui: str = field(default="slider", init=False)
 
     def validate(self, where: str, value: Any) -> float | int:
@@ -82,12 +85,13 @@ class Number(Param):
         return v
 
     def random(self, rng: np.random.Generator) -> float | int:
+        hi = self.hi if self.sample_hi is None else min(self.hi, self.sample_hi)
         if self.integer:
-            v = int(rng.integers(int(self.lo), int(self.hi) + 1))
+            v = int(rng.integers(int(self.lo), int(hi) + 1))
             if self.odd and v % 2 == 0:
-                v = v + 1 if v + 1 <= self.hi else v - 1
+                v = v + 1 if v + 1 <= hi else v - 1
             return v
-        return round(float(rng.uniform(self.lo, self.hi)), 4)
+        return round(float(rng.uniform(self.lo, hi)), 4)
 
     def describe(self) -> str:
         return f"{self.name}: {self.doc} (number in [{self.lo}, {self.hi}])"

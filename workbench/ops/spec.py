@@ -194,6 +194,10 @@ class OpSpec:
     fixes_size: bool = False
     # Name of a Size parameter the input must be at least as large as (crops).
     input_at_least: str | None = None
+    # The smallest input side the op takes, from its parameters, with why and what to change:
+    # (pixels, reason). check_sizes refuses smaller images with that reason on every backend, so a
+    # preview on one backend never promises what another backend's export cannot run.
+    min_input: Callable[[Mapping[str, Any]], tuple[int, str]] | None = None
     # The op swaps height and width for some samples only (Transpose, RandomRotate90's odd
     # turns): its input must be square, so that every sample of a batch keeps one size.
     square_input: bool = False
@@ -257,6 +261,34 @@ class OpSpec:
         for p in self.params:
             out[p.name] = p.validate(where, params[p.name]) if p.name in params else p.validate(where, _plain(p.default))
         return out
+
+
+def largest(value: Any) -> float:
+    """The top of a range parameter's validated value ([lo, hi]), or the number itself.
+
+    Example:
+        >>> largest([3, 7]), largest(5)
+        (7, 5)
+    """
+    return max(value) if isinstance(value, (list, tuple)) else value
+
+
+def kernel_reach(param: str, radius: Callable[[int], int] = lambda k: k // 2):
+    """A `min_input` rule for a filter whose window of size `param` (or a radius: `radius` maps
+    the parameter to the pixels the window reaches past a pixel) is reflected at the borders:
+    a reflection needs the image to be wider than the reach (Kornia refuses otherwise, and
+    OpenCV reflects a reflection).
+
+    Example:
+        >>> kernel_reach("kernel_size")({"kernel_size": [3, 7]})
+        (4, 'its kernel_size up to 7 reaches 3 pixel(s) past each border, which is reflected; lower kernel_size')
+    """
+    def rule(params: Mapping[str, Any]) -> tuple[int, str]:
+        size = int(largest(params[param]))
+        reach = radius(size)
+        return reach + 1, (f"its {param} up to {size} reaches {reach} pixel(s) past each border, which is "
+                           f"reflected; lower {param}")
+    return rule
 
 
 def _plain(value: Any) -> Any:

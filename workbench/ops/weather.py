@@ -20,7 +20,7 @@ from ..runtime.kornia_modules.weather import (WorkbenchRandomSunFlare, weather_d
                                                weather_rain_count, weather_rain_drops, weather_streak_mask)
 from .dali_helpers import RandomOp, uniform
 from .params import Choice, Floats, Number, Range
-from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity
+from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, kernel_reach
 
 _ALB_UINT8 = ("Albumentations works on 8-bit levels and rounds after every blend (Kornia and DALI keep "
               "floats between the blends)")
@@ -375,6 +375,7 @@ _RAIN_CASE = {"slant_range": [6.5, 6.5], "drop_length": 0, "drop_color": [200.0,
 
 RANDOM_RAIN = OpSpec(
     name="RandomRain", family="weather", default_p=0.5,
+    min_input=kernel_reach("blur_value"),
     # Each backend against the streaks of its own drops (Kornia reports a seed that places them).
     # Measured on the same-size set, seed 3: Kornia 0.00/255, Albumentations 2.14/255 / 38.1 dB
     # (OpenCV's 4-connected line raster steps sideways at other rows than the workbench's, and it
@@ -498,6 +499,8 @@ def _dali_fog(a, c, d):
 
 RANDOM_FOG = OpSpec(
     name="RandomFog", family="weather", default_p=0.5,
+    min_input=lambda a: (2, "its closing blur (3x3 on small images) reaches 1 pixel past each border, "
+                                "which is reflected"),
     # No per-pixel reference: Albumentations rounds to a whole level after each of its ~1,000
     # disc blends, which stalls where a blend would move a level by less than half (about 20
     # levels below white at intensity 0.5): compare the change's per-channel mean and spread.
@@ -679,7 +682,7 @@ RANDOM_SUN_FLARE = OpSpec(
         Range("angle_range", "direction of the flare line, in turns (1 = 360 degrees)", (0.0, 1.0), lo=0.0, hi=1.0),
         Range("num_flare_circles_range", "number of flare circles (whole numbers, both ends included)", (6.0, 10.0),
               lo=1.0, hi=50.0),
-        Number("src_radius", "sun radius in pixels", 400, lo=2, hi=4000, integer=True),
+        Number("src_radius", "sun radius in pixels", 400, lo=2, hi=4000, integer=True, sample_hi=64),
         Floats("src_color", "sun colour, RGB levels 0-255", (255.0, 255.0, 255.0), length=3, lo=0.0, hi=255.0),
     ),
     cost_hint="the sun is src_radius // 10 full-image blends; a smaller src_radius is cheaper.",
