@@ -3,6 +3,7 @@ import ast
 
 import numpy as np
 import pytest
+from PIL import Image
 
 import workbench as wb
 
@@ -42,7 +43,7 @@ def test_source_is_idiomatic_dali(design_chain):
     tree = ast.parse(src)
     assert "SEED = 7" in src
     for needle in ("@pipeline_def(enable_conditionals=True)", "fn.readers.file(", "shard_id=shard_id",
-                   "num_shards=num_shards", 'decoder = "mixed" if gpu else "cpu"', "DALIGenericIterator(",
+                   "num_shards=num_shards", 'decoder = "mixed" if gpu else "cpu"', "(DALIGenericIterator):",
                    # The chain starts with RandomResizedCrop: the loader decodes only its window.
                    "REGION_DECODE = decode_step_1_random_resized_crop", "fn.decoders.image_slice(encoded",
                    "fn.random.coin_flip(probability=0.5, seed=op_seed(seed, 3, 0))",
@@ -133,3 +134,105 @@ def test_bench_with_a_batch_larger_than_the_folder(tmp_path, design_chain):
     bench = run_script(script, "--images", str(ROOT / "sample_data"), "--bench", "--batch-size", "16",
                        "--batches", "3", "--runs", "1", "--warmup", "1", "--workers", "1", "--device", "cpu")
     assert bench.stdout.strip().splitlines()[-1].startswith("images/s: ")
+
+
+# ---------------------------------------------------------------------------------------
+# Folders of mixed sizes in the training loader (a batch must be one tensor).
+# ---------------------------------------------------------------------------------------
+def tiny_folder(root, sizes):
+    """PNG files of random pixels, one per (height, width), in a class folder each (the label
+    then tells which file a sample came from)."""
+    rng = np.random.default_rng(3)
+    for k, (h, w) in enumerate(sizes):
+        (root / f"c{k}").mkdir(parents=True)
+        Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)).save(root / f"c{k}" / f"img_{k}.png")
+    return root
+
+
+MIXED = [(40, 48), (36, 52), (40, 48), (30, 30)]
+# Normalize with mean 0 and std 1: the loader's output is the (resized) image / 255, checkable.
+PLAIN = wb.Chain(seed=2).add("Normalize", mean=[0.0, 0.0, 0.0], std=[1.0, 1.0, 1.0])
+
+
+def loader_batches(mod, root, batch_size=2, **kwargs):
+    loader = mod.make_loader(root, batch_size, seed=1, gpu=False, threads=1, **kwargs)
+    return [(b[0]["images"].numpy().copy(), b[0]["labels"].numpy().ravel().tolist()) for b in loader]
+
+
+def test_mixed_sizes_without_a_size_fixing_step_is_a_clear_error(tmp_path):
+    import re
+
+    root = tiny_folder(tmp_path / "mixed", MIXED)
+    chain = wb.Chain(seed=2).add("HorizontalFlip", p=0.5).add("Brightness").add("Normalize")
+    src = chain.export("dali")
+    # Said up front, next to the steps and in --help.
+    assert "\n# Output size: not fixed: no step sets it, so each image keeps its own size. A folder of one" in src
+    assert "FIXES_SIZE = False" in src and "RESIZE_AT = 3" in src
+    mod = import_export(chain, "dali", tmp_path, "aug_dali_mixed")
+    with pytest.raises(ValueError) as error:
+        loader_batches(mod, root)
+    message = str(error.value)
+    named = re.findall(r"(\S+\.png) is (\d+)x(\d+)", message)
+    assert len(named) == 2 and named[0][1:] != named[1][1:]
+    for path, h, w in named:  # the sizes said are the files' own
+        assert Image.open(path).size == (int(w), int(h)) and str(root) in path
+    for fix in ("add a RandomResizedCrop, Resize, CenterCrop, RandomCrop or Pad step to the chain in the workbench",
+                "--resize HxW", "make_loader's resize=(224, 224)", "at the end of the chain"):
+        assert fix in message
+    # A step that mixes samples needs one size before it: the error says so (from inside the pipeline for CutMix).
+    mixing = import_export(wb.Chain(seed=2).add("CutMix").add("Resize", size=[20, 20]), "dali", tmp_path,
+                           "aug_dali_mixed_cutmix")
+    assert mixing.RESIZE_AT == 0 and not mixing.FIXES_SIZE
+    with pytest.raises(ValueError, match=r"before step 1 in the workbench.*right before step 1"):
+        loader_batches(mixing, root)
+
+
+def test_resize_trains_a_folder_of_mixed_sizes(tmp_path, capsys):
+    root = tiny_folder(tmp_path / "mixed", MIXED)
+    mod = import_export(PLAIN, "dali", tmp_path, "aug_dali_resize")
+    src = (tmp_path / "aug_dali_resize.py").read_text()
+    assert "images = fn.resize(images, size=list(resize), interp_type=types.INTERP_LINEAR, antialias=True)" in src
+    batches = loader_batches(mod, root, resize=(24, 32))
+    assert len(batches) == 2 and sorted(sum((labels for _, labels in batches), [])) == [0, 1, 2, 3]
+    for images, labels in batches:
+        assert images.shape == (2, 24, 32, 3) and images.dtype == np.float32
+        for image, label in zip(images, labels):
+            # DALI's antialiased linear resize is PIL's BILINEAR (a triangle filter widened when shrinking).
+            source = Image.open(root / f"c{label}" / f"img_{label}.png")
+            expected = np.asarray(source.resize((32, 24), Image.BILINEAR), dtype=np.float32) / 255
+            assert np.abs(image - expected).mean() < 2 / 255
+    with pytest.raises(ValueError, match="resize must be"):
+        mod.make_loader(root, 2, gpu=False, threads=1, resize=(24,))
+    # The command line takes it as HxW, and --help says what the chain does with sizes.
+    assert mod.size_argument("24x32") == (24, 32) and mod.size_argument("24") == (24, 24)
+    with pytest.raises(SystemExit):
+        mod.main(["--images", str(root), "--help"])
+    assert "--resize HxW" in capsys.readouterr().out.replace("\n", " ")
+
+
+def test_one_size_folder_and_size_fixing_chains_need_no_resize(tmp_path):
+    one_size = tiny_folder(tmp_path / "one", [(40, 48)] * 4)
+    mod = import_export(PLAIN, "dali", tmp_path, "aug_dali_one_size")
+    for images, labels in loader_batches(mod, one_size):
+        assert images.shape == (2, 40, 48, 3)
+        for image, label in zip(images, labels):
+            source = np.asarray(Image.open(one_size / f"c{label}" / f"img_{label}.png"), dtype=np.float32) / 255
+            assert np.abs(image - source).max() < 1e-6
+    mixed = tiny_folder(tmp_path / "mixed", MIXED)
+    crop = wb.Chain(seed=2).add("CenterCrop", size=[24, 24]).add("MixUp").add("Brightness")
+    assert "# Output size: 24x24, fixed by step 1 (CenterCrop): folders of mixed sizes train as they are." \
+        in crop.export("dali")
+    fixed = import_export(crop, "dali", tmp_path, "aug_dali_fixed")
+    assert fixed.FIXES_SIZE
+    batches = loader_batches(fixed, mixed)
+    assert len(batches) == 2 and all(images.shape == (2, 24, 24, 3) for images, _ in batches)
+
+
+def test_resize_defines_on_the_gpu():
+    """The resize and the steps around it (a mixing step after it) define on the GPU graph."""
+    from workbench.codegen import emit, load_module
+
+    module = load_module(emit(wb.Chain(seed=2).add("Brightness").add("MixUp").add("Normalize"), "dali"), "dali")
+    assert module.RESIZE_AT == 1
+    module.training_pipeline(["a.jpg", "b.jpg"], [0, 1], gpu=True, resize=(32, 32), batch_size=4, num_threads=1,
+                             device_id=None)

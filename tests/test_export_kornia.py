@@ -150,3 +150,48 @@ def test_torchrun_shards_by_rank(tmp_path, small_folder, design_chain):
     assert len(lines) == 2 and all("DistributedSampler" in line for line in lines)
     shards = [set(line.split()[-1].split(",")) for line in lines]
     assert not shards[0] & shards[1] and len(shards[0] | shards[1]) == 6
+
+
+def test_mixed_sizes_need_a_size_fixing_step_or_resize(tmp_path):
+    """As the DALI loader: a clear error without a size, `resize=` resizes, one size is unchanged."""
+    import re
+
+    from PIL import Image
+
+    from test_export_dali import MIXED, PLAIN, tiny_folder
+
+    mixed = tiny_folder(tmp_path / "mixed", MIXED)
+    one_size = tiny_folder(tmp_path / "one", [(40, 48)] * 4)
+    mod = import_export(PLAIN, "kornia", tmp_path, "aug_kornia_sizes")
+    assert not mod.FIXES_SIZE and mod.RESIZE_AT == 1
+
+    def batches(root, **kwargs):
+        return [(images.numpy().copy(), labels.tolist())
+                for _, images, labels in mod.training_batches(root, 2, workers=0, seed=1, device="cpu", **kwargs)]
+
+    with pytest.raises(ValueError) as error:
+        batches(mixed)
+    named = re.findall(r"(\S+\.png) is (\d+)x(\d+)", str(error.value))
+    assert len(named) == 2 and all(Image.open(p).size == (int(w), int(h)) for p, h, w in named)
+    assert "--resize HxW, e.g. --resize 224x224 (training_batches' resize=(224, 224))" in str(error.value)
+    resized = batches(mixed, resize=(24, 32))
+    assert sorted(sum((labels for _, labels in resized), [])) == [0, 1, 2, 3]
+    for images, labels in resized:
+        assert images.shape == (2, 3, 24, 32)
+        for image, label in zip(images, labels):
+            # Bilinear through the triangle antialias filter, as PIL's BILINEAR (and DALI's fn.resize):
+            # PIL rounds to whole levels, the loader keeps floats.
+            with Image.open(mixed / f"c{label}" / f"img_{label}.png") as source:
+                expected = np.asarray(source.convert("RGB").resize((32, 24), Image.BILINEAR), np.float32) / 255
+            error = np.abs(np.asarray(image).transpose(1, 2, 0) - expected)
+            assert error.max() <= 1.01 / 255 and error.mean() < 0.4 / 255
+    for images, labels in batches(one_size):
+        assert images.shape == (2, 3, 40, 48)
+        for image, label in zip(images, labels):
+            source = np.asarray(Image.open(one_size / f"c{label}" / f"img_{label}.png"), dtype=np.float32) / 255
+            assert np.abs(image.transpose(1, 2, 0) - source).max() < 1e-6
+    crop = import_export(wb.Chain(seed=2).add("CenterCrop", size=[24, 24]).add("Brightness"), "kornia", tmp_path,
+                         "aug_kornia_crop_sizes")
+    assert crop.FIXES_SIZE
+    out = [images for _, images, _ in crop.training_batches(mixed, 2, workers=0, seed=1, device="cpu")]
+    assert len(out) == 2 and all(tuple(images.shape) == (2, 3, 24, 24) for images in out)

@@ -16,7 +16,6 @@ Example:
 """
 from __future__ import annotations
 
-import inspect
 import math
 import numbers
 import os

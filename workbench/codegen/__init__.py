@@ -50,29 +50,46 @@ def _emit_checked(chain_json: str, backend: str) -> str:
     return source
 
 
-def safe_export_path(path: str | os.PathLike, folder: str | os.PathLike | None = None) -> Path:
-    """Resolve `path` against `folder` (default: cwd); refuse anything that lands outside it.
+def export_path(path: str | os.PathLike, folder: str | os.PathLike | None = None, overwrite: bool = False) -> Path:
+    """Where an export of `path` is written.
+
+    Without `folder`, `path` is the caller's own choice (the Python API, the command line): it is
+    taken as given, absolute or relative to the current folder, anywhere. With `folder`, `path`
+    comes from untrusted input (the app's file box, a name found in a loaded file) and must
+    resolve inside `folder`. Either way the file must end in .py, and an existing file is
+    replaced only with `overwrite=True`.
 
     Example:
-        >>> safe_export_path("../escape.py", "/tmp/out")
+        >>> export_path("../escape.py", "/tmp/out")
         Traceback (most recent call last):
         ...
         workbench.errors.ExportError: refusing to write '../escape.py': it resolves outside the folder /tmp/out
+        >>> str(export_path("/tmp/elsewhere/aug.py"))
+        '/tmp/elsewhere/aug.py'
     """
-    base = Path(folder if folder is not None else os.getcwd()).resolve()
-    target = (base / Path(path)).resolve()
-    if target != base and base not in target.parents:
-        raise ExportError(f"refusing to write {str(path)!r}: it resolves outside the folder {base}")
+    if folder is None:
+        target = Path(path).expanduser().resolve()
+    else:
+        base = Path(folder).resolve()
+        target = (base / Path(path)).resolve()
+        if target != base and base not in target.parents:
+            raise ExportError(f"refusing to write {str(path)!r}: it resolves outside the folder {base}")
     if target.suffix != ".py":
         raise ExportError(f"exported code is a Python file; give a path ending in .py, got {str(path)!r}")
+    if target.is_dir():
+        raise ExportError(f"refusing to write {str(path)!r}: {target} is a folder; give a file name ending in .py")
+    if target.exists() and not overwrite:
+        raise ExportError(f"refusing to replace {target}: it exists; pass overwrite=True (--overwrite on the "
+                          "command line) to replace it, or choose another name")
     return target
 
 
-def export_chain(chain, backend: str = "kornia", path=None, folder=None) -> str:
-    """Source for `backend`; with `path` also written (inside `folder`). Returns the source."""
+def export_chain(chain, backend: str = "kornia", path=None, folder=None, overwrite: bool = False) -> str:
+    """Source for `backend`; with `path` also written (see `export_path` for where, and when an
+    existing file is replaced), creating missing folders. Returns the source."""
     source = emit(chain, backend)
     if path is not None:
-        target = safe_export_path(path, folder)
+        target = export_path(path, folder, overwrite=overwrite)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(source, encoding="utf-8")
     return source

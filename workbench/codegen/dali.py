@@ -5,6 +5,7 @@ from ..errors import UnsupportedOpError
 from ..literals import Name, call, comment, literal
 from ..model import ChainModel
 from ..ops.spec import DaliContext
+from .loader_sizes import loader_size_helpers, size_section
 from .dali_template import BODY, HEADER, IMPORTS, POLICIES
 from .runtime_source import runtime_source
 
@@ -257,12 +258,14 @@ def emit_dali(chain: ChainModel) -> str:
     lines = [HEADER, comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
     for i, step in enumerate(chain.steps):
         lines += [comment("  " + line) for line in step.outline(str(i + 1))]
+    enabled = chain.enabled_steps()
+    size_comments, size_constants = size_section(enabled, "dali", "make_loader's resize=(224, 224)")
+    lines += size_comments
     functions: list[str] = []
     names: list[str] = []
     draws_by_step: list[tuple[str, ...]] = []
     scale = 255.0
     flip = fused_flip(chain)
-    enabled = chain.enabled_steps()
     last = enabled[-1][0] if enabled else None
     for i, step in enabled:
         if step.is_group:
@@ -303,8 +306,9 @@ def emit_dali(chain: ChainModel) -> str:
               f"REGION_DECODE = {region_name}",
               f"REGION_STEPS = {len(region)}",
               f"STEP_DRAWS = {literal(tuple(draws_by_step))}",
-              f"DRAWS = {literal(tuple(d for step in draws_by_step for d in step))}", "", "",
-              AUGMENT, "", runtime_source(), "", "", BODY]
+              f"DRAWS = {literal(tuple(d for step in draws_by_step for d in step))}",
+              *size_constants, "", "",
+              AUGMENT, "", runtime_source(), "", loader_size_helpers(), "", BODY]
     return "\n".join(lines)
 
 

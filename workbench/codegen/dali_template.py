@@ -8,6 +8,7 @@ Use it as a module or as a script:
   python THIS_FILE --images DIR --seed N --save out.npz      # augmented images + sampled params
   python THIS_FILE --images DIR --bench --batch-size 64      # throughput of the training pipeline
   torchrun --nproc-per-node 2 THIS_FILE --images DIR --epochs 1   # one shard per rank
+  python THIS_FILE --images DIR --resize 224x224             # train on a folder of mixed sizes
 
 Reproducibility (`augment_images`, used by --save and by the workbench preview): images are
 decoded by PIL to RGB, taken in file-name order and fed as one batch; every random value is
@@ -17,6 +18,11 @@ same seed and the same batch give the same output. The training pipeline instead
 starts with a crop (RandomResizedCrop, CenterCrop, RandomCrop), or a Resize and then a
 CenterCrop or RandomCrop, it draws the window from each file's header with the step's own
 sampler and seed and decodes only the pixels that window needs.
+
+Image sizes: a training batch must be one tensor. When no step of the chain fixes the size
+(see SIZE_NOTE, also in --help), a folder of mixed sizes stops at its first batch of several
+sizes with an error naming two files, unless the loader is given a size (--resize HxW,
+make_loader's resize=): a visible fn.resize in training_pipeline.
 
 Labels: a batch mixing step (MixUp, CutMix) blends each sample with a partner of its batch
 and makes the labels float soft targets (one row of class weights per sample) mixed with the
@@ -133,11 +139,12 @@ def image_folder(root):
 
 @pipeline_def(enable_conditionals=True)
 def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_seed=SEED, augmented=True,
-                      num_classes=None):
+                      num_classes=None, resize=None):
     """Read, decode (nvJPEG when gpu), augment; outputs (images, labels).
 
     Labels are class ids; when a step mixes the batch (MixUp, CutMix) they are float soft
     targets over `num_classes` (default: the largest label + 1) mixed like the images.
+    `resize` (height, width) resizes every image before step RESIZE_AT (see SIZE_NOTE).
     `augmented=False` stops after decoding (the workbench's estimate times decoding alone)."""
     encoded, label = fn.readers.file(files=files, labels=labels, random_shuffle=True, shard_id=shard_id,
                                      num_shards=num_shards, name="Reader")
@@ -148,20 +155,76 @@ def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_se
         first = REGION_STEPS
     else:
         images = fn.decoders.image(encoded, device=decoder, output_type=types.RGB)
-    if augmented and MIXING_STEPS:
-        label = fn.one_hot(label, num_classes=num_classes or max(labels) + 1, dtype=types.FLOAT)
-        images, _, label = augment(images, aug_seed, first=first, labels=label)
-    elif augmented:
-        images, _ = augment(images, aug_seed, first=first)
+    if augmented:
+        soft = None
+        if MIXING_STEPS:
+            soft = fn.one_hot(label, num_classes=num_classes or max(labels) + 1, dtype=types.FLOAT)
+        images, _, *mixed = augment(images, aug_seed, first=first, last=RESIZE_AT if resize else None, labels=soft)
+        if resize:
+            # The size asked for, where the batch must first be one size (see SIZE_NOTE), then the rest.
+            images = fn.resize(images, size=list(resize), interp_type=types.INTERP_LINEAR, antialias=True)
+            images, _, *mixed = augment(images, aug_seed, first=RESIZE_AT, labels=mixed[0] if mixed else None)
+        label = mixed[0] if mixed else label
     return images, (label.gpu() if gpu else label)
 
 
-def make_loader(root, batch_size, seed=SEED, gpu=None, threads=None, augmented=True):
+def check_one_size(images, files):
+    """Raise mixed_sizes_error when a batch of images (a DALI TensorList, CPU or GPU) holds
+    several sizes, naming two of its files: DALI carries each sample's file path through the
+    pipeline as its source_info, except through a step that mixes samples; then the first
+    two `files` of different sizes are named."""
+    shapes = [tuple(shape[:2]) for shape in images.shape()]
+    other = next((k for k, shape in enumerate(shapes) if shape != shapes[0]), None)
+    if other is None:
+        return
+    pair = [(images[k].source_info(), shapes[k]) for k in (0, other)]
+    if not all(name for name, _ in pair):
+        pair = first_two_sizes(files) or [(f"sample {k} of the batch", shapes[k]) for k in (0, other)]
+    raise mixed_sizes_error(*pair, SIZE_FIX)
+
+
+def make_loader(root, batch_size, seed=SEED, gpu=None, threads=None, augmented=True, resize=None):
     """A DALIGenericIterator over the training pipeline: shard = rank under torchrun, each
-    rank seeded from (seed, rank); yields [{"images": tensor NHWC, "labels": tensor}]."""
+    rank seeded from (seed, rank); yields [{"images": tensor NHWC, "labels": tensor}].
+
+    `resize` (height, width): every image is resized to it where the batch must first be one
+    size (SIZE_NOTE says where); a chain that does not fix the size needs it for a folder of
+    mixed sizes, whose first batch of several sizes raises an error otherwise.
+
+    Example:
+        loader = make_loader("train/", 64, resize=(224, 224))
+        for batch in loader:
+            images, labels = batch[0]["images"], batch[0]["labels"]
+    """
     from nvidia.dali.plugin.base_iterator import LastBatchPolicy
     from nvidia.dali.plugin.pytorch import DALIGenericIterator
 
+    class OneSizeIterator(DALIGenericIterator):
+        # The first batch of several sizes gets an error that names two files and what to do,
+        # instead of DALI's "Assert on IsDenseTensor() failed" when it makes the batch one tensor.
+        # Checked batch by batch, not by reading every file's header up front: that costs
+        # nothing when the sizes agree, where a header scan of ImageNet's 1.28M files would take
+        # minutes on every rank before the first step (about 70 us a file, measured); a folder
+        # of mixed sizes fails at its very first batch all the same. (_get_outputs is where
+        # the iterator takes each batch from the pipeline; should DALI rename it, DALI's own
+        # error shows again.)
+        def _get_outputs(self):
+            try:
+                outputs = super()._get_outputs()
+            except RuntimeError as error:
+                # A step that mixes samples (CutMix) can fail inside the pipeline on several sizes.
+                pair = first_two_sizes(files) if RESIZE_AT < len(STEP_FUNCTIONS) and resize is None else None
+                if pair:
+                    raise mixed_sizes_error(*pair, SIZE_FIX) from error
+                raise
+            for images, _ in outputs:
+                check_one_size(images, files)
+            return outputs
+
+    if resize is not None:
+        resize = tuple(int(side) for side in resize)
+        if len(resize) != 2 or min(resize) < 1:
+            raise ValueError(f"resize must be (height, width) in pixels, got {resize!r}")
     rank, world_size, local_rank = distributed_context()
     if gpu is None:
         import torch
@@ -172,14 +235,14 @@ def make_loader(root, batch_size, seed=SEED, gpu=None, threads=None, augmented=T
         raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {root}")
     rank_seed = derive_seed(seed, rank)
     pipe = training_pipeline(files, labels, shard_id=rank, num_shards=world_size, gpu=gpu, aug_seed=rank_seed,
-                             augmented=augmented, batch_size=batch_size, num_threads=threads or _threads(),
-                             device_id=local_rank if gpu else None, seed=rank_seed)
+                             augmented=augmented, resize=resize, batch_size=batch_size,
+                             num_threads=threads or _threads(), device_id=local_rank if gpu else None, seed=rank_seed)
     pipe.build()
     # Drop the ragged last batch, unless a shard holds less than one batch (small folders):
     # then fill it by repeating samples, or there would be nothing to train on.
     policy = LastBatchPolicy.DROP if len(files) // world_size >= batch_size else LastBatchPolicy.FILL
-    return DALIGenericIterator([pipe], ["images", "labels"], reader_name="Reader", last_batch_policy=policy,
-                               auto_reset=True)
+    return OneSizeIterator([pipe], ["images", "labels"], reader_name="Reader", last_batch_policy=policy,
+                           auto_reset=True)
 
 
 def _save(args):
@@ -210,11 +273,11 @@ def endless(loader):
 
 
 def bench_rates(root, batch_size, batches=20, warmup=3, runs=1, threads=None, seed=SEED, gpu=None, progress=None,
-                augmented=True):
+                augmented=True, resize=None):
     """Images/s of the training loader (read, decode, augment, hand to PyTorch) over `runs`
     stretches of `batches` batches after `warmup`; --bench prints one, the workbench's
-    estimate several (and, with `augmented=False`, times decoding alone)."""
-    loader = make_loader(root, batch_size, seed=seed, gpu=gpu, threads=threads, augmented=augmented)
+    estimate several (and, with `augmented=False`, times decoding alone). `resize`: see make_loader."""
+    loader = make_loader(root, batch_size, seed=seed, gpu=gpu, threads=threads, augmented=augmented, resize=resize)
     return timed_rates(endless(loader), lambda batch: batch[0]["images"].shape[0], batches, warmup, runs,
                        progress=progress)
 
@@ -222,7 +285,8 @@ def bench_rates(root, batch_size, batches=20, warmup=3, runs=1, threads=None, se
 def _bench(args):
     gpu = None if args.device is None else args.device != "cpu"
     batches = bench_batches(args.batch_size, args.batches)
-    rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, gpu)
+    rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, gpu,
+                        resize=args.resize)
     print(f"batch size: {args.batch_size}, threads: {args.workers}, "
           f"{args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
     print("runs (images/s): " + ", ".join(f"{r:.1f}" for r in rates))
@@ -232,7 +296,8 @@ def _bench(args):
 def _train(args):
     rank, world_size, _ = distributed_context()
     loader = make_loader(args.images, args.batch_size, seed=args.seed,
-                         gpu=None if args.device is None else args.device != "cpu", threads=args.workers)
+                         gpu=None if args.device is None else args.device != "cpu", threads=args.workers,
+                         resize=args.resize)
     seen = 0
     for epoch in range(args.epochs):
         for batch in loader:
@@ -244,6 +309,10 @@ def _train(args):
 
 def main(argv=None):
     parser = contract_parser(__doc__.splitlines()[0], SEED, _threads(), "DALI CPU threads")
+    parser.add_argument("--resize", type=size_argument, metavar="HxW",
+                        help="training and --bench: resize every image to HxW (one number: square) where the batch "
+                             "must first be one size" + ("" if FIXES_SIZE else "; needed for a folder of mixed sizes"))
+    parser.epilog = SIZE_NOTE
     args = parser.parse_args(argv)
     if args.save:
         _save(args)

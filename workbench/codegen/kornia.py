@@ -5,6 +5,7 @@ from ..errors import UnsupportedOpError
 from ..literals import call, comment, group_options, identifier, literal
 from ..model import ChainModel
 from .kornia_template import BODY, GROUPS, HEADER, IMPORTS
+from .loader_sizes import loader_size_helpers, size_section
 from .local_modules import local_module_source
 from .runtime_source import runtime_source
 
@@ -90,12 +91,16 @@ def emit_kornia(chain: ChainModel) -> str:
     lines = [HEADER, comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
     for i, step in enumerate(chain.steps):
         lines += [comment("  " + line) for line in step.outline(str(i + 1))]
+    # (The same texts and rules as the DALI export: the two loaders treat mixed sizes alike.)
+    size_comments, size_constants = size_section(enabled, "kornia", "training_batches' resize=(224, 224)")
+    lines += size_comments
     lines += ["", IMPORTS, "", f"SEED = {literal(chain.seed)}",
               comment("With mixed input sizes the first HEAD_STEPS steps run per image (the last one fixes the size)."),
               f"HEAD_STEPS = {literal(head)}",
               comment("(op name, position in the chain) of each enabled step, in order."),
               f"STEPS = {literal(tuple((identifier(s.op), i) for i, s in enabled))}",
               *resized_crop_constant(enabled),
+              *size_constants,
               "", "",
               "def build_augmentation():",
               '    """The chain\'s enabled steps as Kornia modules, applied in order to float NCHW in [0, 1]."""',
@@ -109,5 +114,5 @@ def emit_kornia(chain: ChainModel) -> str:
                   "", local_module_source(local), "", ""]
     if any(step.is_group for _, step in enabled):
         lines += [GROUPS, "", ""]
-    lines += [runtime_source(), "", BODY]
+    lines += [runtime_source(), "", loader_size_helpers(), "", BODY]
     return "\n".join(lines)

@@ -11,6 +11,7 @@ Use it as a module or as a script:
   python THIS_FILE --images DIR --seed N --save out.npz      # augmented images + sampled params
   python THIS_FILE --images DIR --bench --batch-size 64      # throughput of the training loader
   torchrun --nproc-per-node 2 THIS_FILE --images DIR --epochs 1   # the loader under DDP
+  python THIS_FILE --images DIR --resize 224x224             # train on a folder of mixed sizes
 
 Reproducibility (`augment_images`, used by --save and by the workbench preview): torch's
 generator is seeded with the seed; images are decoded by PIL to RGB and taken in file-name
@@ -23,6 +24,11 @@ torchvision; --decoder pil keeps PIL), and when the chain starts with RandomResi
 crops a batch of mixed sizes in one batched op whose windows come from a batched sampler:
 the same distribution as Kornia's (identical windows for a batch of one size), other draws
 than the preview's image-by-image crops.
+
+Image sizes: a training batch must be one tensor. When no step of the chain fixes the size
+(see SIZE_NOTE, also in --help), a folder of mixed sizes stops at its first batch of several
+sizes with an error naming two files, unless the loader is given a size (--resize HxW,
+training_batches' resize=): a visible resize in augment_resized.
 
 Labels: a batch mixing step (MixUp, CutMix) blends each sample with a partner of its batch
 and makes the labels float soft targets (one row of class weights per sample) mixed with the
@@ -651,10 +657,13 @@ def resized_crops(images, windows):
     return out.permute(0, 3, 1, 2).contiguous()
 
 
-def augment_training_batch(augmentation, images, device, labels=None):
+def augment_training_batch(augmentation, images, device, labels=None, resize=None):
     """augment_batch as the training loader runs it: a list of mixed-size images whose chain
     starts with RandomResizedCrop is cropped in one batched op (resized_crop_windows, then
-    resized_crops), then the other steps run on the batch; anything else goes to augment_batch."""
+    resized_crops), then the other steps run on the batch; anything else goes to augment_batch.
+    `resize` (height, width): see augment_resized."""
+    if resize is not None:
+        return augment_resized(augmentation, images, device, resize, labels)
     if RESIZED_CROP is None or torch.is_tensor(images):
         return augment_batch(augmentation, images, device, labels=labels)
     windows = resized_crop_windows([image.shape[-2] for image in images], [image.shape[-1] for image in images])
@@ -662,15 +671,47 @@ def augment_training_batch(augmentation, images, device, labels=None):
     return apply_steps(augmentation[1:], batch, labels=labels)
 
 
+def resize_batch(batch, size):
+    """A float NCHW batch resized to `size` (height, width): bilinear, shrinking through the
+    triangle (PIL's) antialias filter, as the DALI export's fn.resize and the Resize step do."""
+    return torch.nn.functional.interpolate(batch, size=tuple(size), mode="bilinear", align_corners=False,
+                                           antialias=True)
+
+
+def augment_resized(augmentation, images, device, size, labels=None):
+    """The training loader's augmentation with a size asked for (resize=, --resize): the steps
+    before RESIZE_AT run at each image's own size (on the whole batch when the sizes agree),
+    every image is resized to `size`, then the rest of the chain runs on the batch. A chain that
+    fixes the size itself runs as usual and is resized at the end (RESIZE_AT is its length)."""
+    if FIXES_SIZE:
+        out = augment_training_batch(augmentation, images, device, labels)
+        return resize_batch(out, size) if labels is None else (resize_batch(out[0], size), out[1])
+    head, tail = augmentation[:RESIZE_AT], augmentation[RESIZE_AT:]
+    pieces = [images] if torch.is_tensor(images) else [image[None] for image in images]
+    batch = torch.cat([resize_batch(apply_steps(head, to_float(piece, device)), size) for piece in pieces])
+    return apply_steps(tail, batch, labels=labels)
+
+
 def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=None, num_samples=None,
-                     decoder="auto"):
+                     decoder="auto", resize=None):
     """Yield (epoch, augmented float batch on `device`, labels): the loop to train with.
 
     Labels are class ids; when a step mixes the batch (MixUp, CutMix) they are float soft
     targets (batch x classes) mixed like the images, which torch's cross_entropy takes as
     they are. Every rank and epoch gets its own derived augmentation seed, so runs repeat exactly.
     `decoder`: see resolve_decoder ("auto": on the GPU when the device is CUDA).
+    `resize` (height, width): every image is resized to it where the batch must first be one
+    size (SIZE_NOTE says where); a chain that does not fix the size needs it for a folder of
+    mixed sizes, whose first batch of several sizes raises an error otherwise.
+
+    Example:
+        for epoch, images, labels in training_batches("train/", 64, resize=(224, 224)):
+            loss = criterion(model(images), labels)
     """
+    if resize is not None:
+        resize = tuple(int(side) for side in resize)
+        if len(resize) != 2 or min(resize) < 1:
+            raise ValueError(f"resize must be (height, width) in pixels, got {resize!r}")
     rank, world_size, local_rank = distributed_context()
     if device is None:
         device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
@@ -686,12 +727,23 @@ def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=No
             loader.sampler.set_epoch(epoch)
         torch.manual_seed(derive_seed(seed, rank, epoch))
         for images, labels in batches:
+            if not (FIXES_SIZE or resize or torch.is_tensor(images)):
+                # Checked at the first batch of several sizes (the loader makes a list of it), not
+                # by reading every header up front: that costs nothing when the sizes agree, where
+                # ImageNet's 1.28M headers would take minutes per rank (about 70 us a file); a
+                # folder of mixed sizes fails at its first batch all the same. The files named are
+                # the first two of different sizes (a scan that stops there).
+                shapes = [tuple(image.shape[-2:]) for image in images]
+                other = next(k for k, shape in enumerate(shapes) if shape != shapes[0])
+                pair = first_two_sizes(loader.dataset.files)
+                raise mixed_sizes_error(*(pair or [(f"sample {k} of the batch", shapes[k]) for k in (0, other)]),
+                                        SIZE_FIX)
             with torch.no_grad():
                 if mixing:
                     batch, labels = augment_training_batch(augmentation, images, device,
-                                                           labels=soft_targets(labels, num_classes))
+                                                           labels=soft_targets(labels, num_classes), resize=resize)
                 else:
-                    batch = augment_training_batch(augmentation, images, device)
+                    batch = augment_training_batch(augmentation, images, device, resize=resize)
             # Yield outside no_grad: grad mode is global, and the caller trains with it on.
             yield epoch, batch, labels
 
@@ -714,16 +766,17 @@ def _save(args):
 
 
 def bench_rates(root, batch_size, batches=20, warmup=3, runs=1, workers=4, seed=SEED, device=None,
-                progress=None, decoder="auto"):
+                progress=None, decoder="auto", resize=None):
     """Images/s of the training loop (read and decode, copy, augment) over `runs` stretches of
-    `batches` batches after `warmup`; --bench prints one, the workbench's estimate several."""
+    `batches` batches after `warmup`; --bench prints one, the workbench's estimate several.
+    `resize`: see training_batches."""
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     # Samples to spare: the workers keep decoding (and competing for the cores) until the last
     # timed batch, as they do in training; at the very end of a loader they would be idle.
     spare = 4 * max(1, workers) + 1
     total = batch_size * (warmup + batches * runs + spare)
     loop = training_batches(root, batch_size, epochs=1, workers=workers, seed=seed, device=device, num_samples=total,
-                            decoder=decoder)
+                            decoder=decoder, resize=resize)
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else None
     try:
         return timed_rates(loop, lambda batch: len(batch[1]), batches, warmup, runs, sync, progress)
@@ -735,7 +788,7 @@ def _bench(args):
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     batches = bench_batches(args.batch_size, args.batches)
     rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, device,
-                        decoder=args.decoder)
+                        decoder=args.decoder, resize=args.resize)
     print(f"device: {device}, decoder: {resolve_decoder(args.decoder, device)}, batch size: {args.batch_size}, "
           f"workers: {args.workers}, {args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
     print("runs (images/s): " + ", ".join(f"{r:.1f}" for r in rates))
@@ -748,7 +801,7 @@ def _train(args):
         torch.distributed.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
     seen = 0
     for epoch, images, labels in training_batches(args.images, args.batch_size, args.epochs, args.workers,
-                                                  args.seed, args.device, decoder=args.decoder):
+                                                  args.seed, args.device, decoder=args.decoder, resize=args.resize):
         # Your training step goes here: loss = criterion(model(images), labels) ...
         seen += labels.shape[0]
     print(f"rank {rank}/{world_size}: {seen} augmented images over {args.epochs} epoch(s)")
@@ -762,6 +815,10 @@ def main(argv=None):
                         help="JPEG decoding of the training loader: auto (on the GPU when the device is CUDA and "
                              "nvImageCodec or torchvision imports, else PIL), pil (in the worker processes), "
                              "nvimgcodec or torchvision (batched on the GPU); --save always decodes with PIL")
+    parser.add_argument("--resize", type=size_argument, metavar="HxW",
+                        help="training and --bench: resize every image to HxW (one number: square) where the batch "
+                             "must first be one size" + ("" if FIXES_SIZE else "; needed for a folder of mixed sizes"))
+    parser.epilog = SIZE_NOTE
     args = parser.parse_args(argv)
     if args.save:
         _save(args)

@@ -114,6 +114,61 @@ def timed_rates(batches, count, batch_count, warmup=3, runs=1, sync=None, progre
     return rates
 
 
+def size_argument(text):
+    """A --resize value: "HxW" or "N" (square) as (height, width).
+
+    Example:
+        >>> size_argument("224x192"), size_argument("256")
+        ((224, 192), (256, 256))
+    """
+    try:
+        sides = tuple(int(side) for side in text.lower().split("x"))
+    except ValueError:
+        sides = ()
+    if len(sides) not in (1, 2) or min(sides) < 1:
+        raise argparse.ArgumentTypeError(f"expected HxW (e.g. 224x224) or one side, got {text!r}")
+    return sides * 2 if len(sides) == 1 else sides
+
+
+def first_two_sizes(files):
+    """The first two of `files`, in order, whose images differ in size, as (path, (height,
+    width)) each, or None when they all have one size. Only headers are read (PIL's `size`
+    decodes no pixels), and the scan stops at the first difference: at once on a folder of
+    mixed sizes. Files PIL cannot open are skipped (their own error comes where they are read).
+
+    Example:
+        >>> first_two_sizes(sorted(Path("workbench/sample_data").glob("*.jpg")))[1][1]
+        (300, 451)
+    """
+    first = None
+    for path in files:
+        try:
+            with Image.open(path) as image:
+                width, height = image.size
+        except OSError:
+            continue
+        if first is None:
+            first = (str(path), (height, width))
+        elif (height, width) != first[1]:
+            return first, (str(path), (height, width))
+    return None
+
+
+def mixed_sizes_error(first, second, fix):
+    """The error for a training batch whose images differ in size while no step of the chain
+    has made them one size: it names two of the files, (path, (height, width)) each, and `fix`
+    says what to do (the export's SIZE_FIX).
+
+    Example:
+        >>> str(mixed_sizes_error(("a.jpg", (512, 512)), ("b.jpg", (427, 640)), "pass --resize HxW"))[:59]
+        'the training images differ in size: a.jpg is 512x512, b.jpg'
+    """
+    (file_a, (h_a, w_a)), (file_b, (h_b, w_b)) = first, second
+    return ValueError(f"the training images differ in size: {file_a} is {h_a}x{w_a}, {file_b} is {h_b}x{w_b} "
+                      f"(height x width), and no step of the chain makes them one size before a batch must be one "
+                      f"tensor. To train on this folder, {fix}.")
+
+
 def contract_parser(description, seed, workers_default, workers_help):
     """The flags every exported script takes (--images, --seed, --save, --bench, ...)."""
     parser = argparse.ArgumentParser(description=description)
