@@ -41,6 +41,19 @@ def test_export_writes_runnable_script(tmp_path, chain_file):
     assert out.read_text() == wb.Chain.load(chain_file).export("kornia")
 
 
+def test_export_writes_anywhere_and_replaces_only_when_asked(tmp_path, chain_file, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path.parent / f"{tmp_path.name}-outside" / "new" / "aug.py"  # outside the current folder
+    assert main(["export", str(chain_file), "--backend", "dali", "-o", str(out)]) == 0
+    assert out.read_text() == wb.Chain.load(chain_file).export("dali")
+    out.write_text("# mine\n")
+    assert main(["export", str(chain_file), "--backend", "dali", "-o", str(out)]) == 2
+    assert "it exists; pass overwrite=True (--overwrite on the command line)" in capsys.readouterr().err
+    assert out.read_text() == "# mine\n"
+    assert main(["export", str(chain_file), "--backend", "dali", "-o", str(out), "--overwrite"]) == 0
+    assert out.read_text() == wb.Chain.load(chain_file).export("dali")
+
+
 def test_errors_are_one_clear_line(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("seed: 1\nsteps:\n  - op: Rotate\n    params: {degrees: [30, -30]}\n")

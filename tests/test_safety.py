@@ -930,15 +930,37 @@ def test_export_writes_inside_the_folder(export_dirs, small_chain):
     assert (box / "abs.py").read_text(encoding="utf-8") == src2
 
 
-def test_export_default_folder_is_the_working_directory(export_dirs, small_chain, monkeypatch):
+def test_the_api_writes_where_its_user_says(export_dirs, small_chain, monkeypatch, tmp_path_factory):
+    """A path given to the API is the user's own: absolute or relative to the current folder,
+    anywhere, missing folders created; only replacing a file needs overwrite=True."""
     root, box, _ = export_dirs
     monkeypatch.chdir(box)
-    before = _files_under(root)
-    with pytest.raises(wb.ExportError, match="resolves outside the folder"):
-        small_chain.export("kornia", path="../x.py")
-    assert _files_under(root) == before
     src = small_chain.export("kornia", path="ok.py")
     assert (box / "ok.py").read_text(encoding="utf-8") == src
+    (root / "sibling").mkdir()
+    assert small_chain.export("dali", path="../sibling/up.py") == (root / "sibling" / "up.py").read_text()
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "deep" / "er" / "aug.py"
+    assert small_chain.export("kornia", path=str(elsewhere)) == elsewhere.read_text(encoding="utf-8")
+    before = _files_under(root), elsewhere.read_text(encoding="utf-8")
+    small_chain.seed = 99
+    for path in (elsewhere, "ok.py"):
+        with pytest.raises(wb.ExportError, match=r"refusing to replace .*: it exists; pass overwrite=True"):
+            small_chain.export("kornia", path=path)
+    assert (_files_under(root), elsewhere.read_text(encoding="utf-8")) == before
+    assert "SEED = 99" in small_chain.export("kornia", path=elsewhere, overwrite=True)
+    assert "SEED = 99" in elsewhere.read_text(encoding="utf-8")
+    with pytest.raises(wb.ExportError, match=r"is a folder; give a file name ending in .py"):
+        (box / "pkg.py").mkdir()
+        small_chain.export("kornia", path="pkg.py", overwrite=True)
+
+
+def test_a_folder_given_keeps_untrusted_paths_inside_it(export_dirs, small_chain, monkeypatch):
+    root, box, _ = export_dirs
+    monkeypatch.chdir(root)
+    before = _files_under(root)
+    with pytest.raises(wb.ExportError, match="resolves outside the folder"):
+        small_chain.export("kornia", path="../x.py", folder=box)
+    assert _files_under(root) == before
 
 
 def test_invalid_chain_writes_nothing(export_dirs, small_chain):

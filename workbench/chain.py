@@ -100,17 +100,19 @@ class Chain(ChainModel):
         return run_chain(self, images, backend=backend, device=device, seed=seed, labels=labels)
 
     def export(self, backend: str = "kornia", path: str | os.PathLike | None = None,
-               folder: str | os.PathLike | None = None) -> str:
+               folder: str | os.PathLike | None = None, overwrite: bool = False) -> str:
         """Source code of a runnable, seeded script for `backend`; with `path`, also write it.
 
-        `path` must stay inside `folder` (default: the current directory).
+        `path` is yours: absolute or relative to the current folder, missing folders created;
+        an existing file is replaced only with `overwrite=True`. Give `folder` when the path
+        comes from someone else (a text box, a file you loaded): it must then stay inside it.
 
         Example:
             >>> src = Chain(seed=5).add("HorizontalFlip").export("kornia")
             >>> "SEED = 5" in src
             True
         """
-        return export_chain(self, backend=backend, path=path, folder=folder)
+        return export_chain(self, backend=backend, path=path, folder=folder, overwrite=overwrite)
 
     def estimate(self, backend: str = "kornia", device: str = "cpu", batch_size: int = 64, image_size: Any = None,
                  workers: int | None = None, **kwargs: Any) -> Estimate:

@@ -36,8 +36,7 @@ def _preview(args) -> int:
 
 def _export(args) -> int:
     chain = Chain.load(args.chain)
-    out = Path(args.output)
-    chain.export(args.backend, path=out.name, folder=out.parent if str(out.parent) else ".")
+    chain.export(args.backend, path=args.output, overwrite=args.overwrite)
     print(f"wrote {args.output} ({args.backend}); run it: python {args.output} --images DIR --seed {chain.seed} "
           "--save out.npz")
     return 0
@@ -112,7 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("export", help="write the chain as a runnable, seeded script")
     e.add_argument("chain", help="chain file (.yaml, .yml or .json)")
     e.add_argument("--backend", default="kornia", help="kornia, dali or albumentations")
-    e.add_argument("-o", "--output", required=True, help="Python file to write")
+    e.add_argument("-o", "--output", required=True,
+                   help="Python file to write, anywhere (missing folders are created)")
+    e.add_argument("--overwrite", action="store_true", help="replace the file if it exists")
     e.set_defaults(func=_export)
 
     m = sub.add_parser("estimate", help="measure the exported loader's images/s, with stage and step breakdowns")
