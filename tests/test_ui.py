@@ -115,6 +115,7 @@ def test_bad_values_and_failing_backends_keep_the_app_and_the_chain(app):
     app.chain.steps.insert(0, wb.Step.create("CenterCrop", size=[128, 128]))
     app.estimates.image_size.value = "64"  # smaller than the crop: refused before measuring
     app.estimate_button.click()
+    app.estimates.wait(120)
     assert "estimate failed" in said(app) and "larger than image" in said(app)
     app.remove(0)
     assert app.chain.to_dict() == before
@@ -125,7 +126,7 @@ def test_estimate_button_measures_and_shows_plot_and_advice(app):
     panel.batch_size.value, panel.image_size.value, panel.workers.value = 4, "240x256", 0
     panel.target.value = 1e9  # no machine delivers this: the advice must say it falls short
     app.estimate_button.click()
-    est = panel.result
+    est = panel.wait(300)
     from workbench.estimate import Estimate
 
     assert isinstance(est, Estimate)
@@ -138,8 +139,51 @@ def test_estimate_button_measures_and_shows_plot_and_advice(app):
     assert f"estimate: {est.images_per_s:.0f} images/s" in said(app)
     panel.compare.value, panel.target.value = True, 0
     app.estimate_button.click()
+    panel.wait(600)
     assert list(panel.result.estimates) == ["kornia", "dali", "albumentations"]
     assert "dali on cpu" in panel.report.value and "Delivers" in panel.report.value
+
+
+def test_the_estimate_runs_beside_the_kernel_and_can_be_cancelled(app):
+    """The estimate button returns at once: the measurement runs on a thread while the kernel
+    (and the app) stay usable, the bar moves, edits do not reach the running measurement, and
+    cancel stops it, its measuring process included."""
+    import time
+
+    import psutil
+
+    panel = app.estimates
+    # Large enough to take far longer than the cancel below needs (minutes on 2 cores).
+    panel.batch_size.value, panel.image_size.value, panel.workers.value = 32, "512", 0
+    measured = app.chain.to_dict()
+    started = time.monotonic()
+    thread = app.estimate()
+    assert thread is not None and thread.is_alive() and time.monotonic() - started < 5
+    assert not panel.cancel_button.disabled
+    app.estimate_button.click()  # a second one waits for the first
+    assert "an estimate is running: wait for it, or press cancel" in said(app)
+    app.chain.add("Invert")  # the kernel is free: code and widgets go on
+    app.sync()
+    deadline = time.monotonic() + 120
+    while panel.bar.value == 0.0 and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert 0.0 < panel.bar.value < 1.0, "the bar moves while measuring"
+    children = set(psutil.Process().children(recursive=True))
+    assert children, "the measurement runs in a child process"
+    panel.cancel_button.click()
+    panel.wait(60)
+    assert not thread.is_alive() and panel.result is None
+    assert "estimate cancelled" in said(app) and panel.label.value == "cancelled" and panel.cancel_button.disabled
+    assert not [p for p in children if p.is_running() and p.status() != psutil.STATUS_ZOMBIE], "child stopped"
+    app.remove(len(app.chain.steps) - 1)
+    assert app.chain.to_dict() == measured
+    # Measured to the end, the copy taken at the click is what the estimate reports.
+    panel.batch_size.value, panel.image_size.value = 4, "240x256"
+    app.chain.add("Invert")
+    thread = app.estimate()
+    app.chain.steps.pop()
+    est = panel.wait(300)
+    assert [s.op for s in est.steps] == [s["op"] for s in measured["steps"]] + ["Invert"]
 
 
 def test_code_and_widgets_share_the_chain(app):

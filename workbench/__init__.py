@@ -10,7 +10,7 @@ Example:
 from .backends import BACKENDS, RunResult
 from .chain import Chain
 from .data import SAMPLE_DATA, as_image_list, load_images
-from .errors import ChainError, ExportError, InputError, UnsupportedOpError, WorkbenchError
+from .errors import ChainError, EstimateCancelled, ExportError, InputError, UnsupportedOpError, WorkbenchError
 from .model import FORMAT_VERSION, Step
 from .ops import get_op, list_ops
 from .render import preview_grid, to_display
@@ -27,7 +27,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")
 
 __all__ = [
-    "BACKENDS", "Chain", "ChainError", "ExportError", "FORMAT_VERSION", "InputError", "RunResult",
+    "BACKENDS", "Chain", "ChainError", "EstimateCancelled", "ExportError", "FORMAT_VERSION", "InputError", "RunResult",
     "SAMPLE_DATA", "Step", "UnsupportedOpError", "WorkbenchError", "__version__", "as_image_list",
     "Workbench", "get_op", "list_ops", "load_images", "preview_grid", "to_display",
 ]

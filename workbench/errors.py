@@ -46,3 +46,8 @@ class UnsupportedOpError(WorkbenchError, NotImplementedError):
 
 class ExportError(WorkbenchError, ValueError):
     """Generated code could not be produced or written safely."""
+
+
+class EstimateCancelled(WorkbenchError):
+    """A throughput measurement was stopped before it finished (its progress callback raised
+    this, e.g. from the app's cancel button); the measuring process is stopped with it."""

@@ -25,7 +25,8 @@ TAG = "workbench-estimate "  # prefixes our lines; libraries may print to stdout
 
 
 def measure_isolated(chain, inp: BenchInput, settings: Settings, phases) -> Measurement:
-    """`measure` in a child process; progress is relayed to `phases` as it arrives."""
+    """`measure` in a child process; progress is relayed to `phases` as it arrives. A progress
+    callback that raises (EstimateCancelled, from a cancel button) stops the child too."""
     request = {"chain": chain.to_dict(), "folder": str(inp.folder), "size": list(inp.size),
                "files": [str(f) for f in inp.files], "settings": asdict(settings)}
     env = dict(os.environ, KORNIA_INSTALLATION_MODE="RAISE")
@@ -35,18 +36,22 @@ def measure_isolated(chain, inp: BenchInput, settings: Settings, phases) -> Meas
         proc.stdin.write(json.dumps(request))
         proc.stdin.close()
         result, failure = None, None
-        for line in proc.stdout:
-            if not line.startswith(TAG):
-                continue
-            message = json.loads(line[len(TAG):])
-            if "progress" in message:
-                name, done, total = message["progress"]
-                phases.tick(name)(done, total)
-            elif "result" in message:
-                result = Measurement(**message["result"])
-            elif "error" in message:
-                failure = message["error"]
-        proc.wait()
+        try:
+            for line in proc.stdout:
+                if not line.startswith(TAG):
+                    continue
+                message = json.loads(line[len(TAG):])
+                if "progress" in message:
+                    name, done, total = message["progress"]
+                    phases.tick(name)(done, total)  # may raise (a cancel): the child is stopped below
+                elif "result" in message:
+                    result = Measurement(**message["result"])
+                elif "error" in message:
+                    failure = message["error"]
+        finally:
+            if proc.poll() is None and result is None and failure is None:
+                proc.kill()  # stopped early: its DataLoader workers die with it (they watch their parent)
+            proc.wait()
         errors.seek(0)
         tail = errors.read()[-2000:]
     if failure:

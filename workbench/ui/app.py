@@ -439,7 +439,9 @@ class Workbench:
         backend = self.backend.value
         name = self.export_name.value.strip() or f"augment_{backend}.py"
         try:
-            source = self.chain.export(backend, path=name, folder=self.export_folder.value or ".")
+            # The file box is typed text: it stays inside the folder, and the button replaces
+            # its own earlier export (the path is shown after every write).
+            source = self.chain.export(backend, path=name, folder=self.export_folder.value or ".", overwrite=True)
         except (WorkbenchError, OSError) as exc:
             self.say(str(exc), error=True)
             return None
@@ -449,8 +451,9 @@ class Workbench:
         return source
 
     def estimate(self):
-        """Measure the chain with the throughput panel's settings on the selected backend and
-        device (or every backend, with 'compare backends'); shows the plot and the advice."""
+        """Start measuring the chain with the throughput panel's settings on the selected backend
+        and device (or every backend, with 'compare backends') on a background thread, which it
+        returns; the panel shows progress, then the plot and the advice (`self.estimates.wait()`)."""
         return self.estimates.run(self.chain, self.backend.value, self.device.value, self.source)
 
 

@@ -1,17 +1,23 @@
-"""The app's throughput panel: settings, a progress bar, the breakdown plot and the advice."""
+"""The app's throughput panel: settings, a progress bar, the breakdown plot and the advice.
+
+A measurement takes seconds to minutes, so it runs on a background thread: the kernel stays
+free for the user's other cells and the app's other buttons, the progress bar moves, and a
+cancel button stops it (the measuring child process with it).
+"""
 from __future__ import annotations
 
 import html
 import io
 import os
+import threading
 from typing import Any, Callable
 
 import ipywidgets as w
+import matplotlib.pyplot as plt
 
-from ..errors import WorkbenchError
+from ..errors import EstimateCancelled, WorkbenchError
 from ..estimate.files import image_size_from_text
 from ..estimate.result import STAGE_LABELS, Comparison, Estimate
-from .progress import notebook_progress
 
 
 def parse_image_size(text: str):
@@ -29,8 +35,16 @@ def parse_image_size(text: str):
 
 
 class EstimatePanel:
-    """Widgets for `chain.estimate` / `chain.compare_backends`; `run(chain, backend, device,
-    images)` measures, shows progress, then the plot, the tables and the advice."""
+    """Widgets for `chain.estimate` / `chain.compare_backends`. `run(chain, backend, device,
+    images)` checks the settings, then measures a copy of the chain on a background thread
+    (progress on the bar, a cancel button) and shows the plot, the tables and the advice;
+    `wait()` blocks until it is done, for code and tests.
+
+    Example:
+        >>> panel = EstimatePanel(lambda text, error: None)
+        >>> panel.running, panel.cancel_button.disabled
+        (False, True)
+    """
 
     def __init__(self, say: Callable[[str, bool], None]):
         self.say = say
@@ -42,45 +56,92 @@ class EstimatePanel:
         self.compare = w.Checkbox(value=False, description="compare backends", indent=False)
         self.bar = w.FloatProgress(value=0.0, min=0.0, max=1.0, description="estimate")
         self.label = w.Label()
+        self.cancel_button = w.Button(description="cancel", icon="stop", disabled=True,
+                                      tooltip="stop the measurement")
+        self.cancel_button.on_click(lambda b: self.cancel())
         self.plot = w.Image(format="png", layout=w.Layout(display="none"))
         self.report = w.HTML()
         self.result: Estimate | Comparison | None = None
+        self._thread: threading.Thread | None = None
+        self._cancel = threading.Event()
         self.widget = w.VBox([
             w.HBox([self.batch_size, self.image_size, self.workers]),
-            w.HBox([self.target, self.compare, self.bar, self.label]),
+            w.HBox([self.target, self.compare, self.bar, self.label, self.cancel_button]),
             self.report, self.plot,
         ])
 
-    def run(self, chain, backend: str, device: str, images: Any) -> Estimate | Comparison | None:
-        """Measure with the panel's settings; errors go to the app's message line."""
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def run(self, chain, backend: str, device: str, images: Any) -> threading.Thread | None:
+        """Start measuring with the panel's settings; returns the measuring thread (None when
+        the settings are refused or a measurement is already running: the app's message line
+        says why). Later edits of `chain` do not change what is measured."""
+        if self.running:
+            self.say("an estimate is running: wait for it, or press cancel", True)
+            return None
         try:
             options = dict(device=device, batch_size=self.batch_size.value,
                            image_size=parse_image_size(self.image_size.value), workers=self.workers.value,
-                           images=images, progress=notebook_progress(self.bar, self.label))
-            target = self.target.value or None
-            if self.compare.value:
-                result = chain.compare_backends(**options)
-            else:
-                result = chain.estimate(backend=backend, **options)
+                           images=images)
+            chain = chain.copy()  # a validated snapshot: edits made while measuring wait for the next estimate
         except WorkbenchError as exc:
             self.say(f"estimate failed: {exc}", True)
             return None
+        self._cancel.clear()
+        self.bar.value, self.label.value = 0.0, "starting"
+        self.cancel_button.disabled = False
+        self._thread = threading.Thread(target=self._measure, args=(chain, backend, options, self.target.value or None),
+                                        name="workbench-estimate", daemon=True)
+        self._thread.start()
+        return self._thread
+
+    def cancel(self) -> None:
+        """Stop a running measurement (at its next progress report, within a batch or so)."""
+        self._cancel.set()
+
+    def wait(self, timeout: float | None = None) -> Estimate | Comparison | None:
+        """Block until the running measurement ends (or `timeout` seconds pass); its result."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return self.result
+
+    def _progress(self, fraction: float, message: str) -> None:
+        if self._cancel.is_set():
+            raise EstimateCancelled("the estimate was cancelled")
+        self.bar.value = max(0.0, min(1.0, fraction))
+        self.label.value = f"{100 * fraction:.0f}% {message}"
+
+    def _measure(self, chain, backend: str, options: dict, target: float | None) -> None:
+        try:
+            if self.compare.value:
+                result = chain.compare_backends(progress=self._progress, **options)
+            else:
+                result = chain.estimate(backend=backend, progress=self._progress, **options)
+            self._show(result, target)
+        except EstimateCancelled:
+            self.label.value = "cancelled"
+            self.say("estimate cancelled; the chain and the last result are as they were", False)
+        except WorkbenchError as exc:
+            self.say(f"estimate failed: {exc}", True)
         except Exception as exc:  # a backend failing mid-measurement must not take the app down
             self.say(f"estimate failed ({type(exc).__name__}): {exc}", True)
-            return None
-        self.result = result
-        self.report.value = _report_html(result, result.advise(target))
+        finally:
+            self.cancel_button.disabled = True
+
+    def _show(self, result: Estimate | Comparison, target: float | None) -> None:
+        report = _report_html(result, result.advise(target))
         figure = result.plot(target)
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png", dpi=80, bbox_inches="tight")
-        import matplotlib.pyplot as plt
-
         plt.close(figure)
+        self.result = result
+        self.report.value = report
         self.plot.value = buffer.getvalue()
         self.plot.layout.display = ""
         best = result.fastest if isinstance(result, Comparison) else result
         self.say(f"estimate: {best.images_per_s:.0f} images/s ({best.label}, batch {best.batch_size})", False)
-        return result
 
 
 def _report_html(result: Estimate | Comparison, advice) -> str:
