@@ -62,3 +62,25 @@ def test_size_changing_ops_always_apply():
     for op in ("RandomResizedCrop", "Resize", "CenterCrop"):
         assert get_op(op).always_applies and get_op(op).fixes_size
     assert not get_op("Rotate").fixes_size
+
+
+def test_random_parameters_fit_the_images_tests_run_on():
+    """Random chains (the export and parity tests draw them) must run on 96x128 photos: a drawn
+    pixel size stays near the images' (Number.sample_hi), never one that needs gigabytes (a
+    SmallestMaxSize of 4976 px did) or more pixels than the images have (an op's min_input)."""
+    from workbench.backends import check_sizes
+
+    rng = np.random.default_rng(17)
+    image = np.zeros((96, 128, 3), np.uint8)
+    for op in wb.list_ops():
+        spec = get_op(op)
+        if spec.is_group or spec.square_input:
+            continue
+        for _ in range(30):
+            params = {p.name: p.random(rng) for p in spec.params}
+            chain = wb.Chain.from_dict({"steps": [{"op": op, "params": params}]})
+            check_sizes(chain, [image])  # raises InputError when the draw does not fit
+            for p in spec.params:
+                if getattr(p, "sample_hi", None) is not None:
+                    assert params[p.name] <= p.sample_hi
+    assert get_op("SmallestMaxSize").param("max_size").hi == 8192  # users may still ask for big sizes
