@@ -15,4 +15,8 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 # pytest exits 5 when it collected nothing; that is a failure here like any other non-zero.
-exec python -m pytest workbench tests notebooks --nbval-lax -p no:cacheprovider "$@"
+# Two worker processes (WORKBENCH_TEST_WORKERS; 0 runs everything in this one), each taking whole
+# files: most tests wait on one core (an exported script, a DALI pipeline), and a notebook's cells
+# must share its kernel. On the 2-core CI machine this halves the run.
+exec python -m pytest workbench tests notebooks --nbval-lax -p no:cacheprovider \
+  -n "${WORKBENCH_TEST_WORKERS:-2}" --dist loadfile "$@"
