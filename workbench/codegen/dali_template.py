@@ -168,21 +168,6 @@ def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_se
     return images, (label.gpu() if gpu else label)
 
 
-def check_one_size(images, files):
-    """Raise mixed_sizes_error when a batch of images (a DALI TensorList, CPU or GPU) holds
-    several sizes, naming two of its files: DALI carries each sample's file path through the
-    pipeline as its source_info, except through a step that mixes samples; then the first
-    two `files` of different sizes are named."""
-    shapes = [tuple(shape[:2]) for shape in images.shape()]
-    other = next((k for k, shape in enumerate(shapes) if shape != shapes[0]), None)
-    if other is None:
-        return
-    pair = [(images[k].source_info(), shapes[k]) for k in (0, other)]
-    if not all(name for name, _ in pair):
-        pair = first_two_sizes(files) or [(f"sample {k} of the batch", shapes[k]) for k in (0, other)]
-    raise mixed_sizes_error(*pair, SIZE_FIX)
-
-
 def make_loader(root, batch_size, seed=SEED, gpu=None, threads=None, augmented=True, resize=None):
     """A DALIGenericIterator over the training pipeline: shard = rank under torchrun, each
     rank seeded from (seed, rank); yields [{"images": tensor NHWC, "labels": tensor}].
@@ -218,13 +203,12 @@ def make_loader(root, batch_size, seed=SEED, gpu=None, threads=None, augmented=T
                     raise mixed_sizes_error(*pair, SIZE_FIX) from error
                 raise
             for images, _ in outputs:
-                check_one_size(images, files)
+                # DALI carries each sample's file path (source_info), except through a mixing step.
+                check_one_size([tuple(shape[:2]) for shape in images.shape()], files, SIZE_FIX,
+                               name_of=lambda k: images[k].source_info())
             return outputs
 
-    if resize is not None:
-        resize = tuple(int(side) for side in resize)
-        if len(resize) != 2 or min(resize) < 1:
-            raise ValueError(f"resize must be (height, width) in pixels, got {resize!r}")
+    resize = loader_resize(resize)
     rank, world_size, local_rank = distributed_context()
     if gpu is None:
         import torch
@@ -309,10 +293,7 @@ def _train(args):
 
 def main(argv=None):
     parser = contract_parser(__doc__.splitlines()[0], SEED, _threads(), "DALI CPU threads")
-    parser.add_argument("--resize", type=size_argument, metavar="HxW",
-                        help="training and --bench: resize every image to HxW (one number: square) where the batch "
-                             "must first be one size" + ("" if FIXES_SIZE else "; needed for a folder of mixed sizes"))
-    parser.epilog = SIZE_NOTE
+    add_resize_argument(parser, FIXES_SIZE, SIZE_NOTE)
     args = parser.parse_args(argv)
     if args.save:
         _save(args)

@@ -708,10 +708,7 @@ def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=No
         for epoch, images, labels in training_batches("train/", 64, resize=(224, 224)):
             loss = criterion(model(images), labels)
     """
-    if resize is not None:
-        resize = tuple(int(side) for side in resize)
-        if len(resize) != 2 or min(resize) < 1:
-            raise ValueError(f"resize must be (height, width) in pixels, got {resize!r}")
+    resize = loader_resize(resize)
     rank, world_size, local_rank = distributed_context()
     if device is None:
         device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
@@ -733,11 +730,7 @@ def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=No
                 # ImageNet's 1.28M headers would take minutes per rank (about 70 us a file); a
                 # folder of mixed sizes fails at its first batch all the same. The files named are
                 # the first two of different sizes (a scan that stops there).
-                shapes = [tuple(image.shape[-2:]) for image in images]
-                other = next(k for k, shape in enumerate(shapes) if shape != shapes[0])
-                pair = first_two_sizes(loader.dataset.files)
-                raise mixed_sizes_error(*(pair or [(f"sample {k} of the batch", shapes[k]) for k in (0, other)]),
-                                        SIZE_FIX)
+                check_one_size([tuple(image.shape[-2:]) for image in images], loader.dataset.files, SIZE_FIX)
             with torch.no_grad():
                 if mixing:
                     batch, labels = augment_training_batch(augmentation, images, device,
@@ -815,10 +808,7 @@ def main(argv=None):
                         help="JPEG decoding of the training loader: auto (on the GPU when the device is CUDA and "
                              "nvImageCodec or torchvision imports, else PIL), pil (in the worker processes), "
                              "nvimgcodec or torchvision (batched on the GPU); --save always decodes with PIL")
-    parser.add_argument("--resize", type=size_argument, metavar="HxW",
-                        help="training and --bench: resize every image to HxW (one number: square) where the batch "
-                             "must first be one size" + ("" if FIXES_SIZE else "; needed for a folder of mixed sizes"))
-    parser.epilog = SIZE_NOTE
+    add_resize_argument(parser, FIXES_SIZE, SIZE_NOTE)
     args = parser.parse_args(argv)
     if args.save:
         _save(args)

@@ -102,5 +102,6 @@ def loader_size_helpers() -> str:
     """Source of the helpers from runtime/common.py that the Kornia and DALI training loaders
     use with images of several sizes (the --resize flag, the scan naming two files, the error),
     embedded beside runtime_source's."""
-    return "\n\n".join(inspect.getsource(f) for f in (common.size_argument, common.first_two_sizes,
-                                                         common.mixed_sizes_error))
+    helpers = (common.size_argument, common.first_two_sizes, common.mixed_sizes_error, common.check_one_size,
+               common.loader_resize, common.add_resize_argument)
+    return "\n\n".join(inspect.getsource(f) for f in helpers)

@@ -169,6 +169,50 @@ def mixed_sizes_error(first, second, fix):
                       f"tensor. To train on this folder, {fix}.")
 
 
+def check_one_size(shapes, files, fix, name_of=None):
+    """Raise mixed_sizes_error when `shapes` (a training batch's (height, width) per sample)
+    differ. It names two samples by `name_of(k)` where that gives a file for both, else the
+    first two of `files` whose headers differ (first_two_sizes), else their batch positions.
+
+    Example:
+        >>> check_one_size([(4, 5), (4, 5)], [], "pass --resize HxW")
+        >>> check_one_size([(4, 5), (6, 5)], [], "pass --resize HxW")
+        Traceback (most recent call last):
+        ...
+        ValueError: the training images differ in size: sample 0 of the batch is 4x5, sample 1 of the batch is 6x5 (height x width), and no step of the chain makes them one size before a batch must be one tensor. To train on this folder, pass --resize HxW.
+    """
+    other = next((k for k, shape in enumerate(shapes) if shape != shapes[0]), None)
+    if other is None:
+        return
+    pair = [(name_of(k), shapes[k]) for k in (0, other)] if name_of else []
+    if not (pair and all(name for name, _ in pair)):
+        pair = first_two_sizes(files) or [(f"sample {k} of the batch", shapes[k]) for k in (0, other)]
+    raise mixed_sizes_error(*pair, fix)
+
+
+def loader_resize(resize):
+    """A training loader's `resize=` argument checked: None, or (height, width) in pixels.
+
+    Example:
+        >>> loader_resize([224, 192]), loader_resize(None)
+        ((224, 192), None)
+    """
+    if resize is None:
+        return None
+    resize = tuple(int(side) for side in resize)
+    if len(resize) != 2 or min(resize) < 1:
+        raise ValueError(f"resize must be (height, width) in pixels, got {resize!r}")
+    return resize
+
+
+def add_resize_argument(parser, fixes_size, note):
+    """The training loaders' --resize flag, and `note` (the export's SIZE_NOTE) under --help."""
+    parser.add_argument("--resize", type=size_argument, metavar="HxW",
+                        help="training and --bench: resize every image to HxW (one number: square) where the batch "
+                             "must first be one size" + ("" if fixes_size else "; needed for a folder of mixed sizes"))
+    parser.epilog = note
+
+
 def contract_parser(description, seed, workers_default, workers_help):
     """The flags every exported script takes (--images, --seed, --save, --bench, ...)."""
     parser = argparse.ArgumentParser(description=description)
