@@ -1,12 +1,18 @@
 """Tensor-resident augmentation: a batch already on the device, the exported Kornia module's
-`augment_batch` vs a hand-written Kornia AugmentationSequential of the same chain.
+`augment_batch` (fused, and with fuse=False, and with torch.compile) vs a hand-written Kornia
+AugmentationSequential of the same chain, and on the CPU an Albumentations Compose of it.
 
 No decoding and no copies: a uint8 NCHW batch of photos (resized to --size) sits on the
 device; each side turns it into float and runs the example chain (RandomResizedCrop 224 ->
-HorizontalFlip -> Rotate -> Brightness -> Normalize). Interleaved runs after a warm-up,
+HorizontalFlip -> Rotate -> Brightness -> Normalize). Albumentations takes the same photos as
+uint8 HWC arrays, one at a time in one process, as a CPU loader's worker does. Interleaved runs
+after a warm-up (the compiled side compiles during its first warm-up call, timed apart),
 synchronised before each timer stops; medians. Usage:
 
-    python bench/tensor_resident.py [--batch 64] [--size 256] [--runs 9] [--device cuda]
+    python bench/tensor_resident.py [--batch 256] [--size 256] [--runs 9] [--device cuda] [--compile]
+
+Targets (issue 14): on a GPU >= 10x AugmentationSequential and >= 50k img/s on an H100; on the
+2-core CPU >= 3x AugmentationSequential and >= 0.8x Albumentations.
 """
 from __future__ import annotations
 
@@ -20,12 +26,26 @@ from pathlib import Path
 warnings.simplefilter("ignore", DeprecationWarning)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import albumentations as A
+import cv2
+import numpy as np
 import torch
 
 from common import machine_line, table
 from kornia_run_vs_handwritten import hand_written, images_of
 from workbench.codegen import load_module
 from workbench.examples import example_chain
+
+
+def hand_written_albumentations() -> A.Compose:
+    """The same chain as an Albumentations user writes it."""
+    return A.Compose([
+        A.RandomResizedCrop(size=(224, 224), scale=(0.5, 1.0), ratio=(0.75, 1.3333)),
+        A.HorizontalFlip(p=0.5),
+        A.Rotate(limit=(-20, 20), p=1.0, border_mode=cv2.BORDER_CONSTANT, fill=0),
+        A.ColorJitter(brightness=(0.7, 1.3), contrast=(1, 1), saturation=(1, 1), hue=(0, 0), p=1.0),
+        A.Normalize(mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225)),
+    ])
 
 
 def main() -> None:
@@ -35,6 +55,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--compile", action="store_true", help="also time augment_batch(torch_compile=True)")
     args = parser.parse_args()
 
     device = torch.device(args.device)
@@ -42,10 +63,24 @@ def main() -> None:
     module = load_module(example_chain().export("kornia"), "kornia")
     exported = module.place(module.build_augmentation(), device)
     expert = hand_written().to(device)
-    batch = torch.stack([torch.from_numpy(a).permute(2, 0, 1) for a in images_of(args.batch, args.size)]).to(device)
+    arrays = images_of(args.batch, args.size)
+    batch = torch.stack([torch.from_numpy(a).permute(2, 0, 1) for a in arrays]).to(device)
 
-    sides = {"exported augment_batch": lambda: module.augment_batch(exported, batch, device),
+    sides = {"exported augment_batch (fused)": lambda: module.augment_batch(exported, batch, device),
+             "exported, fuse=False": lambda: module.augment_batch(exported, batch, device, fuse=False),
              "hand-written AugmentationSequential": lambda: expert(batch.float().div_(255.0))}
+    compile_seconds = None
+    if args.compile:
+        sides["exported, torch_compile=True"] = lambda: module.augment_batch(exported, batch, device, torch_compile=True)
+        sync()
+        start = time.perf_counter()
+        with torch.no_grad():
+            sides["exported, torch_compile=True"]()
+        sync()
+        compile_seconds = time.perf_counter() - start
+    if device.type == "cpu":
+        compose = hand_written_albumentations()
+        sides["hand-written Albumentations Compose"] = lambda: [compose(image=a)["image"] for a in arrays]
     times = {name: [] for name in sides}
     with torch.no_grad():
         for k in range(args.warmup + args.runs):
@@ -57,12 +92,16 @@ def main() -> None:
                 if k >= args.warmup:
                     times[name].append(time.perf_counter() - start)
     rates = {name: args.batch / statistics.median(t) for name, t in times.items()}
-    mine, theirs = rates["exported augment_batch"], rates["hand-written AugmentationSequential"]
+    reference = rates["hand-written AugmentationSequential"]
     print(machine_line(args.device))
     print(f"batch {args.batch} x {args.size}x{args.size} uint8 on {args.device} -> 224x224 float, "
-          f"{args.runs} interleaved runs after {args.warmup} warm-up, medians")
-    print(table(["exported images/s", "hand-written images/s", "ratio"], [[f"{mine:.0f}", f"{theirs:.0f}",
-                                                                         f"{mine / theirs:.3f}"]]))
+          f"{args.runs} interleaved runs after {args.warmup} warm-up, medians; torch threads {torch.get_num_threads()}")
+    rows = [[name, f"{rate:.0f}", f"{rate / reference:.2f}x",
+             f"{rate / rates['hand-written Albumentations Compose']:.2f}x" if "hand-written Albumentations Compose"
+             in rates else "-"] for name, rate in rates.items()]
+    print(table(["side", "images/s", "vs AugmentationSequential", "vs Albumentations"], rows))
+    if compile_seconds is not None:
+        print(f"first compiled call (compiling): {compile_seconds:.1f} s")
 
 
 if __name__ == "__main__":

@@ -84,12 +84,14 @@ class Chain(ChainModel):
 
     # ----- running, exporting, measuring ----------------------------------------------
     def run(self, images: Any, backend: str = "kornia", device: str = "cpu", seed: int | None = None,
-            labels: Any = None) -> RunResult:
+            labels: Any = None, torch_compile: bool = False) -> RunResult:
         """Apply the chain to images; returns a RunResult with `.images`, `.params` and `.labels`.
 
         `labels`: one class id per image, or soft targets (one row of class weights per image);
         default: each image's own index. `.labels` are float32 soft targets, mixed by the batch
         mixing steps (MixUp, CutMix) with the partner and weight each sample reports.
+        `torch_compile` (Kornia only): run the fused runs of steps through torch.compile, as the
+        export's --compile does (the first call per image size compiles; same draws).
 
         Example:
             >>> import workbench as wb
@@ -97,7 +99,7 @@ class Chain(ChainModel):
             >>> res.images.dtype.name, len(res.params)
             ('float32', 2)
         """
-        return run_chain(self, images, backend=backend, device=device, seed=seed, labels=labels)
+        return run_chain(self, images, backend=backend, device=device, seed=seed, labels=labels, torch_compile=torch_compile)
 
     def export(self, backend: str = "kornia", path: str | os.PathLike | None = None,
                folder: str | os.PathLike | None = None, overwrite: bool = False) -> str:

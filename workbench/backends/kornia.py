@@ -12,11 +12,15 @@ from ..errors import WorkbenchError
 from .records import per_sample_params
 
 
-def run_kornia(chain, images: list[np.ndarray], device: str, labels: np.ndarray | None = None):
+def run_kornia(chain, images: list[np.ndarray], device: str, labels: np.ndarray | None = None,
+               torch_compile: bool = False):
     """(images, per-sample params, mixed labels or None) from the generated module's
-    `augment_images`; `labels` (soft targets) are handed to it when given."""
+    `augment_images`; `labels` (soft targets) are handed to it when given, and
+    `torch_compile` when set (torch.compile of the fused runs of steps)."""
     module = load_module(emit(chain, "kornia"), "kornia")
     extra = {} if labels is None else {"labels": labels}
+    if torch_compile:
+        extra["torch_compile"] = True
     try:
         out, records, *mixed = module.augment_images(images, seed=chain.seed, device=device, **extra)
     except (RuntimeError, ValueError) as exc:

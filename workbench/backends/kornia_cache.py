@@ -2,8 +2,8 @@
 
 Kornia draws every step's values from one torch generator, in step order, so the state
 after a step (its output batch, the generator state and the draws so far) is all a later
-step needs. The cache keeps those states per step boundary and resumes from the longest
-unchanged prefix. It runs the generated module's own pieces (`build_augmentation`,
+step needs. The cache keeps those states at the end of each run of steps that the module
+fuses (a single step where nothing fuses) and resumes from the longest unchanged prefix. It runs the generated module's own pieces (`build_augmentation`,
 `to_float`, `augment_batch`, `sampled_params`) in `augment_images`' order, so its results
 equal `chain.run` bit for bit (tests check it over sequences of edits).
 
@@ -41,12 +41,16 @@ class PrefixCache(StepStateCache):
         if not same_size and head == len(enabled):  # no batch forms: every image runs alone
             self.resumed_at = 0
             return run_chain(chain, arrays, backend="kornia", device=device, seed=seed)
-        # Points where the random stream is at a step boundary for the whole batch.
-        resumable = range(1, len(enabled) + 1) if same_size else range(head, len(enabled) + 1)
+        # Points where the random stream is at a step boundary for the whole batch and no fused
+        # run of steps (see the module's fusion_segments) is cut: the ends of the runs.
+        first = 0 if same_size else head
+        augmentation = module.place(module.build_augmentation(), device)
+        resumable = [first + end for end in module.fusion_bounds(augmentation[first:])]
+        if not same_size:
+            resumable.insert(0, head)
         step_keys = self._step_keys(chain)
         key = lambda n: (seed, device, tuple(step_keys[:n]))  # noqa: E731
 
-        augmentation = module.place(module.build_augmentation(), device)
         dev = torch.device(device)
         cuda = [dev] if dev.type == "cuda" else []
         start = next((n for n in reversed(resumable) if key(n) in self._states), 0)
@@ -68,9 +72,10 @@ class PrefixCache(StepStateCache):
                     batch = module.augment_batch(augmentation[:head], tensors, dev, records)
                     start = head
                     self._store(key(start), batch, records, cuda, dev)
-            for n in range(start, len(enabled)):
-                batch = module.apply_steps(augmentation[n:n + 1], batch, records)
-                self._store(key(n + 1), batch, records, cuda, dev)
+            for end in (end for end in resumable if end > start):
+                batch = module.apply_steps(augmentation[start:end], batch, records)
+                self._store(key(end), batch, records, cuda, dev)
+                start = end
         self._bound(keep={key(n) for n in resumable})
         out = batch.permute(0, 2, 3, 1).contiguous().cpu().numpy()
         params = per_sample_params(chain, records, len(arrays), lambda spec: spec.kornia.record)

@@ -15,7 +15,7 @@ from .result import BACKENDS, RunResult
 
 
 def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed: int | None = None,
-              labels: Any = None) -> RunResult:
+              labels: Any = None, torch_compile: bool = False) -> RunResult:
     """Validate the chain and the images, then run them on `backend` (see `Chain.run`)."""
     if backend not in BACKENDS:
         raise ChainError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
@@ -24,6 +24,9 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
     if unsupported:
         raise UnsupportedOpError("; ".join(f"{op} cannot run on {backend}: it {where_it_runs(op, backend)}"
                                            for op in unsupported))
+    if torch_compile and backend != "kornia":
+        raise ChainError(f"torch_compile=True runs the Kornia backend's fused steps through torch.compile; "
+                         f"{backend} has no such option: drop torch_compile=True, or use backend='kornia'")
     if seed is not None:
         chain = chain.copy()
         chain.seed = seed
@@ -41,6 +44,6 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
     elif backend == "albumentations":
         out, params = run_albumentations(chain, arrays, device)
     else:
-        out, params, mixed = run_kornia(chain, arrays, device, mixing)
+        out, params, mixed = run_kornia(chain, arrays, device, mixing, torch_compile)
     return RunResult(images=out, params=params, backend=backend, device=device, seed=chain.seed, inputs=arrays,
                      labels=targets if mixed is None else mixed)

@@ -1,0 +1,208 @@
+"""Fusion in the Kornia path: runs of geometric steps resample once, runs of colour steps run as
+one pass; the draws, their records and p gating are the step-by-step run's; the images agree
+within the stated tolerance (one interpolation instead of several), and exactly where only one
+step resamples."""
+import warnings
+
+import numpy as np
+import pytest
+
+import workbench as wb
+from workbench.codegen import emit, load_module
+from workbench.errors import ChainError
+
+# Fused vs step by step, in levels of 255, on 200x200 cuts of the sample photos: a chain that
+# resamples two or three times (RandomResizedCrop, Rotate) measured 0.94-1.06 mean, 0.45-0.56
+# away from the 20-pixel border (the step-by-step run interpolates more: it is blurrier).
+FUSED_MAE = 1.5
+FUSED_INTERIOR_MAE = 0.8
+# Where only one step resamples (the others exact or identities) the maps are the same.
+ONE_RESAMPLING_MAX = 1e-4  # float32 rounding of other arithmetic (0.03/255)
+
+
+@pytest.fixture(scope="module")
+def cuts(sample_images):
+    return [np.ascontiguousarray(i[:200, :200]) for i in sample_images[:4]]
+
+
+def module_of(chain):
+    return load_module(emit(chain, "kornia"), "kornia")
+
+
+def both_ways(chain, images):
+    """(fused images, unfused images, fused records, unfused records) of the exported module."""
+    module = module_of(chain)
+    fused, fused_records = module.augment_images(images, seed=chain.seed)
+    plain, plain_records = module.augment_images(images, seed=chain.seed, fuse=False)
+    return fused, plain, fused_records, plain_records
+
+
+def assert_same_records(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert x.keys() == y.keys()
+        for key in x:
+            np.testing.assert_array_equal(x[key], y[key], err_msg=key)
+
+
+def test_runs_are_cut_where_steps_cannot_fuse():
+    chain = (wb.Chain(seed=1).add("RandomResizedCrop", size=[64, 64]).add("HorizontalFlip").add("Rotate")
+             .add("ColorJitter").add("Normalize").add("GaussianBlur").add("Invert")
+             .add("Resize", size=[32, 32]).add("Rotate", interpolation="nearest"))
+    module = module_of(chain)
+    segments = module.fusion_segments(module.build_augmentation())
+    kinds = [(kind, [type(m).__name__ for m in modules]) for kind, modules in segments]
+    assert kinds == [("geometry", ["RandomResizedCrop", "RandomHorizontalFlip", "RandomRotation"]),
+                     ("colour", ["ColorJitter", "Normalize"]), (None, ["WbGaussianBlur"]),
+                     (None, ["RandomInvert"]),
+                     # An antialiased shrink filters first: it runs alone; a nearest rotation alone fuses nothing.
+                     (None, ["WbResize"]), (None, ["RandomRotation"])]
+    assert module.fusion_bounds(module.build_augmentation()) == [3, 5, 6, 7, 8, 9]
+    # Two resample modes do not share a resampling; exact steps (flips) join either.
+    mixed = module_of(wb.Chain(seed=1).add("Rotate").add("VerticalFlip").add("Rotate", interpolation="nearest"))
+    assert [len(m) for _, m in mixed.fusion_segments(mixed.build_augmentation())] == [2, 1]
+
+
+FUSABLE = [("HorizontalFlip", {}), ("VerticalFlip", {}), ("Rotate", {}), ("Affine", {"shear": [-5.0, 5.0]}),
+           ("RandomResizedCrop", {"size": [100, 90]}), ("Resize", {"size": [150, 170], "antialias": False}),
+           ("CenterCrop", {"size": [150, 120]}), ("RandomCrop", {"size": [150, 120]}), ("Translate", {}),
+           ("Shear", {}), ("Perspective", {}), ("RandomRotate90", {}), ("Transpose", {}), ("D4", {})]
+
+
+@pytest.mark.parametrize("op,params", FUSABLE, ids=[op for op, _ in FUSABLE])
+def test_every_fusable_step_maps_pixels_as_its_own_module(op, params, cuts):
+    """Each fusable step fused with a rotation by 0 degrees (which resamples nothing away):
+    the same pixels as the step on its own, and the same draws."""
+    chain = wb.Chain(seed=5).add(op, p=1.0, **params).add("Rotate", p=1.0, degrees=[0.0, 0.0])
+    module = module_of(chain)
+    assert [kind for kind, _ in module.fusion_segments(module.build_augmentation())] == ["geometry"]
+    fused, plain, fused_records, plain_records = both_ways(chain, cuts)
+    assert_same_records(fused_records, plain_records)
+    assert fused.shape == plain.shape
+    assert np.abs(fused - plain).max() <= ONE_RESAMPLING_MAX
+
+
+@pytest.mark.parametrize("scale", [[0.08, 1.0], [0.5, 1.0]])
+def test_fused_chain_matches_step_by_step_within_tolerance(scale, cuts):
+    """The example chain (RandomResizedCrop, flip, rotate, brightness, normalize): the same
+    draws and p gating, the images within FUSED_MAE; fused is one resampling, not three."""
+    chain = (wb.Chain(seed=3).add("RandomResizedCrop", size=[128, 128], scale=scale).add("HorizontalFlip")
+             .add("Rotate", degrees=[-20.0, 20.0]).add("Brightness", p=0.5))
+    fused, plain, fused_records, plain_records = both_ways(chain, cuts)
+    assert_same_records(fused_records, plain_records)
+    diff = np.abs(fused - plain) * 255
+    assert diff.mean() <= FUSED_MAE, diff.mean()
+    assert diff[:, 20:-20, 20:-20].mean() <= FUSED_INTERIOR_MAE
+    # Not the same computation: a fused run interpolates once (sharper), so some pixels differ.
+    assert diff.max() > 0.01
+
+
+def test_points_a_crop_cut_off_stay_black_after_a_rotation(cuts):
+    """Crop, then rotate 45 degrees: the step-by-step run fills the rotated corners with 0 (they
+    came from outside the crop); the fused run, which samples the uncropped image, must check the
+    crop's frame and give 0 there too, not the photo around the crop."""
+    chain = wb.Chain(seed=1).add("CenterCrop", size=[100, 100]).add("Rotate", p=1.0, degrees=[45.0, 45.0])
+    fused, plain, _, _ = both_ways(chain, cuts)
+    black = (plain == 0).all(-1)
+    # Away from the diagonal edges (where one blends over half a pixel and the other cuts).
+    corner = np.zeros_like(black)
+    corner[:, :12, :12] = corner[:, :12, -12:] = corner[:, -12:, :12] = corner[:, -12:, -12:] = True
+    assert black[corner].all()
+    assert (fused[corner] == 0).all()
+    assert np.abs(fused - plain).mean() * 255 <= FUSED_MAE
+
+
+def test_colour_runs_give_the_step_by_step_values(cuts):
+    """Pointwise colour steps, some gated by p: one pass over the batch, the same values."""
+    chain = (wb.Chain(seed=1).add("ColorJitter", p=0.5).add("Invert", p=0.5).add("Gamma").add("Solarize")
+             .add("Posterize").add("BrightnessContrast").add("HueSaturationValue").add("RGBShift")
+             .add("ChannelShuffle").add("Normalize"))
+    module = module_of(chain)
+    assert [len(m) for _, m in module.fusion_segments(module.build_augmentation())] == [10]
+    fused, plain, fused_records, plain_records = both_ways(chain, cuts)
+    assert_same_records(fused_records, plain_records)
+    # The gates really left some samples alone.
+    assert any(0 < record["batch_prob"].sum() < len(cuts) for record in fused_records[:2])
+    assert np.abs(fused - plain).max() <= 1e-6
+
+
+def test_export_runs_the_fused_code(tmp_path, cuts):
+    """chain.run and the exported file are the same fused computation, bit for bit."""
+    chain = (wb.Chain(seed=7).add("RandomResizedCrop", size=[96, 96]).add("HorizontalFlip").add("Rotate")
+             .add("ColorJitter").add("Normalize"))
+    run = chain.run(cuts)
+    out, records = module_of(chain).augment_images(cuts, seed=7)
+    np.testing.assert_array_equal(run.images, out)
+    unfused, _ = module_of(chain).augment_images(cuts, seed=7, fuse=False)
+    assert not np.array_equal(unfused, out)
+
+
+def test_compile_is_kornia_only():
+    chain = wb.Chain(seed=1).add("Rotate")
+    with pytest.raises(ChainError, match="torch_compile=True .* backend='kornia'"):
+        chain.run(wb.load_images()[:1], backend="dali", torch_compile=True)
+
+
+def test_compile_falls_back_with_a_warning_where_torch_compile_fails(cuts, monkeypatch):
+    """Where torch.compile cannot run (no compiler, an unsupported platform) the fused runs
+    run eagerly, with one warning, and give the eager result."""
+    chain = wb.Chain(seed=2).add("Rotate").add("HorizontalFlip").add("Brightness").add("Normalize")
+    module = module_of(chain)
+
+    def broken_compile(function, **kwargs):
+        def compiled(*args):
+            raise RuntimeError("no C++ compiler found")
+        return compiled
+
+    monkeypatch.setattr(module.torch, "compile", broken_compile)
+    monkeypatch.setattr(module.run_kernel, "compiled", {})
+    monkeypatch.setattr(module.run_kernel, "unavailable", False)
+    eager, _ = module.augment_images(cuts, seed=2)
+    with pytest.warns(RuntimeWarning, match="torch.compile is unavailable here .*no C\\+\\+ compiler"):
+        fallback, _ = module.augment_images(cuts, seed=2, torch_compile=True)
+    np.testing.assert_array_equal(fallback, eager)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # only once
+        module.augment_images(cuts, seed=2, torch_compile=True)
+
+
+def test_compiled_runs_give_the_eager_values_and_draws(cuts):
+    """torch.compile (CPU inductor here) of the fused runs: the same draws, the eager values
+    within float rounding (the compiler reorders arithmetic)."""
+    small = [c[:64, :64] for c in cuts[:2]]
+    chain = wb.Chain(seed=4).add("RandomResizedCrop", size=[48, 48]).add("Rotate").add("Brightness").add("Normalize")
+    eager = chain.run(small)
+    compiled = chain.run(small, torch_compile=True)
+    assert repr(compiled.params) == repr(eager.params)
+    np.testing.assert_allclose(compiled.images, eager.images, atol=1e-4)
+
+
+# The fused path against DALI and Albumentations, which resample step by step (in levels of 255,
+# 4-pixel border left out, on 375x500 cuts of the sample photos): a run with two resampling warps
+# (Rotate then Affine) measured 1.42 for both (step by step, Kornia is 0.21 from them: one
+# interpolation less blurs less); a run that resamples once (a rotation, whole-pixel shifts and a
+# flip) 0.19, as Rotate alone.
+FUSED_PARITY = {"two warps": 1.6, "one warp": 0.4}
+PARITY_CHAINS = {
+    "two warps": [("CenterCrop", {"size": [300, 400]}), ("HorizontalFlip", {}), ("Rotate", {"degrees": [17.0, 17.0]}),
+                  ("Affine", {"degrees": [10.0, 10.0], "scale": [0.9, 0.9], "translate": [0.0, 0.0]})],
+    "one warp": [("Rotate", {"degrees": [-12.0, -12.0]}),
+                 ("Translate", {"translate_x": [0.1, 0.1], "translate_y": [-0.08, -0.08]}), ("VerticalFlip", {})],
+}
+
+
+@pytest.mark.parametrize("name", list(PARITY_CHAINS))
+def test_fused_runs_agree_with_the_other_backends(name, sample_images):
+    photos = [np.ascontiguousarray(i[:375, :500]) for i in sample_images if i.shape[0] >= 375 and i.shape[1] >= 500]
+    assert len(photos) >= 6
+    chain = wb.Chain(seed=3)
+    for op, params in PARITY_CHAINS[name]:
+        chain.add(op, p=1.0, **params)
+    module = module_of(chain)
+    assert [kind for kind, _ in module.fusion_segments(module.build_augmentation())] == ["geometry"]
+    fused = chain.run(photos).images
+    for other in ("dali", "albumentations"):
+        theirs = chain.run(photos, backend=other).images
+        mae = np.mean([np.abs(a[4:-4, 4:-4] - np.asarray(b, np.float64)[4:-4, 4:-4] / 255.0).mean()
+                       for a, b in zip(fused, theirs)]) * 255
+        assert mae <= FUSED_PARITY[name], f"{name}, {other}: {mae:.2f}/255"
