@@ -547,7 +547,11 @@ ALLOWED_IMPORTS = {"argparse", "os", "random", "time", "pathlib", "kornia", "kor
                    "PIL", "torch.utils.data", "torch.utils.data.distributed",
                    # The training loader's GPU decoders (imported on the CUDA path only) and its PIL
                    # fallback for bytes a GPU decoder refuses.
-                   "nvidia", "torchvision.io", "io"}
+                   "nvidia", "torchvision.io", "io",
+                   # WebDataset tar shards (--shards): the loader lists the members of each tar (read only).
+                   "tarfile",
+                   # torch_compile=True warns once when torch.compile cannot run and goes on without it.
+                   "warnings"}
 KORNIA_MODULES = {spec.kornia.module for spec in REGISTRY.values() if spec.kornia is not None}
 FORBIDDEN_NAMES = {"eval", "exec", "compile", "__import__", "breakpoint", "globals", "locals", "vars"}
 FORBIDDEN_ATTRS = {"system", "popen", "spawnl", "execv", "check_output", "check_call", "Popen", "__globals__",
@@ -1246,7 +1250,10 @@ def test_failed_export_or_load_leaves_the_chain_unchanged(user_chain, tmp_path):
 # ---------------------------------------------------------------------------------------
 DALI_IMPORTS = {"argparse", "os", "time", "pathlib", "numpy", "nvidia.dali.fn", "nvidia.dali.math",
                 "nvidia.dali.types", "nvidia.dali", "PIL", "nvidia.dali.plugin.base_iterator",
-                "nvidia.dali.plugin.pytorch", "torch", "nvidia.dali.auto_aug", "nvidia.dali.auto_aug.core"}
+                "nvidia.dali.plugin.pytorch", "torch", "nvidia.dali.auto_aug", "nvidia.dali.auto_aug.core",
+                # WebDataset tar shards (--shards): the tars' members listed (read only), --save decoding
+                # them from memory, and fn.readers.webdataset's index files in a temporary folder.
+                "tarfile", "io", "tempfile"}
 DALI_STRINGS = {"HWC", "HW", "reflect_101", "reflect_1001", "edge", "wrap"}  # layouts and border policies
 
 

@@ -9,6 +9,7 @@ Use it as a module or as a script:
   python THIS_FILE --images DIR --bench --batch-size 64      # throughput of the training pipeline
   torchrun --nproc-per-node 2 THIS_FILE --images DIR --epochs 1   # one shard per rank
   python THIS_FILE --images DIR --resize 224x224             # train on a folder of mixed sizes
+  torchrun --nproc-per-node 2 THIS_FILE --shards "train-{0000..0099}.tar"   # WebDataset tar shards
 
 Reproducibility (`augment_images`, used by --save and by the workbench preview): images are
 decoded by PIL to RGB, taken in file-name order and fed as one batch; every random value is
@@ -28,13 +29,27 @@ Labels: a batch mixing step (MixUp, CutMix) blends each sample with a partner of
 and makes the labels float soft targets (one row of class weights per sample) mixed with the
 same weights; the training loader yields them, `augment_images(labels=...)` returns them,
 and --save writes them as "labels" (each file's label being its index).
+
+Shards: instead of a folder (--images, root=), the training pipeline reads WebDataset tar
+shards (--shards, shards=): a brace range "train-{0000..0099}.tar", a glob or a comma-separated
+list, with fn.readers.webdataset. Members group into samples by the name before the first dot of
+their file name; a sample is an image (.jpg, .png, ...) and an optional .cls member holding its
+class id in ASCII (0 without one). The loader reads the shards' headers once (index_shards, the
+same code as the Kornia export's) and gives DALI an index file per shard, so both exports read the
+same samples and DALI need not scan the tars itself. DALI shards the samples by rank
+(shard_id/num_shards; each epoch every rank moves on to the next part, so together the ranks
+read every sample once per epoch) and shuffles within a buffer of 1024 samples as it reads each
+tar in order. --save takes the shards' samples in order, shard by shard.
 """
 '''
 
 IMPORTS = '''\
 import argparse
 import os
+import tarfile
+import tempfile
 import time
+from io import BytesIO
 from pathlib import Path
 
 import numpy as np
@@ -124,7 +139,8 @@ def _to_numpy(tensor_list):
 
 
 # ---------------------------------------------------------------------------------------
-# Training: file reader (sharded per rank), DALI decoding, the chain, a PyTorch iterator.
+# Training: file reader or WebDataset reader (sharded per rank), DALI decoding, the chain, a
+# PyTorch iterator.
 # ---------------------------------------------------------------------------------------
 def image_folder(root):
     """(files, labels) under `root`: recursive, name order; the label is the index of the
@@ -137,17 +153,63 @@ def image_folder(root):
     return [str(f) for f in files], [index[p[0]] if len(p) > 1 else 0 for p in parts]
 
 
+def write_shard_index(samples, path):
+    """An index file for fn.readers.webdataset (the format of DALI's wds2idx, version 1.2) of one
+    shard's samples (shard_samples): a line per sample with its image member and, when it has
+    one, its .cls member. DALI then reads exactly the samples the Kornia loader reads (samples
+    without an image left out, each one's first image only) without scanning the tar again. The
+    .cls size leaves out trailing whitespace (class_ids reads the last bytes); DALI splits the
+    lines at spaces, so spaces in member names (shown in errors only) become "_"."""
+    lines = [f"v1.2 {len(samples)}"]
+    for _, (name, offset, size), _, label_member in samples:
+        extension = name.rpartition("/")[2].partition(".")[2].lower()
+        components = [(extension, offset, size, name)]
+        if label_member is not None:
+            label_name, label_offset, label_size = label_member
+            components.append(("cls", label_offset, label_size, label_name))
+        lines.append(" ".join(f"{ext} {start} {length} {'_'.join(member.split())}"
+                              for ext, start, length, member in components))
+    Path(path).write_text("\\n".join(lines) + "\\n")
+
+
+# The extensions a sample's image member may have, as fn.readers.webdataset takes them.
+SHARD_IMAGE_EXTENSIONS = ";".join(extension.lstrip(".") for extension in IMAGE_EXTENSIONS)
+
+
+def class_ids(text):
+    """Each sample's .cls bytes (a class id in ASCII, maybe after spaces: see class_id; empty
+    for a sample without one) as its class id: int32 of shape (1,), as fn.readers.file gives
+    labels. The last CLASS_ID_DIGITS bytes, padded in front with "0" (byte 48), are read as
+    decimal digits; a byte that is not a digit (a leading space) counts as 0."""
+    length = text.shape(dtype=types.INT32)[0]
+    window = fn.slice(text, fn.stack(length - CLASS_ID_DIGITS), types.Constant(np.array([CLASS_ID_DIGITS], np.int32)),
+                      axes=[0], out_of_bounds_policy="pad", fill_values=48)
+    digits = fn.cast(window, dtype=types.INT32) - 48
+    place_values = types.Constant(10 ** np.arange(CLASS_ID_DIGITS - 1, -1, -1, dtype=np.int32))
+    value = fn.reductions.sum(digits * ((digits >= 0) & (digits <= 9)) * place_values, axes=0)
+    return fn.reshape(fn.cast(value, dtype=types.INT32), shape=[1])
+
+
 @pipeline_def(enable_conditionals=True)
 def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_seed=SEED, augmented=True,
-                      num_classes=None, resize=None):
+                      num_classes=None, resize=None, shards=None, index_paths=None):
     """Read, decode (nvJPEG when gpu), augment; outputs (images, labels).
 
+    The files come from `files` (with `labels`), or from the WebDataset tar files `shards` with
+    their `index_paths` (write_shard_index; `labels` then lists the samples' class ids).
     Labels are class ids; when a step mixes the batch (MixUp, CutMix) they are float soft
     targets over `num_classes` (default: the largest label + 1) mixed like the images.
     `resize` (height, width) resizes every image before step RESIZE_AT (see SIZE_NOTE).
     `augmented=False` stops after decoding (the workbench's estimate times decoding alone)."""
-    encoded, label = fn.readers.file(files=files, labels=labels, random_shuffle=True, shard_id=shard_id,
-                                     num_shards=num_shards, name="Reader")
+    if shards:
+        # "empty": a sample without a .cls member gets no bytes there, which class_ids reads as 0.
+        encoded, text = fn.readers.webdataset(paths=shards, index_paths=index_paths, ext=[SHARD_IMAGE_EXTENSIONS, "cls"],
+                                              missing_component_behavior="empty", random_shuffle=True,
+                                              shard_id=shard_id, num_shards=num_shards, name="Reader")
+        label = class_ids(text)
+    else:
+        encoded, label = fn.readers.file(files=files, labels=labels, random_shuffle=True, shard_id=shard_id,
+                                         num_shards=num_shards, name="Reader")
     decoder = "mixed" if gpu else "cpu"
     first = 0
     if augmented and REGION_DECODE is not None:
@@ -168,16 +230,24 @@ def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_se
     return images, (label.gpu() if gpu else label)
 
 
-def make_loader(root, batch_size, seed=SEED, gpu=None, threads=None, augmented=True, resize=None):
+def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, augmented=True, resize=None,
+                shards=None):
     """A DALIGenericIterator over the training pipeline: shard = rank under torchrun, each
-    rank seeded from (seed, rank); yields [{"images": tensor NHWC, "labels": tensor}].
+    rank seeded from (seed, rank); yields [{"images": tensor NHWC, "labels": tensor}]. It reads
+    an image folder (`root`) or WebDataset tar shards (`shards`, e.g. "train-{0000..0099}.tar":
+    see shard_paths and shard_samples), one of the two.
+
+    Each epoch the ranks read disjoint parts that together hold every sample once (DALI moves
+    each rank to the next part every epoch); each rank drops its last incomplete batch, unless
+    its part holds less than one batch (then repeated samples fill it). For every sample exactly
+    once per epoch, make the count a multiple of world_size x batch_size.
 
     `resize` (height, width): every image is resized to it where the batch must first be one
     size (SIZE_NOTE says where); a chain that does not fix the size needs it for a folder of
     mixed sizes, whose first batch of several sizes raises an error otherwise.
 
     Example:
-        loader = make_loader("train/", 64, resize=(224, 224))
+        loader = make_loader("train/", 64, resize=(224, 224))   # or make_loader(shards="train-{0000..0099}.tar")
         for batch in loader:
             images, labels = batch[0]["images"], batch[0]["labels"]
     """
@@ -209,41 +279,62 @@ def make_loader(root, batch_size, seed=SEED, gpu=None, threads=None, augmented=T
             return outputs
 
     resize = loader_resize(resize)
+    if (root is None) == (shards is None):
+        raise ValueError("give the training images as a folder (root) or as WebDataset tar shards (shards=), "
+                         "one of the two")
     rank, world_size, local_rank = distributed_context()
     if gpu is None:
         import torch
 
         gpu = torch.cuda.is_available()
-    files, labels = image_folder(root)
-    if not files:
-        raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {root}")
+    if shards is not None:
+        paths = shard_paths(shards)
+        # (DALI refuses an index of no samples: a shard without any stays out.)
+        indexed = [(str(path), samples) for path, samples in zip(paths, index_shards(paths)) if samples]
+        files, labels = [], [label for _, samples in indexed for _, _, label, _ in samples]
+    else:
+        files, labels = image_folder(root)
+        if not files:
+            raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {root}")
     rank_seed = derive_seed(seed, rank)
-    pipe = training_pipeline(files, labels, shard_id=rank, num_shards=world_size, gpu=gpu, aug_seed=rank_seed,
-                             augmented=augmented, resize=resize, batch_size=batch_size,
-                             num_threads=threads or _threads(), device_id=local_rank if gpu else None, seed=rank_seed)
-    pipe.build()
+    # DALI reads the shards' index files while it builds the pipeline: they can go afterwards.
+    with tempfile.TemporaryDirectory(prefix="dali-shard-index-") as folder:
+        reader = {}
+        if shards is not None:
+            index_paths = [str(Path(folder) / f"{k:05d}.idx") for k in range(len(indexed))]
+            for (_, samples), index_path in zip(indexed, index_paths):
+                write_shard_index(samples, index_path)
+            reader = dict(shards=[path for path, _ in indexed], index_paths=index_paths)
+        pipe = training_pipeline(files, labels, shard_id=rank, num_shards=world_size, gpu=gpu, aug_seed=rank_seed,
+                                 augmented=augmented, resize=resize, batch_size=batch_size,
+                                 num_threads=threads or _threads(), device_id=local_rank if gpu else None,
+                                 seed=rank_seed, **reader)
+        pipe.build()
     # Drop the ragged last batch, unless a shard holds less than one batch (small folders):
     # then fill it by repeating samples, or there would be nothing to train on.
-    policy = LastBatchPolicy.DROP if len(files) // world_size >= batch_size else LastBatchPolicy.FILL
+    policy = LastBatchPolicy.DROP if len(labels) // world_size >= batch_size else LastBatchPolicy.FILL
     return OneSizeIterator([pipe], ["images", "labels"], reader_name="Reader", last_batch_policy=policy,
                            auto_reset=True)
 
 
 def _save(args):
-    files = list_image_files(args.images)
-    if not files:
-        raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {args.images}")
+    if args.shards:
+        images = decode_shard_images(args.shards)[0]  # the samples in order, shard by shard
+    else:
+        files = list_image_files(args.images)
+        if not files:
+            raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {args.images}")
+        images = [decode_image(f) for f in files]
     # A mixing chain also saves its mixed labels, the label of each file being its index, so
     # that each row shows which files were mixed in and by how much (as the workbench preview).
-    labels = np.arange(len(files)) if MIXING_STEPS else None
-    out, params, *mixed = augment_images([decode_image(f) for f in files], seed=args.seed,
-                                         device=args.device or "cpu", labels=labels)
+    labels = np.arange(len(images)) if MIXING_STEPS else None
+    out, params, *mixed = augment_images(images, seed=args.seed, device=args.device or "cpu", labels=labels)
     arrays = {"images": out} if not isinstance(out, list) else {f"image_{i:05d}": o for i, o in enumerate(out)}
     arrays.update({f"params.{name}": value for name, value in params.items()})
     if mixed:
         arrays["labels"] = mixed[0]
     np.savez(args.save, **arrays)
-    print(f"saved {len(files)} augmented images and their sampled parameters to {args.save}")
+    print(f"saved {len(images)} augmented images and their sampled parameters to {args.save}")
 
 
 def endless(loader):
@@ -256,12 +347,14 @@ def endless(loader):
             continue
 
 
-def bench_rates(root, batch_size, batches=20, warmup=3, runs=1, threads=None, seed=SEED, gpu=None, progress=None,
-                augmented=True, resize=None):
+def bench_rates(root=None, batch_size=64, batches=20, warmup=3, runs=1, threads=None, seed=SEED, gpu=None,
+                progress=None, augmented=True, resize=None, shards=None):
     """Images/s of the training loader (read, decode, augment, hand to PyTorch) over `runs`
     stretches of `batches` batches after `warmup`; --bench prints one, the workbench's
-    estimate several (and, with `augmented=False`, times decoding alone). `resize`: see make_loader."""
-    loader = make_loader(root, batch_size, seed=seed, gpu=gpu, threads=threads, augmented=augmented, resize=resize)
+    estimate several (and, with `augmented=False`, times decoding alone). `resize`, `shards`:
+    see make_loader."""
+    loader = make_loader(root, batch_size, seed=seed, gpu=gpu, threads=threads, augmented=augmented, resize=resize,
+                         shards=shards)
     return timed_rates(endless(loader), lambda batch: batch[0]["images"].shape[0], batches, warmup, runs,
                        progress=progress)
 
@@ -270,7 +363,7 @@ def _bench(args):
     gpu = None if args.device is None else args.device != "cpu"
     batches = bench_batches(args.batch_size, args.batches)
     rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, gpu,
-                        resize=args.resize)
+                        resize=args.resize, shards=args.shards)
     print(f"batch size: {args.batch_size}, threads: {args.workers}, "
           f"{args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
     print("runs (images/s): " + ", ".join(f"{r:.1f}" for r in rates))
@@ -281,7 +374,7 @@ def _train(args):
     rank, world_size, _ = distributed_context()
     loader = make_loader(args.images, args.batch_size, seed=args.seed,
                          gpu=None if args.device is None else args.device != "cpu", threads=args.workers,
-                         resize=args.resize)
+                         resize=args.resize, shards=args.shards)
     seen = 0
     for epoch in range(args.epochs):
         for batch in loader:
@@ -292,9 +385,10 @@ def _train(args):
 
 
 def main(argv=None):
-    parser = contract_parser(__doc__.splitlines()[0], SEED, _threads(), "DALI CPU threads")
+    parser = contract_parser(__doc__.splitlines()[0], SEED, _threads(), "DALI CPU threads", shards=True)
     add_resize_argument(parser, FIXES_SIZE, SIZE_NOTE)
     args = parser.parse_args(argv)
+    check_shards_argument(parser, args)
     if args.save:
         _save(args)
     elif args.bench:

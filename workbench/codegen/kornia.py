@@ -7,7 +7,11 @@ from ..model import ChainModel
 from .kornia_template import BODY, GROUPS, HEADER, IMPORTS
 from .loader_sizes import loader_size_helpers, size_section
 from .local_modules import local_module_source
-from .runtime_source import runtime_source
+from .runtime_source import runtime_source, shard_source
+
+# What apply_steps calls of kornia_modules/fusion.py (the functions they use come along).
+FUSION_FUNCTIONS = ("fusion_segments", "fusion_bounds", "fused_geometry_plan", "fused_resample", "fusion_gate",
+                    "fused_colour")
 
 
 def kornia_module_call(step) -> str:
@@ -114,5 +118,8 @@ def emit_kornia(chain: ChainModel) -> str:
                   "", local_module_source(local), "", ""]
     if any(step.is_group for _, step in enabled):
         lines += [GROUPS, "", ""]
-    lines += [runtime_source(), "", loader_size_helpers(), "", BODY]
+    lines += [comment("Fusion (kornia_modules/fusion.py in the workbench): one resampling per run of geometric steps,"),
+              comment("one pass per run of colour steps; apply_steps uses it unless fuse=False."),
+              "", local_module_source(FUSION_FUNCTIONS), "", ""]
+    lines += [runtime_source(), "", loader_size_helpers(), "", shard_source(), "", BODY]
     return "\n".join(lines)

@@ -12,6 +12,8 @@ Use it as a module or as a script:
   python THIS_FILE --images DIR --bench --batch-size 64      # throughput of the training loader
   torchrun --nproc-per-node 2 THIS_FILE --images DIR --epochs 1   # the loader under DDP
   python THIS_FILE --images DIR --resize 224x224             # train on a folder of mixed sizes
+  torchrun --nproc-per-node 2 THIS_FILE --shards "train-{0000..0099}.tar"   # WebDataset tar shards
+  python THIS_FILE --images DIR --bench --compile            # the fused steps through torch.compile
 
 Reproducibility (`augment_images`, used by --save and by the workbench preview): torch's
 generator is seeded with the seed; images are decoded by PIL to RGB and taken in file-name
@@ -30,10 +32,24 @@ Image sizes: a training batch must be one tensor. When no step of the chain fixe
 sizes with an error naming two files, unless the loader is given a size (--resize HxW,
 training_batches' resize=): a visible resize in augment_resized.
 
+One pass: apply_steps fuses runs of steps (fusion_segments): consecutive geometric steps compose
+their per-sample matrices and resample once, consecutive pointwise colour steps run as one
+function; each step still draws its own values in order, so the draws and p are those of a
+step-by-step run (fuse=False), the pixels within interpolation (one resampling, not several).
+--compile (torch_compile=True) runs the fused runs through torch.compile.
+
 Labels: a batch mixing step (MixUp, CutMix) blends each sample with a partner of its batch
 and makes the labels float soft targets (one row of class weights per sample) mixed with the
 same weights; the training loader yields them, `augment_images(labels=...)` returns them,
 and --save writes them as "labels" (each file's label being its index).
+
+Shards: instead of a folder (--images, root=), the training loader reads WebDataset tar shards
+(--shards, shards=): a brace range "train-{0000..0099}.tar", a glob or a comma-separated list.
+Members group into samples by the name before the first dot of their file name; a sample is
+an image (.jpg, .png, ...) and an optional .cls member holding its class id in ASCII (0 without
+one). The shards' headers are read once at the start (TarShardDataset); then each sample is one
+read at its offset, so shards shuffle, shard by rank (DistributedSampler) and decode (on the GPU
+for JPEGs) exactly as a folder does. --save takes the shards' samples in order, shard by shard.
 """
 '''
 
@@ -41,7 +57,10 @@ IMPORTS = '''\
 import argparse
 import os
 import random
+import tarfile
 import time
+import warnings
+from io import BytesIO
 from pathlib import Path
 
 # Kornia may offer to pip-install optional extras; never wait on a prompt in a worker.
@@ -137,26 +156,70 @@ def mixes_batch(augmentation):
     return any(isinstance(module, MIXING_MODULES) for module in augmentation)
 
 
-def apply_steps(steps, batch, records=None, labels=None):
+def apply_steps(steps, batch, records=None, labels=None, fuse=True, torch_compile=False):
     """Run `steps` in order on a float NCHW batch; append each step's draws to `records`.
 
-    Mixing steps mix `labels` (soft targets, see soft_targets) as they mix the images; with
-    `labels` the result is (batch, labels), else the batch."""
-    for module in steps:
-        if hasattr(module, "choose_children"):  # a group (OneOf, SomeOf, Sequential), see StepGroup
-            batch = run_group(module, batch, records)
+    With `fuse` (the default, as the workbench preview runs) consecutive geometric steps resample
+    once and consecutive colour steps run as one function (see fusion_segments); `torch_compile` runs
+    those fused runs through torch.compile (see run_kernel). Mixing steps mix `labels` (soft
+    targets, see soft_targets) as they mix the images; with `labels` the result is
+    (batch, labels), else the batch."""
+    segments = fusion_segments(steps) if fuse else [(None, [module]) for module in steps]
+    for kind, modules in segments:
+        if kind == "geometry":
+            draws, size, theta, frames, boxes, clamps, mode, affine = fused_geometry_plan(modules, batch.shape)
+            theta, frames, boxes, clamps = on_device([theta, frames, boxes, clamps], batch.device, batch.dtype)
+            batch = run_kernel(fused_resample, torch_compile, batch, theta, frames, boxes, clamps, size, mode, affine)
+        elif kind == "colour":
+            # Every step draws before any applies: the colour steps draw nothing while applying,
+            # so the random stream is the step-by-step run's.
+            draws = [module.forward_parameters(batch.shape) for module in modules]
+            gates = [fusion_gate(drawn) for drawn in draws]
+            batch = run_kernel(fused_colour, torch_compile, batch, modules, on_device(draws, batch.device),
+                               on_device(gates, batch.device))
+        else:
+            batch, labels = apply_step(modules[0], batch, records, labels)
             continue
-        # Drawn on the CPU (see place), applied where the batch is; recorded from the CPU copy,
-        # so that reporting the draws never waits for the GPU.
-        drawn = module.forward_parameters(batch.shape)
-        batch = module(batch, params=on_device(drawn, batch.device))
-        draws = mix_draws(module, drawn) if isinstance(module, MIXING_MODULES) else None
         if records is not None:
-            records.append(sampled_params(module, drawn) if draws is None else
-                           {k: v.detach().cpu().numpy() for k, v in draws.items()})
-        if labels is not None and draws is not None:
-            labels = mix_labels(labels, draws)
+            records.extend(sampled_params(module, drawn) for module, drawn in zip(modules, draws))
     return batch if labels is None else (batch, labels)
+
+
+def apply_step(module, batch, records, labels):
+    """One step on its own: (batch, labels)."""
+    if hasattr(module, "choose_children"):  # a group (OneOf, SomeOf, Sequential), see StepGroup
+        return run_group(module, batch, records), labels
+    # Drawn on the CPU (see place), applied where the batch is; recorded from the CPU copy,
+    # so that reporting the draws never waits for the GPU.
+    drawn = module.forward_parameters(batch.shape)
+    batch = module(batch, params=on_device(drawn, batch.device))
+    draws = mix_draws(module, drawn) if isinstance(module, MIXING_MODULES) else None
+    if records is not None:
+        records.append(sampled_params(module, drawn) if draws is None else
+                       {k: v.detach().cpu().numpy() for k, v in draws.items()})
+    if labels is not None and draws is not None:
+        labels = mix_labels(labels, draws)
+    return batch, labels
+
+
+def run_kernel(function, torch_compile, *args):
+    """function(*args), through torch.compile when `torch_compile` (fixed shapes: each new shape
+    compiles once more). Where torch.compile cannot work here (no compiler, an unsupported
+    platform or version) it warns once and runs the function as it is."""
+    if not torch_compile or run_kernel.unavailable:
+        return function(*args)
+    if function not in run_kernel.compiled:
+        run_kernel.compiled[function] = torch.compile(function, dynamic=False)
+    try:
+        return run_kernel.compiled[function](*args)
+    except Exception as exc:  # torch.compile's failures have no common type: any of them means eager
+        run_kernel.unavailable = True
+        warnings.warn(f"torch.compile is unavailable here ({type(exc).__name__}: {exc}); running without it",
+                      RuntimeWarning, stacklevel=2)
+        return function(*args)
+
+
+run_kernel.compiled, run_kernel.unavailable = {}, False
 
 
 def place(augmentation, device):
@@ -170,16 +233,18 @@ def place(augmentation, device):
     return augmentation
 
 
-def on_device(params, device):
-    """Sampled parameters (a dict of tensors, or a policy's list of Kornia ParamItems) on `device`."""
+def on_device(params, device, dtype=None):
+    """Sampled parameters (a dict of tensors, or a policy's list of Kornia ParamItems) on `device`;
+    floating-point tensors in `dtype` when given."""
     if torch.is_tensor(params):
-        return params.to(device, non_blocking=True)
+        cast = dtype if dtype is not None and params.is_floating_point() else params.dtype
+        return params.to(device, cast, non_blocking=True)
     if isinstance(params, dict):
-        return {key: on_device(value, device) for key, value in params.items()}
+        return {key: on_device(value, device, dtype) for key, value in params.items()}
     if isinstance(params, list):
-        return [on_device(item, device) for item in params]
+        return [on_device(item, device, dtype) for item in params]
     if isinstance(params, tuple) and hasattr(params, "_replace"):  # kornia's ParamItem(name, data)
-        return params._replace(data=on_device(params.data, device))
+        return params._replace(data=on_device(params.data, device, dtype))
     return params
 
 
@@ -188,15 +253,15 @@ def to_float(images, device):
     return images.to(device, non_blocking=True).float().div_(255.0)
 
 
-def augment_batch(augmentation, images, device, records=None, labels=None):
+def augment_batch(augmentation, images, device, records=None, labels=None, fuse=True, torch_compile=False):
     """Augment a uint8 NCHW tensor, or a list of uint8 CHW tensors of mixed sizes.
 
     Mixed sizes: the steps before HEAD_STEPS run per image (the last of them fixes the
     size), then the remaining steps run on the stacked batch. With `labels` (soft targets)
-    the result is (batch, mixed labels).
+    the result is (batch, mixed labels). `fuse`, `torch_compile`: see apply_steps.
     """
     if torch.is_tensor(images):
-        return apply_steps(augmentation, to_float(images, device), records, labels)
+        return apply_steps(augmentation, to_float(images, device), records, labels, fuse, torch_compile)
     head, tail = augmentation[:HEAD_STEPS], augmentation[HEAD_STEPS:]
     for (name, position), module in zip(STEPS, head):
         if isinstance(module, MIXING_MODULES):  # run per image, it would mix each image with itself
@@ -206,7 +271,7 @@ def augment_batch(augmentation, images, device, records=None, labels=None):
     outputs = []
     for image in images:
         step_records = [] if records is not None else None
-        outputs.append(apply_steps(head, to_float(image[None], device), step_records))
+        outputs.append(apply_steps(head, to_float(image[None], device), step_records, fuse=fuse, torch_compile=torch_compile))
         if head_records is not None:
             head_records.append(step_records)
     if records is not None:
@@ -215,16 +280,18 @@ def augment_batch(augmentation, images, device, records=None, labels=None):
     if len({tuple(o.shape) for o in outputs}) > 1:
         out = [o[0] for o in outputs]  # no step made the sizes equal (HEAD_STEPS covers all steps)
         return out if labels is None else (out, labels)
-    return apply_steps(tail, torch.cat(outputs), records, labels)
+    return apply_steps(tail, torch.cat(outputs), records, labels, fuse, torch_compile)
 
 
-def augment_images(images, seed=SEED, device="cpu", labels=None):
+def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torch_compile=False):
     """Augment HxWx3 uint8 arrays in the given order with `seed`, as the workbench preview does.
 
     Returns (images, params): images as an NxHxWxC float32 array (a list when sizes differ),
     params as one dict per enabled step of arrays with the sample index first. Given `labels`
     (class ids, or soft targets N x classes), also the labels as float32 soft targets, mixed
     by the mixing steps (MixUp, CutMix) with the weights they report: (images, params, labels).
+    `fuse` (one resampling per run of geometric steps, one pass per run of colour steps) and
+    `torch_compile` (torch.compile those runs): see apply_steps; the draws are the same either way.
     """
     device = torch.device(device)
     targets = None if labels is None else soft_targets(labels).to(device)
@@ -236,7 +303,7 @@ def augment_images(images, seed=SEED, device="cpu", labels=None):
     # fork_rng: seeding here must not change the caller's random stream.
     with torch.random.fork_rng(devices=cuda), torch.no_grad():
         torch.manual_seed(seed)
-        out = augment_batch(augmentation, batch, device, records, targets)
+        out = augment_batch(augmentation, batch, device, records, targets, fuse, torch_compile)
     if targets is not None:
         out, targets = out
     if isinstance(out, list):
@@ -252,6 +319,8 @@ def augment_images(images, seed=SEED, device="cpu", labels=None):
 # decoder (the default on CUDA: nvImageCodec, else torchvision) they only read JPEG bytes,
 # and the main process decodes each batch's JPEGs on the GPU in one call. A chain that starts
 # with RandomResizedCrop crops a batch of mixed sizes in one batched op, not image by image.
+# The files are a folder's (ImageFolderDataset) or the samples of WebDataset tar shards
+# (TarShardDataset), which shuffle, shard by rank and decode in the same way.
 # ---------------------------------------------------------------------------------------
 class ImageFolderDataset(Dataset):
     """Image files under `root` (recursive, name order); the label is the index of the
@@ -288,6 +357,53 @@ class EncodedImageFolderDataset(ImageFolderDataset):
         if data[:3].tobytes() != JPEG_SIGNATURE:
             return super().__getitem__(i)
         return torch.from_numpy(data), self.labels[i]
+
+
+class TarShardDataset(Dataset):
+    """The samples of WebDataset tar shards (`shards`: a pattern, see shard_paths), in shard
+    order: each sample's image decoded with PIL as decode_image decodes a file, its label the
+    class id in its .cls member (0 without one). The shards' headers are read once, here
+    (index_shards); each item is then one read at its offset, so that the samples shuffle and
+    shard by rank exactly as a folder's files do (RandomSampler, DistributedSampler)."""
+
+    def __init__(self, shards):
+        self.shards = shard_paths(shards)
+        self.keys, self.labels, locations = [], [], []
+        for k, samples in enumerate(index_shards(self.shards)):
+            for key, (_, offset, size), label, _ in samples:
+                self.keys.append(key)
+                self.labels.append(label)
+                locations.append((k, offset, size))
+        # One array, not a tuple per sample: forked worker processes keep sharing its memory, where
+        # reading a list's tuples would copy their pages (touching their reference counts).
+        self.locations = np.array(locations, dtype=np.int64)
+        # The class ids are the columns of a mixing step's soft targets: 0 up to the largest.
+        self.classes = list(range(max(self.labels) + 1))
+        # No file per sample that could be named: an error at a batch of several sizes names the
+        # samples by their position in the batch (check_one_size).
+        self.files = []
+
+    def __len__(self):
+        return len(self.keys)
+
+    def read(self, i):
+        """Sample i's image member: its bytes as a 1-D uint8 array."""
+        shard, offset, size = self.locations[i].tolist()
+        return read_member(self.shards[shard], offset, size)
+
+    def __getitem__(self, i):
+        return decode_bytes_with_pil(torch.from_numpy(self.read(i))), self.labels[i]
+
+
+class EncodedTarShardDataset(TarShardDataset):
+    """The same samples, for decoding on the GPU as EncodedImageFolderDataset's files: a JPEG
+    comes back undecoded (its bytes as a 1-D uint8 tensor), other formats decoded with PIL."""
+
+    def __getitem__(self, i):
+        data = torch.from_numpy(self.read(i))
+        if data[:3].numpy().tobytes() != JPEG_SIGNATURE:
+            return decode_bytes_with_pil(data), self.labels[i]
+        return data, self.labels[i]
 
 
 def collate_uint8(batch):
@@ -436,8 +552,6 @@ def torchvision_jpeg_decoder(device):
 
 def decode_bytes_with_pil(data):
     """A file's bytes (1-D uint8 tensor) decoded as the PIL loader decodes the file: uint8 RGB CHW."""
-    from io import BytesIO  # only this fallback needs it
-
     return torch.from_numpy(decode_image(BytesIO(data.numpy().tobytes()))).permute(2, 0, 1).contiguous()
 
 
@@ -487,17 +601,32 @@ class GpuDecodingLoader:
         return len(self.loader)
 
 
-def make_loader(root, batch_size, workers=4, seed=SEED, device="cpu", num_samples=None, decoder="auto"):
-    """Loader over an image folder: shuffled (seeded), sharded by rank under torchrun, reading
-    on `workers` processes. With the PIL decoder (see resolve_decoder) the workers decode and a
-    DataLoader with pinned memory (when the GPU is used) comes back; with a GPU decoder, a
-    GpuDecodingLoader that decodes each batch's JPEGs on `device` in one call.
+def make_loader(root=None, batch_size=64, workers=4, seed=SEED, device="cpu", num_samples=None, decoder="auto",
+                shards=None):
+    """Loader over an image folder (`root`) or WebDataset tar shards (`shards`, e.g.
+    "train-{0000..0099}.tar": see shard_paths and TarShardDataset), one of the two: shuffled
+    (seeded), sharded by rank under torchrun, reading on `workers` processes. With the PIL
+    decoder (see resolve_decoder) the workers decode and a DataLoader with pinned memory (when
+    the GPU is used) comes back; with a GPU decoder, a GpuDecodingLoader that decodes each
+    batch's JPEGs on `device` in one call.
 
+    Under torchrun each rank takes a disjoint 1/world_size of the samples, reshuffled every
+    epoch from (seed, epoch) (DistributedSampler; the training loop calls set_epoch): together
+    the ranks see every sample once per epoch. When the count does not divide by world_size, the
+    sampler repeats a few samples so that every rank has as many; each rank then drops its last
+    incomplete batch (drop_last). For exactly once, make the count a multiple of
+    world_size x batch_size.
     `num_samples` draws that many samples with replacement (for benchmarks on small folders).
     """
+    if (root is None) == (shards is None):
+        raise ValueError("give the training images as a folder (root) or as WebDataset tar shards (shards=), "
+                         "one of the two")
     decoder = resolve_decoder(decoder, device)
     on_gpu = decoder != "pil"
-    dataset = EncodedImageFolderDataset(root) if on_gpu else ImageFolderDataset(root)
+    if shards is not None:
+        dataset = EncodedTarShardDataset(shards) if on_gpu else TarShardDataset(shards)
+    else:
+        dataset = EncodedImageFolderDataset(root) if on_gpu else ImageFolderDataset(root)
     rank, world_size, _ = distributed_context()
     generator = torch.Generator().manual_seed(seed)
     if world_size > 1:
@@ -657,18 +786,18 @@ def resized_crops(images, windows):
     return out.permute(0, 3, 1, 2).contiguous()
 
 
-def augment_training_batch(augmentation, images, device, labels=None, resize=None):
+def augment_training_batch(augmentation, images, device, labels=None, resize=None, torch_compile=False):
     """augment_batch as the training loader runs it: a list of mixed-size images whose chain
     starts with RandomResizedCrop is cropped in one batched op (resized_crop_windows, then
     resized_crops), then the other steps run on the batch; anything else goes to augment_batch.
-    `resize` (height, width): see augment_resized."""
+    `resize` (height, width): see augment_resized; `torch_compile`: see apply_steps."""
     if resize is not None:
-        return augment_resized(augmentation, images, device, resize, labels)
+        return augment_resized(augmentation, images, device, resize, labels, torch_compile)
     if RESIZED_CROP is None or torch.is_tensor(images):
-        return augment_batch(augmentation, images, device, labels=labels)
+        return augment_batch(augmentation, images, device, labels=labels, torch_compile=torch_compile)
     windows = resized_crop_windows([image.shape[-2] for image in images], [image.shape[-1] for image in images])
     batch = resized_crops([image.to(device, non_blocking=True) for image in images], windows)
-    return apply_steps(augmentation[1:], batch, labels=labels)
+    return apply_steps(augmentation[1:], batch, labels=labels, torch_compile=torch_compile)
 
 
 def resize_batch(batch, size):
@@ -678,23 +807,25 @@ def resize_batch(batch, size):
                                            antialias=True)
 
 
-def augment_resized(augmentation, images, device, size, labels=None):
+def augment_resized(augmentation, images, device, size, labels=None, torch_compile=False):
     """The training loader's augmentation with a size asked for (resize=, --resize): the steps
     before RESIZE_AT run at each image's own size (on the whole batch when the sizes agree),
     every image is resized to `size`, then the rest of the chain runs on the batch. A chain that
     fixes the size itself runs as usual and is resized at the end (RESIZE_AT is its length)."""
     if FIXES_SIZE:
-        out = augment_training_batch(augmentation, images, device, labels)
+        out = augment_training_batch(augmentation, images, device, labels, torch_compile=torch_compile)
         return resize_batch(out, size) if labels is None else (resize_batch(out[0], size), out[1])
     head, tail = augmentation[:RESIZE_AT], augmentation[RESIZE_AT:]
     pieces = [images] if torch.is_tensor(images) else [image[None] for image in images]
-    batch = torch.cat([resize_batch(apply_steps(head, to_float(piece, device)), size) for piece in pieces])
-    return apply_steps(tail, batch, labels=labels)
+    batch = torch.cat([resize_batch(apply_steps(head, to_float(piece, device), torch_compile=torch_compile), size)
+                       for piece in pieces])
+    return apply_steps(tail, batch, labels=labels, torch_compile=torch_compile)
 
 
-def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=None, num_samples=None,
-                     decoder="auto", resize=None):
-    """Yield (epoch, augmented float batch on `device`, labels): the loop to train with.
+def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, device=None, num_samples=None,
+                     decoder="auto", resize=None, shards=None, torch_compile=False):
+    """Yield (epoch, augmented float batch on `device`, labels): the loop to train with, over an
+    image folder (`root`) or WebDataset tar shards (`shards`; see make_loader), one of the two.
 
     Labels are class ids; when a step mixes the batch (MixUp, CutMix) they are float soft
     targets (batch x classes) mixed like the images, which torch's cross_entropy takes as
@@ -703,10 +834,14 @@ def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=No
     `resize` (height, width): every image is resized to it where the batch must first be one
     size (SIZE_NOTE says where); a chain that does not fix the size needs it for a folder of
     mixed sizes, whose first batch of several sizes raises an error otherwise.
+    `torch_compile`: the fused runs of steps go through torch.compile (see apply_steps); the
+    first batch of each size compiles.
 
     Example:
         for epoch, images, labels in training_batches("train/", 64, resize=(224, 224)):
             loss = criterion(model(images), labels)
+        for epoch, images, labels in training_batches(shards="train-{0000..0099}.tar", batch_size=64):
+            ...
     """
     resize = loader_resize(resize)
     rank, world_size, local_rank = distributed_context()
@@ -714,7 +849,7 @@ def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=No
         device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
     device = torch.device(device)
     augmentation = place(build_augmentation(), device)
-    loader = make_loader(root, batch_size, workers, seed, device, num_samples, decoder)
+    loader = make_loader(root, batch_size, workers, seed, device, num_samples, decoder, shards)
     # GPU-decoded batches are on the device already; PIL batches are copied ahead.
     batches = loader if isinstance(loader, GpuDecodingLoader) else CudaPrefetcher(loader, device)
     mixing = mixes_batch(augmentation)
@@ -734,22 +869,28 @@ def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=No
             with torch.no_grad():
                 if mixing:
                     batch, labels = augment_training_batch(augmentation, images, device,
-                                                           labels=soft_targets(labels, num_classes), resize=resize)
+                                                           labels=soft_targets(labels, num_classes), resize=resize,
+                                                           torch_compile=torch_compile)
                 else:
-                    batch = augment_training_batch(augmentation, images, device, resize=resize)
+                    batch = augment_training_batch(augmentation, images, device, resize=resize,
+                                                   torch_compile=torch_compile)
             # Yield outside no_grad: grad mode is global, and the caller trains with it on.
             yield epoch, batch, labels
 
 
 def _save(args):
-    files = list_image_files(args.images)
-    if not files:
-        raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {args.images}")
-    images = [decode_image(f) for f in files]
+    if args.shards:
+        images = decode_shard_images(args.shards)[0]  # the samples in order, shard by shard
+    else:
+        files = list_image_files(args.images)
+        if not files:
+            raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {args.images}")
+        images = [decode_image(f) for f in files]
     # A mixing chain also saves its mixed labels, the label of each file being its index, so
     # that each row shows which files were mixed in and by how much (as the workbench preview).
     labels = np.arange(len(images)) if mixes_batch(build_augmentation()) else None
-    out, records, *mixed = augment_images(images, seed=args.seed, device=args.device or "cpu", labels=labels)
+    out, records, *mixed = augment_images(images, seed=args.seed, device=args.device or "cpu", labels=labels,
+                                          torch_compile=args.compile)
     arrays = {"images": out} if not isinstance(out, list) else {f"image_{i:05d}": o for i, o in enumerate(out)}
     if mixed:
         arrays["labels"] = mixed[0]
@@ -758,18 +899,18 @@ def _save(args):
     print(f"saved {len(images)} augmented images and their sampled parameters to {args.save}")
 
 
-def bench_rates(root, batch_size, batches=20, warmup=3, runs=1, workers=4, seed=SEED, device=None,
-                progress=None, decoder="auto", resize=None):
+def bench_rates(root=None, batch_size=64, batches=20, warmup=3, runs=1, workers=4, seed=SEED, device=None,
+                progress=None, decoder="auto", resize=None, shards=None, torch_compile=False):
     """Images/s of the training loop (read and decode, copy, augment) over `runs` stretches of
     `batches` batches after `warmup`; --bench prints one, the workbench's estimate several.
-    `resize`: see training_batches."""
+    `resize`, `shards`, `torch_compile`: see training_batches (compiling happens in the warm-up)."""
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     # Samples to spare: the workers keep decoding (and competing for the cores) until the last
     # timed batch, as they do in training; at the very end of a loader they would be idle.
     spare = 4 * max(1, workers) + 1
     total = batch_size * (warmup + batches * runs + spare)
     loop = training_batches(root, batch_size, epochs=1, workers=workers, seed=seed, device=device, num_samples=total,
-                            decoder=decoder, resize=resize)
+                            decoder=decoder, resize=resize, shards=shards, torch_compile=torch_compile)
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else None
     try:
         return timed_rates(loop, lambda batch: len(batch[1]), batches, warmup, runs, sync, progress)
@@ -781,7 +922,7 @@ def _bench(args):
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     batches = bench_batches(args.batch_size, args.batches)
     rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, device,
-                        decoder=args.decoder, resize=args.resize)
+                        decoder=args.decoder, resize=args.resize, shards=args.shards, torch_compile=args.compile)
     print(f"device: {device}, decoder: {resolve_decoder(args.decoder, device)}, batch size: {args.batch_size}, "
           f"workers: {args.workers}, {args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
     print("runs (images/s): " + ", ".join(f"{r:.1f}" for r in rates))
@@ -794,7 +935,8 @@ def _train(args):
         torch.distributed.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
     seen = 0
     for epoch, images, labels in training_batches(args.images, args.batch_size, args.epochs, args.workers,
-                                                  args.seed, args.device, decoder=args.decoder, resize=args.resize):
+                                                  args.seed, args.device, decoder=args.decoder, resize=args.resize,
+                                                  shards=args.shards, torch_compile=args.compile):
         # Your training step goes here: loss = criterion(model(images), labels) ...
         seen += labels.shape[0]
     print(f"rank {rank}/{world_size}: {seen} augmented images over {args.epochs} epoch(s)")
@@ -803,13 +945,18 @@ def _train(args):
 
 
 def main(argv=None):
-    parser = contract_parser(__doc__.splitlines()[0], SEED, min(4, os.cpu_count() or 1), "decoding processes")
+    parser = contract_parser(__doc__.splitlines()[0], SEED, min(4, os.cpu_count() or 1), "decoding processes",
+                             shards=True)
     parser.add_argument("--decoder", choices=DECODERS, default="auto",
                         help="JPEG decoding of the training loader: auto (on the GPU when the device is CUDA and "
                              "nvImageCodec or torchvision imports, else PIL), pil (in the worker processes), "
                              "nvimgcodec or torchvision (batched on the GPU); --save always decodes with PIL")
     add_resize_argument(parser, FIXES_SIZE, SIZE_NOTE)
+    parser.add_argument("--compile", action="store_true",
+                        help="run the fused runs of steps through torch.compile (the first batch of each size "
+                             "compiles; without a working torch.compile: a warning, then as without the flag)")
     args = parser.parse_args(argv)
+    check_shards_argument(parser, args)
     if args.save:
         _save(args)
     elif args.bench:

@@ -19,3 +19,19 @@ def runtime_source() -> str:
                  runtime.timed_rates, runtime.contract_parser):
         parts += [inspect.getsource(func), ""]
     return "\n".join(parts).rstrip() + "\n"
+
+
+@functools.cache
+def shard_source() -> str:
+    """Source of the WebDataset shard helpers (runtime/common.py) that the Kornia and DALI
+    training loaders embed beside runtime_source's: --shards patterns, the tar index, reading
+    a member. (The Albumentations export reads folders only.)"""
+    parts = [comment("WebDataset tar shards (shards=, --shards), shared with the workbench: the patterns, the samples"),
+             comment("of a tar (members grouped by key, as fn.readers.webdataset groups them) and reading a member."),
+             f"CLASS_ID_DIGITS = {literal(runtime.CLASS_ID_DIGITS)}",
+             f"SHARDS_EXAMPLE = {literal(runtime.SHARDS_EXAMPLE)}", "", ""]
+    for func in (runtime.split_outside_braces, runtime.expand_braces, runtime.glob_paths, runtime.shard_paths,
+                 runtime.check_shards_argument, runtime.class_id, runtime.shard_samples, runtime.index_shards,
+                 runtime.read_member, runtime.decode_shard_images):
+        parts += [inspect.getsource(func), ""]
+    return "\n".join(parts).rstrip() + "\n"

@@ -3,11 +3,15 @@
 The exporters copy these functions' source into the files they write, so the preview and
 the exported code decode the same files the same way (PIL, RGB, files in name order), and
 every export takes the same command-line flags. Keep them self-contained: only `argparse`,
-`os`, `time`, `Path`, `np` and `Image` may be used inside.
+`os`, `time`, `Path`, `np` and `Image` may be used inside, and in the WebDataset shard helpers
+(see shard_source in codegen/runtime_source.py, embedded by the Kornia and DALI exports only)
+also `tarfile` and `BytesIO`.
 """
 import argparse
 import os
+import tarfile
 import time
+from io import BytesIO
 from pathlib import Path
 
 import numpy as np
@@ -213,10 +217,22 @@ def add_resize_argument(parser, fixes_size, note):
     parser.epilog = note
 
 
-def contract_parser(description, seed, workers_default, workers_help):
-    """The flags every exported script takes (--images, --seed, --save, --bench, ...)."""
+def contract_parser(description, seed, workers_default, workers_help, shards=False):
+    """The flags every exported script takes (--images, --seed, --save, --bench, ...). With
+    `shards` the images come from --images or from --shards (WebDataset tar shards), one of them;
+    check_shards_argument then expands --shards."""
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--images", required=True, help="folder of images (recursive; sub-folders are classes)")
+    images_help = "folder of images (recursive; sub-folders are classes)"
+    if shards:
+        source = parser.add_mutually_exclusive_group(required=True)
+        source.add_argument("--images", help=images_help)
+        source.add_argument("--shards", metavar="PATTERN",
+                            help="WebDataset tar shards instead of a folder: a brace range ('train-{0000..0099}.tar'), "
+                                 "a glob ('train-*.tar') or a comma-separated list of them, quoted so that the shell "
+                                 "passes it as it is; each sample is an image (.jpg, .png, ...) with an optional .cls "
+                                 "member holding its class id (0 without one)")
+    else:
+        parser.add_argument("--images", required=True, help=images_help)
     parser.add_argument("--seed", type=int, default=seed, help=f"random seed (default {seed})")
     parser.add_argument("--save", help="write augmented images and sampled params to this .npz file")
     parser.add_argument("--bench", action="store_true", help="measure the training loader's throughput")
@@ -229,3 +245,228 @@ def contract_parser(description, seed, workers_default, workers_help):
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cpu for --save, else cuda if present)")
     return parser
+
+
+# ---------------------------------------------------------------------------------------
+# WebDataset tar shards (the Kornia and DALI training loaders' `shards=`, --shards).
+# ---------------------------------------------------------------------------------------
+# A .cls member holds a class id of at most this many decimal digits: the DALI loader reads it
+# into a window of this many bytes (int32 arithmetic), the Kornia loader checks the same limit.
+CLASS_ID_DIGITS = 9
+SHARDS_EXAMPLE = "'data/train-{0000..0099}.tar'"
+
+
+def split_outside_braces(text, separator=","):
+    """`text` split at each `separator` that is not inside braces.
+
+    Example:
+        >>> split_outside_braces("a-{0..2}.tar,b-{x,y}.tar")
+        ['a-{0..2}.tar', 'b-{x,y}.tar']
+    """
+    pieces, depth, start = [], 0, 0
+    for position, char in enumerate(text):
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if char == separator and depth == 0:
+            pieces.append(text[start:position])
+            start = position + 1
+    return pieces + [text[start:]]
+
+
+def expand_braces(pattern):
+    """Every name `pattern` stands for, as a shell expands braces: {0000..0099} counts (keeping
+    the zero padding), {a,b} lists alternatives, and several (or nested) braces combine in order.
+    A brace that is not closed, or one that is neither a range nor a list, is a ValueError.
+
+    Example:
+        >>> expand_braces("train-{0008..0011}.tar")
+        ['train-0008.tar', 'train-0009.tar', 'train-0010.tar', 'train-0011.tar']
+        >>> expand_braces("{a,b}-{1..2}.tar")
+        ['a-1.tar', 'a-2.tar', 'b-1.tar', 'b-2.tar']
+    """
+    opening = pattern.find("{")
+    if opening < 0:
+        if "}" in pattern:
+            raise ValueError(f"a '}}' without its '{{' at character {pattern.index('}') + 1}")
+        return [pattern]
+    depth = 0
+    for closing in range(opening, len(pattern)):
+        depth += {"{": 1, "}": -1}.get(pattern[closing], 0)
+        if depth == 0:
+            break
+    else:
+        raise ValueError(f"the '{{' at character {opening + 1} is not closed")
+    if "}" in pattern[:opening]:
+        raise ValueError(f"a '}}' without its '{{' at character {pattern.index('}') + 1}")
+    body, head, tail = pattern[opening + 1:closing], pattern[:opening], pattern[closing + 1:]
+    first, dots, last = body.partition("..")
+    if dots and first.isdigit() and last.isdigit():
+        low, high = int(first), int(last)
+        if low > high:
+            raise ValueError(f"the range {{{body}}} counts down; write it from low to high")
+        # Zero padding as the shell keeps it: {0008..0011} gives 0008, ..., 0011.
+        width = max(len(first), len(last)) if first.startswith("0") or last.startswith("0") else 0
+        choices = [str(n).zfill(width) for n in range(low, high + 1)]
+    else:
+        choices = split_outside_braces(body)
+        if len(choices) < 2:
+            raise ValueError(f"{{{body}}} is neither a range of whole numbers ({{0000..0099}}) nor a list ({{a,b}})")
+    return [name for choice in choices for name in expand_braces(head + choice + tail)]
+
+
+def glob_paths(pattern):
+    """The existing paths matching a glob pattern (*, ?, [...] in any of its parts), sorted."""
+    parts = Path(pattern).parts
+    fixed = next(k for k, part in enumerate(parts) if any(char in part for char in "*?["))
+    base = Path(*parts[:fixed]) if fixed else Path(".")
+    return sorted(base.glob("/".join(parts[fixed:])))
+
+
+def shard_paths(shards):
+    """The tar files that `shards` names, in order: a pattern with brace ranges
+    ("train-{0000..0099}.tar"), a glob ("train-*.tar"), several of them separated by commas, or
+    a list of any of these (or of paths). Every name must be an existing file, and together they
+    must name at least one: a missing shard would silently leave part of the data out, so it
+    is an error (FileNotFoundError) that names the pattern, what is missing and how to write it.
+
+    Example:
+        >>> [p.name for p in shard_paths("workbench/sample_data/{astronaut,coffee}.jpg")]
+        ['astronaut.jpg', 'coffee.jpg']
+    """
+    patterns = [shards] if isinstance(shards, (str, Path)) else list(shards)
+    fix = (f"Write the shards as a brace range such as {SHARDS_EXAMPLE} (zero padding kept), a glob such as "
+           "'data/train-*.tar', or a comma-separated list, and quote it on the command line so that the shell "
+           "passes it as it is")
+    paths = []
+    for spec in patterns:
+        for pattern in split_outside_braces(str(spec)) if isinstance(spec, str) else [str(spec)]:
+            pattern = pattern.strip()
+            try:
+                names = expand_braces(pattern)
+            except ValueError as error:
+                raise ValueError(f"shards {pattern!r}: {error}. {fix}.") from None
+            missing = []
+            for name in names:
+                if any(char in name for char in "*?["):
+                    found = [path for path in glob_paths(name) if path.is_file()]
+                    missing += [] if found else [name]
+                    paths += found
+                elif Path(name).is_dir():
+                    raise FileNotFoundError(f"shards {pattern!r}: {name} is a folder, not a tar file. For a folder "
+                                            f"of images use --images (root=); for the shards in it, e.g. "
+                                            f"{str(Path(name) / '*.tar')!r}.")
+                elif Path(name).is_file():
+                    paths.append(Path(name))
+                else:
+                    missing.append(name)
+            if missing:
+                what = "matches no file" if len(missing) == len(names) else \
+                    f"names {len(names)} files, {len(missing)} of them missing"
+                raise FileNotFoundError(f"shards {pattern!r} {what} (first missing: {missing[0]}; working folder "
+                                        f"{Path.cwd()}). Check the folder and the shard numbers. {fix}.")
+    if not paths:
+        raise FileNotFoundError(f"shards {shards!r} name no file. {fix}.")
+    return paths
+
+
+def check_shards_argument(parser, args):
+    """--shards expanded to its files (shard_paths), or the parser's usage error naming the
+    pattern and how to write it (exit status 2)."""
+    if getattr(args, "shards", None):
+        try:
+            args.shards = shard_paths(args.shards)
+        except (ValueError, OSError) as error:
+            parser.error(str(error))
+
+
+def class_id(data, where):
+    """The class id in a .cls member's bytes: a non-negative whole number in ASCII, with
+    whitespace around it allowed (b"3", b"12\\n"), of at most CLASS_ID_DIGITS digits."""
+    text = data.strip(b" \t\r\n")
+    if not (text.isdigit() and len(text) <= CLASS_ID_DIGITS):
+        raise ValueError(f"{where} holds {bytes(data[:32])!r}, not a class id: a .cls member holds a non-negative "
+                         f"whole number in ASCII of at most {CLASS_ID_DIGITS} digits, e.g. b'3'")
+    return int(text)
+
+
+def shard_samples(path):
+    """The samples of one WebDataset tar shard, in their order in the file, as
+    (key, image, label, label_member): image and label_member are (member name, data offset,
+    size) in the tar (label_member None, label 0 without a .cls member; its size leaves out
+    trailing whitespace).
+
+    Members group into samples as WebDataset and DALI's fn.readers.webdataset group them: by
+    key, the member's path up to the first dot of its file name, consecutive members only; the
+    extension is the rest of the name ("n01.jpg": key "n01", extension "jpg"), compared without
+    case. A sample's image is its first member with an image extension (IMAGE_EXTENSIONS);
+    samples without one (metadata alone) are left out. Files whose name starts with a dot and
+    entries that are not files (folders, links) are skipped, as DALI skips them. Only the
+    headers and the .cls members are read. A compressed or damaged tar is a ValueError.
+    """
+    samples, key, image, label, label_member = [], None, None, 0, None
+
+    def close():  # the sample of the members read since the key changed
+        if image is not None:
+            samples.append((key, image, label, label_member))
+
+    try:
+        # "r:": uncompressed only, which both loaders read by offset. The .cls bytes are read through
+        # a second handle (a seek and a read: half the time of tarfile's extractfile).
+        with tarfile.open(path, "r:") as tar, open(path, "rb") as raw:
+            for member in tar:
+                folder, _, name = member.name.rpartition("/")
+                stem, _, extension = name.partition(".")
+                if not member.isfile() or not stem:
+                    continue
+                member_key = f"{folder}/{stem}" if folder else stem
+                if member_key != key:
+                    close()
+                    key, image, label, label_member = member_key, None, 0, None
+                extension = extension.lower()
+                if image is None and "." + extension in IMAGE_EXTENSIONS:
+                    image = (member.name, member.offset_data, member.size)
+                elif extension == "cls" and label_member is None:
+                    raw.seek(member.offset_data)
+                    data = raw.read(member.size)
+                    label = class_id(data, f"{path}: {member.name}")
+                    label_member = (member.name, member.offset_data, len(data.rstrip(b" \t\r\n")))
+            close()
+    except tarfile.TarError as error:
+        raise ValueError(f"{path} is not an uncompressed tar file ({error}); the loaders read shards made with "
+                         "tar -cf (or webdataset's ShardWriter), not .tar.gz") from None
+    return samples
+
+
+def index_shards(paths):
+    """shard_samples of every shard in `paths`: one list per shard. At least one sample in all
+    is needed: without any, a FileNotFoundError says what a sample must hold."""
+    samples = [shard_samples(path) for path in paths]
+    if not any(samples):
+        raise FileNotFoundError(f"no samples in the shards {', '.join(map(str, paths[:3]))}"
+                                f"{', ...' if len(paths) > 3 else ''}: a sample is an image member "
+                                f"({', '.join(IMAGE_EXTENSIONS)}) with an optional .cls member holding its class id, "
+                                "grouped by the name before the first dot (n01.jpg, n01.cls)")
+    return samples
+
+
+def read_member(path, offset, size):
+    """`size` bytes of the file `path` from `offset` (a tar member's data) as a uint8 array."""
+    with open(path, "rb") as file:
+        file.seek(offset)
+        data = np.fromfile(file, dtype=np.uint8, count=size)
+    if data.size != size:
+        raise ValueError(f"{path} ends inside a member ({data.size} of {size} bytes at offset {offset}): "
+                         "the shard is truncated")
+    return data
+
+
+def decode_shard_images(paths):
+    """Every sample of the shards `paths` decoded as decode_image decodes a file (PIL, RGB), in
+    order (shard by shard, each in its member order), with its key and label: (images, keys,
+    labels). --save uses it, as it uses a folder's files in name order."""
+    images, keys, labels = [], [], []
+    for path, samples in zip(paths, index_shards(paths)):
+        for key, (_, offset, size), label, _ in samples:
+            images.append(decode_image(BytesIO(read_member(path, offset, size).tobytes())))
+            keys.append(key)
+            labels.append(label)
+    return images, keys, labels
