@@ -879,13 +879,7 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
 
 
 def _save(args):
-    if args.shards:
-        images = decode_shard_images(args.shards)[0]  # the samples in order, shard by shard
-    else:
-        files = list_image_files(args.images)
-        if not files:
-            raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {args.images}")
-        images = [decode_image(f) for f in files]
+    images = save_inputs(args)
     # A mixing chain also saves its mixed labels, the label of each file being its index, so
     # that each row shows which files were mixed in and by how much (as the workbench preview).
     labels = np.arange(len(images)) if mixes_batch(build_augmentation()) else None

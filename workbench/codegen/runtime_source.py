@@ -32,6 +32,6 @@ def shard_source() -> str:
              f"SHARDS_EXAMPLE = {literal(runtime.SHARDS_EXAMPLE)}", "", ""]
     for func in (runtime.split_outside_braces, runtime.expand_braces, runtime.glob_paths, runtime.shard_paths,
                  runtime.check_shards_argument, runtime.class_id, runtime.shard_samples, runtime.index_shards,
-                 runtime.read_member, runtime.decode_shard_images):
+                 runtime.read_member, runtime.decode_shard_images, runtime.save_inputs):
         parts += [inspect.getsource(func), ""]
     return "\n".join(parts).rstrip() + "\n"

@@ -470,3 +470,14 @@ def decode_shard_images(paths):
             keys.append(key)
             labels.append(label)
     return images, keys, labels
+
+
+def save_inputs(args):
+    """The images --save augments: the shards' samples in order (--shards), else the folder's
+    image files in name order (--images), decoded as decode_image decodes them."""
+    if args.shards:
+        return decode_shard_images(args.shards)[0]
+    files = list_image_files(args.images)
+    if not files:
+        raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {args.images}")
+    return [decode_image(f) for f in files]
