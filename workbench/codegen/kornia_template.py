@@ -175,8 +175,9 @@ def apply_steps(steps, batch, records=None, labels=None, fuse=True, torch_compil
             # so the random stream is the step-by-step run's.
             draws = [module.forward_parameters(batch.shape) for module in modules]
             gates = [fusion_gate(drawn) for drawn in draws]
+            branches = [fusion_jitter_branches(module, drawn) for module, drawn in zip(modules, draws)]
             batch = run_kernel(fused_colour, torch_compile, batch, modules, on_device(draws, batch.device),
-                               on_device(gates, batch.device))
+                               on_device(gates, batch.device), branches)
         else:
             batch, labels = apply_step(modules[0], batch, records, labels)
             continue

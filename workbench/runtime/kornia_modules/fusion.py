@@ -204,41 +204,53 @@ def fusion_is_affine(theta):
 
 
 def fusion_grid(theta, size, affine):
-    """grid_sample's sampling grid (N x H x W x 2) for the output `size` under the maps `theta`
-    (N x 3 x 3, output grid coordinates to input ones; `affine`: all of them affine); points
-    behind a perspective's horizon get coordinates outside [-1, 1], where the sampling gives 0."""
-    count = theta.shape[0]
-    if affine:
-        return torch.nn.functional.affine_grid(theta[:, :2], [count, 1, size[0], size[1]], align_corners=False)
+    """grid_sample's sampling coordinates (x and y, N x H x W each) for the output `size` under
+    the maps `theta` (N x 3 x 3, output grid coordinates to input ones; `affine`: all of them
+    affine); points behind a perspective's horizon get coordinates outside [-1, 1], where the
+    sampling gives 0. Affine maps are one broadcast sum per coordinate (affine_grid multiplies a
+    full grid of ones: several times slower on a CPU)."""
     ys = (2.0 * torch.arange(size[0], device=theta.device, dtype=theta.dtype) + 1.0) / size[0] - 1.0
     xs = (2.0 * torch.arange(size[1], device=theta.device, dtype=theta.dtype) + 1.0) / size[1] - 1.0
-    base = torch.stack([xs.expand(size[0], -1), ys[:, None].expand(-1, size[1]), torch.ones_like(xs).expand(size[0], -1)], -1)
-    mapped = torch.einsum("hwj,nij->nhwi", base, theta)
-    depth = mapped[..., 2:]
-    return torch.where(depth > 0, mapped[..., :2] / depth, torch.full_like(depth, 2.0))
+    ys, xs = ys[None, :, None], xs[None, None, :]
+    row = [[theta[:, i, j, None, None] for j in range(3)] for i in range(3)]
+    gx = row[0][0] * xs + (row[0][1] * ys + row[0][2])
+    gy = row[1][0] * xs + (row[1][1] * ys + row[1][2])
+    if affine:
+        return gx, gy
+    depth = row[2][0] * xs + (row[2][1] * ys + row[2][2])
+    behind = depth <= 0
+    return (torch.where(behind, torch.full_like(gx, 2.0), gx / depth),
+            torch.where(behind, torch.full_like(gy, 2.0), gy / depth))
 
 
 def fused_resample(batch, theta, frames, boxes, clamps, size, mode, affine):
     """One resampling of `batch` (float N x C x H x W) by `theta`, 0 outside the input and outside
     every frame of `frames` and `boxes`, clamped into `clamps` (see fused_geometry_plan): the
-    tensor work of a fused geometric run (compiled with --compile)."""
-    grid = fusion_grid(theta, size, affine)
-    outside = None
+    tensor work of a fused geometric run (compiled with --compile).
+
+    A point is pushed out (to 2, where grid_sample gives 0) by either coordinate alone, so each
+    box is two independent range checks, one per coordinate plane."""
+    gx, gy = fusion_grid(theta, size, affine)
+    out_x = out_y = None
     if boxes is not None:
-        x, y = grid[..., :1], grid[..., 1:]
         for k in range(boxes.shape[1]):
-            box = boxes[:, k, None, None, :]
-            out = (x < box[..., 0:1]) | (x > box[..., 1:2]) | (y < box[..., 2:3]) | (y > box[..., 3:4])
-            outside = out if outside is None else outside | out
+            box = boxes[:, k, :, None, None]
+            bad_x, bad_y = (gx < box[:, 0]) | (gx > box[:, 1]), (gy < box[:, 2]) | (gy > box[:, 3])
+            out_x = bad_x if out_x is None else out_x | bad_x
+            out_y = bad_y if out_y is None else out_y | bad_y
     for frame in frames:
-        out = (fusion_grid(frame, size, affine).abs() > 1.0).any(-1, keepdim=True)
-        outside = out if outside is None else outside | out
+        fx, fy = fusion_grid(frame, size, affine)
+        bad = (fx.abs() > 1.0) | (fy.abs() > 1.0)
+        out_x = bad if out_x is None else out_x | bad
     if clamps is not None:
         for k in range(clamps.shape[1]):
-            low, high = clamps[:, k, None, None, 0::2], clamps[:, k, None, None, 1::2]
-            grid = torch.minimum(torch.maximum(grid, low), high)
-    if outside is not None:
-        grid = torch.where(outside, torch.full_like(grid, 2.0), grid)
+            box = clamps[:, k, :, None, None]
+            gx, gy = torch.clamp(gx, box[:, 0], box[:, 1]), torch.clamp(gy, box[:, 2], box[:, 3])
+    if out_x is not None:
+        gx = torch.where(out_x, torch.full_like(gx, 2.0), gx)
+    if out_y is not None:
+        gy = torch.where(out_y, torch.full_like(gy, 2.0), gy)
+    grid = torch.stack([gx, gy], -1)
     return torch.nn.functional.grid_sample(batch, grid, mode=mode, padding_mode="zeros", align_corners=False)
 
 
@@ -251,11 +263,31 @@ def fusion_gate(drawn):
     return applied.to(torch.bool).reshape(-1, 1, 1, 1)
 
 
-def fused_colour(batch, steps, draws, gates):
-    """A run of pointwise colour steps over the whole batch: each step's values `draws` and its
-    gate (see fusion_gate) on the batch's device; samples a step's p left out keep their values.
-    Eager, one call; compiled, one kernel (and one more per per-sample mean)."""
-    for module, drawn, gate in zip(steps, draws, gates):
-        out = module.apply_transform(batch, drawn, module.flags)
+def fusion_jitter_branches(module, drawn):
+    """For a ColorJitter in its fixed order (brightness, contrast, saturation, hue): the branches
+    whose factor moves some sample of the batch (0 to 3), decided on the CPU draws; None for any
+    other step. Kornia's ColorJitter computes all four (hue's colour-space round trip too) and
+    keeps the moved ones with torch.where: running only those gives the same values."""
+    if type(module).__name__ != "ColorJitter" or tuple(getattr(module, "_fixed_order", None) or ()) != (0, 1, 2, 3):
+        return None
+    keys, neutral = ("brightness_factor", "contrast_factor", "saturation_factor", "hue_factor"), (1.0, 1.0, 1.0, 0.0)
+    return tuple(k for k in range(4) if bool((drawn[keys[k]] != neutral[k]).any()))
+
+
+def fused_colour(batch, steps, draws, gates, branches):
+    """A run of pointwise colour steps over the whole batch: each step's values `draws`, its gate
+    (see fusion_gate) on the batch's device and its ColorJitter branches (fusion_jitter_branches);
+    samples a step's p left out keep their values. Eager, one call; compiled, one kernel (and one
+    more per per-sample mean)."""
+    for module, drawn, gate, moved in zip(steps, draws, gates, branches):
+        if moved is None:
+            out = module.apply_transform(batch, drawn, module.flags)
+        else:
+            functions = (module._brightness_fn, module._contrast_fn, module._saturation_fn, module._adjust_hue_turns)
+            keys = ("brightness_factor", "contrast_factor", "saturation_factor", "hue_factor")
+            out = batch.clamp(0.0, 1.0)
+            for k in moved:
+                out = functions[k](out, drawn[keys[k]])
+            out = out.clamp(0.0, 1.0)
         batch = out if gate is None else torch.where(gate, out, batch)
     return batch
