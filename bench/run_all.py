@@ -46,7 +46,7 @@ def suite(quick: bool, gpu: bool) -> list[tuple[str, list[str]]]:
         ("Preview latency in the app, Kornia (target 50 ms on 2 CPU cores)",
          ["preview_latency.py", "--backend", "kornia", "--draws", "1", "--runs", runs]),
         ("Preview latency in the app, DALI", ["preview_latency.py", "--backend", "dali", "--draws", "1", "--runs", runs]),
-        ("Estimate vs the exported script's --bench (target: within 20%)",
+        ("Estimate vs the exported script's --bench (target: within 10%)",
          ["estimate_accuracy.py"] + (["--quick", "--repeats", "2"] if quick else ["--repeats", "3"])),
     ]
     if gpu:
@@ -80,7 +80,7 @@ def gpu_suite(quick: bool) -> list[tuple[str, list[str]]]:
          ["preview_latency.py", "--backend", "kornia", "--device", "cuda", "--runs", runs]),
         ("GPU: preview latency in the app, DALI",
          ["preview_latency.py", "--backend", "dali", "--device", "cuda", "--runs", runs]),
-        ("GPU: estimate vs --bench (target: within 20%)",
+        ("GPU: estimate vs --bench (target: within 10%)",
          ["estimate_accuracy.py", "--device", "cuda"] + (["--quick"] if quick else [])),
     ]
 

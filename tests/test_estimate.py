@@ -13,8 +13,8 @@ from PIL import Image
 matplotlib.use("Agg")
 
 import workbench as wb
-from workbench.estimate import Comparison, Estimate, StageCost, StepCost, advise
-from workbench.estimate.files import MAX_FILES, prepare_input
+from workbench.estimate import Comparison, Estimate, RateSpread, StageCost, StepCost, advise, reads_mixed_sizes
+from workbench.estimate.files import MAX_FILES, first_batch, prepare_input
 
 # Small and short: these tests check what an estimate contains, not how fast anything is.
 FAST = dict(batch_size=4, image_size=48, runs=3, batches=1, warmup=1, progress=False)
@@ -39,7 +39,7 @@ def test_estimate_reports_rate_stages_and_steps(backend, workers):
                                                                                        workers)
     assert len(est.run_rates) == 3 and all(r > 0 and math.isfinite(r) for r in est.run_rates)
     assert est.images_per_s == statistics.median(est.run_rates)
-    assert est.spread[0] <= est.images_per_s <= est.spread[1]
+    assert est.spread.min <= est.images_per_s <= est.spread.max and est.spread.median == est.images_per_s
     # No GPU here: no host-to-device stage; each stage is consistent in both units.
     assert list(est.stages) == ["decode", "augment"]
     for stage in est.stages.values():
@@ -96,6 +96,65 @@ def test_the_estimate_runs_the_code_export_writes(tmp_path, monkeypatch):
     root, batch_size, batches, warmup, runs, workers = calls[0][:6]
     assert (batch_size, batches, warmup, runs, workers) == (4, 1, 1, 3, 0)
     assert len(est.run_rates) == 3
+
+
+@pytest.mark.parametrize("backend,workers", [("kornia", 0), ("dali", 1), ("albumentations", 0)])
+def test_the_estimate_and_bench_call_the_same_timing_with_the_same_parameters(backend, workers, small_folder,
+                                                                              monkeypatch, capsys):
+    """The estimate's whole-loader figure and the exported script's --bench come from the one
+    bench_rates of the exported module, which times with the one timed_rates: called with the
+    same files, batch size, batches, warm-up, runs, workers and seed, they cannot drift apart."""
+    from workbench.codegen import load_module
+
+    chain = _chain(FLIP, BRIGHT)
+    module = load_module(chain.export(backend), backend)
+    bench_calls, timing_calls = [], []
+    bench_rates, timed_rates = module.bench_rates, module.timed_rates
+
+    def spy_bench(*args, **kwargs):
+        bench_calls.append(args)
+        return bench_rates(*args, **kwargs)
+
+    def spy_timing(batches, count, batch_count, warmup=3, runs=1, sync=None, progress=None):
+        timing_calls.append((batch_count, warmup, runs, sync))
+        return timed_rates(batches, count, batch_count, warmup, runs, sync, progress)
+
+    monkeypatch.setattr(module, "bench_rates", spy_bench)
+    monkeypatch.setattr(module, "timed_rates", spy_timing)
+    options = dict(batch_size=4, workers=workers, runs=3, batches=2, warmup=1)
+    est = chain.estimate(backend=backend, images=small_folder, isolate=False, progress=False, **options)
+    estimate_bench, estimate_timing = bench_calls[0], timing_calls[0]  # the whole loader comes first
+    bench_calls.clear(), timing_calls.clear()
+    module.main(["--images", str(small_folder), "--bench", "--batch-size", "4", "--workers", str(workers),
+                 "--runs", "3", "--batches", "2", "--warmup", "1", "--device", "cpu"])
+    assert len(bench_calls) == len(timing_calls) == 1
+    assert estimate_bench[:8] == bench_calls[0][:8]  # root, batch, batches, warm-up, runs, workers, seed, device
+    assert estimate_bench[0] == str(small_folder)  # the very files --bench reads
+    assert estimate_timing == timing_calls[0] == (2, 1, 3, None)
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert printed[-1].startswith("images/s: ") and len(est.run_rates) == 3
+
+
+@pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
+def test_estimate_defaults_are_the_bench_defaults(backend, monkeypatch):
+    """Left to their defaults, the estimate and --bench time the same warm-up, runs, batches per
+    run and workers (the settings the estimate hands to its measuring process)."""
+    import inspect
+
+    from workbench.codegen import load_module
+    from workbench.estimate import _settings, estimate
+    from workbench.runtime.common import bench_batches
+
+    chain = _chain(FLIP)
+    module = load_module(chain.export(backend), backend)
+    parsed = {}
+    monkeypatch.setattr(module, "_bench", lambda args: parsed.update(vars(args)))
+    module.main(["--images", "somewhere", "--bench", "--batch-size", "48"])
+    defaults = {k: v.default for k, v in inspect.signature(estimate).parameters.items()}
+    settings = _settings(chain, backend, "cpu", 48, defaults["workers"], defaults["runs"], defaults["batches"],
+                         defaults["warmup"])
+    assert (settings.runs, settings.warmup, settings.workers) == (parsed["runs"], parsed["warmup"], parsed["workers"])
+    assert settings.batches == bench_batches(48, parsed["batches"])
 
 
 def test_a_failure_in_the_measuring_process_is_reported(tmp_path, small_images):
@@ -190,6 +249,73 @@ def test_other_sizes_and_arrays_are_reencoded_once(small_folder, sample_images):
     assert any("median" in n for n in mixed.notes)
     many = prepare_input([sample_images[0]] * (MAX_FILES + 5), (16, 16))
     assert len(many.files) == MAX_FILES
+
+
+@pytest.mark.parametrize("backend,workers", [("kornia", 0), ("dali", 1), ("albumentations", 0)])
+def test_a_folder_of_mixed_sizes_is_measured_as_it_is_where_the_exported_loader_reads_it(backend, workers,
+                                                                                         sample_images):
+    """--bench --images FOLDER decodes FOLDER's own files (the sample photos: 8 sizes, JPEG and
+    PNG); the estimate does too wherever the exported loader takes the folder as it is (here a
+    step fixes the size first), instead of a re-encoded JPEG copy, every stage included."""
+    from workbench.data import SAMPLE_DATA
+
+    crop = _chain({"op": "RandomResizedCrop", "params": {"size": [32, 32]}}, FLIP)
+    est = crop.estimate(backend=backend, images=SAMPLE_DATA, batch_size=4, runs=1, batches=1, warmup=1,
+                        workers=workers, progress=False)
+    assert "as they are" in est.notes[0] and "re-encoded" not in " ".join(est.notes)
+    heights, widths = zip(*(a.shape[:2] for a in sample_images))
+    assert est.image_size == (int(np.median(heights)), int(np.median(widths)))
+    assert list(est.stages) == ["decode", "augment"] and [s.op for s in est.steps] == ["RandomResizedCrop",
+                                                                                      "HorizontalFlip"]
+
+
+def test_which_folders_are_read_as_they_are(sample_images):
+    from workbench.data import SAMPLE_DATA
+
+    crop = _chain({"op": "RandomResizedCrop", "params": {"size": [32, 32]}}, FLIP)
+    inp = prepare_input(SAMPLE_DATA, mixed_sizes=True)
+    assert inp.folder == SAMPLE_DATA and len(inp.files) == len(sample_images)
+    assert sorted(inp.sizes) == sorted({a.shape[:2] for a in sample_images})
+    assert first_batch(inp, 3).shape == (3, *inp.size, 3)  # the breakdowns' batch: one size
+    # A chain whose loader needs one size (nothing fixes it) measures re-encoded files, as before;
+    # Albumentations reads any folder as it is (image by image).
+    assert prepare_input(SAMPLE_DATA, mixed_sizes=False).folder != SAMPLE_DATA
+    assert reads_mixed_sizes(_chain(FLIP), "albumentations")
+    assert not reads_mixed_sizes(_chain(FLIP), "kornia")
+    assert reads_mixed_sizes(crop, "kornia") and reads_mixed_sizes(crop, "dali")
+    # A size asked for is still a re-encoded copy at that size.
+    assert prepare_input(SAMPLE_DATA, (40, 40), mixed_sizes=True).size == (40, 40)
+
+
+# ----- spread ------------------------------------------------------------------------------
+@pytest.mark.parametrize("rates", [[100.0], [120.0, 80.0], [90.0, 100.0, 80.0, 110.0, 100.0],
+                                   [5.0, 400.0, 7.5, 6.0, 300.0, 6.5, 1e4]])
+def test_the_spread_is_ordered_and_centred_on_the_estimate(rates):
+    spread = RateSpread.of(rates)
+    assert spread.min <= spread.q1 <= spread.median <= spread.q3 <= spread.max
+    assert (spread.min, spread.max, spread.runs) == (min(rates), max(rates), len(rates))
+    assert spread.median == statistics.median(rates)
+    assert spread.iqr == spread.q3 - spread.q1 >= 0
+    assert spread.relative_range == pytest.approx((max(rates) - min(rates)) / statistics.median(rates))
+    est = Estimate("kornia", "cpu", 8, (64, 64), 1, statistics.median(rates), list(rates), {}, [])
+    assert est.spread == spread and est.spread.median == est.images_per_s
+
+
+def test_the_spread_is_in_the_result_and_everywhere_it_is_shown():
+    from workbench.ui.estimate_panel import _report_html
+
+    est = _synthetic(100.0, 400.0, 300.0)
+    est.run_rates = [80.0, 95.0, 100.0, 104.0, 130.0]
+    shown = est.spread.describe()
+    assert shown == ("median of 5 runs; min 80.0, IQR 95.0-104.0, max 130.0 images/s (range 50% of the median)")
+    assert shown in est.summary() and shown in est._repr_markdown_() and shown in str(est)
+    assert shown in _report_html(est, est.advise())  # the app's estimate panel
+    data = est.to_dict()
+    assert data["spread"] == {"min": 80.0, "q1": 95.0, "median": 100.0, "q3": 104.0, "max": 130.0, "runs": 5}
+    json.dumps(data)
+    cmp = Comparison({"kornia": est})
+    assert shown in cmp.summary() and "| 80.0-130.0 |" in cmp._repr_markdown_()
+    assert "runs 80-130" in est.plot().axes[0].get_legend().get_texts()[0].get_text()
 
 
 # ----- advice -------------------------------------------------------------------------------

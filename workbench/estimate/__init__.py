@@ -16,6 +16,7 @@ import statistics
 from typing import Any, Sequence
 
 from ..backends import BACKENDS, check_sizes, resolve_device
+from ..codegen.loader_sizes import resize_position
 from ..runtime.common import bench_batches
 from ..errors import ChainError, UnsupportedOpError, WorkbenchError
 from .advice import Advice, advise
@@ -24,7 +25,7 @@ from .isolated import measure_isolated
 from .machine import describe_machine, machine_info
 from .measure import PHASES, Settings, measure
 from .progress import Phases, resolve_progress
-from .result import Comparison, Estimate, StageCost, StepCost
+from .result import Comparison, Estimate, RateSpread, StageCost, StepCost
 
 def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: int = 64, image_size=None,
              workers: int | None = None, images: Any = None, runs: int = 5, batches: int | None = None,
@@ -47,7 +48,7 @@ def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: in
         (2, (16, 16))
     """
     settings = _settings(chain, backend, device, batch_size, workers, runs, batches, warmup)
-    inp = prepare_input(images, check_image_size(image_size))
+    inp = prepare_input(images, check_image_size(image_size), mixed_sizes=reads_mixed_sizes(chain, backend))
     _check_chain_fits(chain, inp)
     phases = Phases(resolve_progress(progress), PHASES)
     result = (measure_isolated if isolate else measure)(chain, inp, settings, phases)
@@ -108,10 +109,24 @@ def _check_int(name: str, value: Any, lo: int, hi: int) -> None:
         raise WorkbenchError(f"{name} must be an integer from {lo} to {hi}, got {value!r}")
 
 
+def reads_mixed_sizes(chain, backend: str) -> bool:
+    """Whether `backend`'s exported training loader (and so its --bench) reads a folder of
+    images of several sizes as it is: Albumentations always (image by image), Kornia and DALI
+    when a step fixes the size before the batch must be one size (their FIXES_SIZE).
+
+    Example:
+        >>> import workbench as wb
+        >>> crop = wb.Chain().add("RandomResizedCrop", size=[64, 64]).add("HorizontalFlip")
+        >>> reads_mixed_sizes(crop, "dali"), reads_mixed_sizes(wb.Chain().add("HorizontalFlip"), "kornia")
+        (True, False)
+    """
+    return backend == "albumentations" or not resize_position(chain.enabled_steps())[1]
+
+
 def _check_chain_fits(chain, inp: BenchInput) -> None:
     import numpy as np
 
-    check_sizes(chain, [np.zeros((*inp.size, 3), np.uint8)])
+    check_sizes(chain, [np.zeros((*size, 3), np.uint8) for size in inp.sizes or [inp.size]])
 
 
 def _estimate_from(chain, inp: BenchInput, s: Settings, m) -> Estimate:
@@ -133,5 +148,5 @@ def _estimate_from(chain, inp: BenchInput, s: Settings, m) -> Estimate:
                     list(m.loader_rates), stages, steps, inp.notes + m.notes, machine_info(s.device))
 
 
-__all__ = ["Advice", "BenchInput", "Comparison", "Estimate", "StageCost", "StepCost", "advise", "compare_backends",
-           "describe_machine", "estimate", "machine_info"]
+__all__ = ["Advice", "BenchInput", "Comparison", "Estimate", "RateSpread", "StageCost", "StepCost", "advise",
+           "compare_backends", "describe_machine", "estimate", "machine_info", "reads_mixed_sizes"]

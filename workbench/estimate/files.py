@@ -20,6 +20,7 @@ from ..errors import InputError
 # the loaders sample with replacement, so a few dozen files stand for any folder.
 MAX_FILES = 48
 JPEG_QUALITY = 90
+PREPARED_PREFIX = "workbench-estimate-"
 
 _prepared: dict[str, Path] = {}
 
@@ -32,6 +33,8 @@ class BenchInput:
     size: tuple[int, int]
     files: list[Path]
     notes: list[str] = field(default_factory=list)
+    # Every size among the files looked at (one, unless a folder of mixed sizes is used as it is).
+    sizes: list[tuple[int, int]] = field(default_factory=list)
 
 
 def check_image_size(image_size: Any) -> tuple[int, int] | None:
@@ -73,22 +76,38 @@ def image_size_from_text(text: str):
     return sizes[0] if len(sizes) == 1 else sizes
 
 
-def prepare_input(images: Any = None, image_size: tuple[int, int] | None = None) -> BenchInput:
-    """Files to decode: a folder or glob of same-size images is used as it is; otherwise (other
-    sizes, arrays, tensors, a Dataset) up to MAX_FILES images are written as JPEG at one size.
+def prepare_input(images: Any = None, image_size: tuple[int, int] | None = None,
+                  mixed_sizes: bool = False) -> BenchInput:
+    """Files to decode: a folder of same-size images is used as it is, and so is a folder of
+    mixed sizes when `mixed_sizes` says the exported loader reads one as it is (a step fixes
+    the size before the batch must be one size); otherwise (other sizes, a glob, arrays,
+    tensors, a Dataset) up to MAX_FILES images are written as JPEG at one size.
+
+    The exported script's `--bench --images FOLDER` reads FOLDER's own files: measuring a
+    re-encoded copy instead (other formats, sizes and JPEG quality) would time other decoding.
 
     Example:
         >>> inp = prepare_input(None, (64, 96))
         >>> inp.size, inp.files[0].suffix
         ((64, 96), '.jpg')
+        >>> inp = prepare_input(None, mixed_sizes=True)  # the sample photos, as they are
+        >>> inp.folder.name, len(inp.sizes) > 1
+        ('sample_data', True)
     """
     source = resolve_source(images)
     if isinstance(source, (str, Path)):
         files = image_files(source)
         sizes = [_size_of(f) for f in files[:MAX_FILES]]
-        uniform = len(set(sizes)) == 1
-        if Path(source).is_dir() and uniform and image_size in (None, sizes[0]):
-            return BenchInput(Path(source), sizes[0], files, [f"decodes your {len(files)} file(s) as they are"])
+        distinct = sorted(set(sizes))
+        if Path(source).is_dir() and len(distinct) == 1 and image_size in (None, sizes[0]):
+            return BenchInput(Path(source), sizes[0], files, [f"decodes your {len(files)} file(s) as they are"],
+                              distinct)
+        if Path(source).is_dir() and mixed_sizes and image_size is None:
+            size = _median_size(sizes)
+            return BenchInput(Path(source), size, files,
+                              [f"decodes your {len(files)} file(s) as they are ({len(distinct)} sizes), as the "
+                               f"exported --bench does; the stages and steps alone are timed on them resized to "
+                               f"their median {size[0]}x{size[1]}"], distinct)
         arrays = [decode_image(f) for f in files[:MAX_FILES]]
         origin = f"{len(arrays)} file(s) from {source}"
     else:
@@ -104,13 +123,20 @@ def prepare_input(images: Any = None, image_size: tuple[int, int] | None = None)
     folder = _write_jpegs(arrays, image_size)
     notes.insert(0, f"decodes {origin}, re-encoded as JPEG (quality {JPEG_QUALITY}) at "
                     f"{image_size[0]}x{image_size[1]}")
-    return BenchInput(folder, image_size, sorted(folder.iterdir()), notes)
+    return BenchInput(folder, image_size, sorted(folder.iterdir()), notes, [image_size])
 
 
 def first_batch(inp: BenchInput, batch_size: int) -> np.ndarray:
-    """batch_size decoded images (the files repeated in order) as one uint8 NxHxWx3 array."""
-    decoded = [decode_image(f) for f in inp.files[:batch_size]]
+    """batch_size decoded images (the files repeated in order) as one uint8 NxHxWx3 array at
+    `inp.size` (images of another size, from a folder of mixed sizes, resized to it)."""
+    decoded = [_at_size(decode_image(f), inp.size) for f in inp.files[:batch_size]]
     return np.stack([decoded[i % len(decoded)] for i in range(batch_size)])
+
+
+def _at_size(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    if image.shape[:2] == tuple(size):
+        return image
+    return np.asarray(Image.fromarray(image).resize((size[1], size[0]), Image.BILINEAR))
 
 
 def _size_of(path: Path) -> tuple[int, int]:
@@ -135,7 +161,7 @@ def _write_jpegs(arrays: list[np.ndarray], size: tuple[int, int]) -> Path:
     key = digest.hexdigest()
     if key in _prepared and _prepared[key].is_dir():
         return _prepared[key]
-    folder = Path(tempfile.mkdtemp(prefix="workbench-estimate-"))
+    folder = Path(tempfile.mkdtemp(prefix=PREPARED_PREFIX))
     for i, a in enumerate(arrays):
         image = Image.fromarray(a)
         if image.size != (size[1], size[0]):

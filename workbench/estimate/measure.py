@@ -133,13 +133,24 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
 def _measure_dali(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measurement:
     module = load_module(emit(chain, "dali"), "dali")
     gpu = s.device != "cpu"
-    threads = max(1, s.workers)
-    notes = [] if s.workers else ["DALI needs at least one thread: measured with 1"]
+    # workers=0 means what `--bench --workers 0` makes of it: the export's default thread count
+    # (DALI needs at least one thread), so both measure the same pipeline.
+    threads = s.workers or module._threads()
+    notes = [] if s.workers else [f"DALI needs at least one thread: workers=0 runs its default of {threads}, "
+                                  f"as --bench --workers 0 does"]
     root = str(inp.folder)
-    rates = module.bench_rates(root, s.batch_size, s.batches, s.warmup, s.runs, threads, chain.seed, gpu,
+    rates = module.bench_rates(root, s.batch_size, s.batches, s.warmup, s.runs, s.workers, chain.seed, gpu,
                                progress=phases.tick("whole loader"))
-    decode = module.bench_rates(root, s.batch_size, s.batches, s.warmup, s.runs, threads, chain.seed, gpu,
-                                progress=phases.tick("decoding alone"), augmented=False)
+    # Decoding alone: the export's own training pipeline stopped after decoding, run bare (its
+    # PyTorch iterator wants one size per batch, which only the chain gives a folder of mixed sizes).
+    files, labels = module.image_folder(root)
+    pipe = module.training_pipeline(files, labels, gpu=gpu, aug_seed=chain.seed, augmented=False,
+                                    batch_size=s.batch_size, num_threads=threads, device_id=0 if gpu else None,
+                                    seed=chain.seed)
+    pipe.build()
+    decode = timed_rates(iter(pipe.run, None), lambda outputs: len(outputs[0]), s.batches, s.warmup, s.runs,
+                         progress=phases.tick("decoding alone"))
+    del pipe
     stages = {"decode": s.batch_size / statistics.median(decode)}
     decoder = "nvJPEG (decoders.image, device='mixed'), copy to the GPU included" if gpu else "libjpeg-turbo on the CPU"
     details = {"decode": f"DALI reader + {decoder}, {threads} thread(s)"}

@@ -27,7 +27,9 @@ def plot_estimate(est, target: float | None = None, axes=None):
     rates = [s.images_per_s for s in stages]
     colors = ["#d62728" if s is est.bottleneck else "#1f77b4" for s in stages]
     stage_ax.barh(names, rates, color=colors)
-    stage_ax.axvline(est.images_per_s, color="black", linestyle="--", label=f"whole loader {est.images_per_s:.0f}")
+    spread = est.spread
+    stage_ax.axvline(est.images_per_s, color="black", linestyle="--",
+                     label=f"whole loader {est.images_per_s:.0f} (runs {spread.min:.0f}-{spread.max:.0f})")
     if target:
         stage_ax.axvline(target, color="#2ca02c", linestyle=":", label=f"target {target:.0f}")
     stage_ax.set_xlabel("images/s (stage alone)")
@@ -50,14 +52,20 @@ def plot_comparison(comparison, target: float | None = None):
     ests = list(comparison.estimates.values())
     fig, axes = plt.subplots(len(ests) + 1, 2, figsize=(11, 2.6 * (len(ests) + 1)), squeeze=False)
     overview, blank = axes[0]
-    overview.barh([e.label for e in ests], [e.images_per_s for e in ests], color="#1f77b4")
+    # Each bar is the median run; its whisker reaches the slowest and the fastest run.
+    spreads = [e.spread for e in ests]
+    overview.barh([e.label for e in ests], [e.images_per_s for e in ests], color="#1f77b4",
+                  xerr=[[e.images_per_s - s.min for e, s in zip(ests, spreads)],
+                        [s.max - e.images_per_s for e, s in zip(ests, spreads)]], capsize=3)
     if target:
         overview.axvline(target, color="#2ca02c", linestyle=":", label=f"target {target:.0f}")
         overview.legend(fontsize=8, loc="lower right")
     overview.set_xlabel("images/s (whole loader)")
     overview.invert_yaxis()
     blank.axis("off")
-    blank.text(0, 0.5, comparison.summary(), fontsize=9, va="center", family="monospace")
+    lines = [f"{e.label}: {e.images_per_s:.1f} images/s (runs {s.min:.1f}-{s.max:.1f})" for e, s in zip(ests, spreads)]
+    lines += [f"{b}: not measured ({why})" for b, why in comparison.skipped.items()]
+    blank.text(0, 0.5, "\n".join(lines), fontsize=9, va="center", family="monospace")
     for est, row in zip(ests, axes[1:]):
         plot_estimate(est, target, row)
     fig.tight_layout()

@@ -1,26 +1,76 @@
-"""What an estimate returns: images/s, a stage breakdown and a per-step breakdown."""
+"""What an estimate returns: images/s with its spread over the runs, a stage breakdown and a
+per-step breakdown."""
 from __future__ import annotations
 
+import statistics
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple, Sequence
 
 from .advice import Advice, advise
 from .breakdown import STAGE_LABELS, StageCost, StepCost
 from .machine import describe_machine
 from .plot import plot_comparison, plot_estimate
 
+
+class RateSpread(NamedTuple):
+    """How an estimate's whole-loader runs (images/s each) spread: the slowest, the quartiles,
+    the median (the estimate itself) and the fastest, over `runs` runs.
+
+    Example:
+        >>> spread = RateSpread.of([90.0, 100.0, 80.0, 110.0, 100.0])
+        >>> spread.min, spread.q1, spread.median, spread.q3, spread.max, spread.runs
+        (80.0, 90.0, 100.0, 100.0, 110.0, 5)
+        >>> round(spread.relative_range, 2), spread.describe()
+        (0.3, 'median of 5 runs; min 80.0, IQR 90.0-100.0, max 110.0 images/s (range 30% of the median)')
+    """
+
+    min: float
+    q1: float
+    median: float
+    q3: float
+    max: float
+    runs: int
+
+    @classmethod
+    def of(cls, rates: Sequence[float]) -> "RateSpread":
+        rates = sorted(float(r) for r in rates)
+        if not rates:
+            raise ValueError("no runs to summarise")
+        # Quartiles by linear interpolation between the runs (the 'inclusive' method): with
+        # one run every figure is that run.
+        q1, _, q3 = statistics.quantiles(rates, n=4, method="inclusive") if len(rates) > 1 else rates * 3
+        return cls(rates[0], q1, statistics.median(rates), q3, rates[-1], len(rates))
+
+    @property
+    def iqr(self) -> float:
+        """Interquartile range, images/s."""
+        return self.q3 - self.q1
+
+    @property
+    def relative_range(self) -> float:
+        """(fastest - slowest) / median: 0.1 means the runs lie within 10% of the median's size."""
+        return (self.max - self.min) / self.median if self.median > 0 else float("inf")
+
+    def describe(self) -> str:
+        """One line: median of N runs; min, IQR, max, and the range relative to the median."""
+        return (f"median of {self.runs} run{'s' if self.runs != 1 else ''}; min {self.min:.1f}, "
+                f"IQR {self.q1:.1f}-{self.q3:.1f}, max {self.max:.1f} images/s "
+                f"(range {100 * self.relative_range:.0f}% of the median)")
+
+
 @dataclass
 class Estimate:
     """Throughput of a chain's exported training loader on this machine.
 
     `images_per_s` is the median over `run_rates`, each a stretch of the exported loader
-    (decode from files, copy, augment) as its `--bench` runs it. `stages` and `steps` are
-    measured alone, to show where the time goes.
+    (decode from files, copy, augment) as its `--bench` runs it; `spread` says how far the
+    runs lie apart (min, quartiles, max). `stages` and `steps` are measured alone, to show
+    where the time goes.
 
     Example:
-        >>> est = Estimate("kornia", "cpu", 8, (64, 64), 0, 100.0, [100.0], {}, [])
-        >>> est.spread
-        (100.0, 100.0)
+        >>> est = Estimate("kornia", "cpu", 8, (64, 64), 0, 100.0, [90.0, 100.0, 120.0], {}, [])
+        >>> est.spread.min, est.spread.median, est.spread.max
+        (90.0, 100.0, 120.0)
     """
 
     backend: str
@@ -36,9 +86,9 @@ class Estimate:
     machine: dict[str, str] = field(default_factory=dict)
 
     @property
-    def spread(self) -> tuple[float, float]:
-        """Slowest and fastest of the whole-loader runs."""
-        return min(self.run_rates), max(self.run_rates)
+    def spread(self) -> RateSpread:
+        """How the whole-loader runs spread: min, quartiles, median (= images_per_s), max."""
+        return RateSpread.of(self.run_rates)
 
     @property
     def bottleneck(self) -> StageCost | None:
@@ -62,14 +112,14 @@ class Estimate:
         return plot_estimate(self, target, ax)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Plain data: every field, and the runs' spread under "spread"."""
+        return {**asdict(self), "spread": self.spread._asdict()}
 
     def summary(self) -> str:
         """A few lines of text: rate, stages, steps."""
-        lo, hi = self.spread
         lines = [f"{self.label}, batch {self.batch_size}, {self.image_size[0]}x{self.image_size[1]} images, "
-                 f"{self.workers} worker(s): {self.images_per_s:.1f} images/s "
-                 f"(runs {lo:.1f}-{hi:.1f}, median of {len(self.run_rates)})"]
+                 f"{self.workers} worker(s): {self.images_per_s:.1f} images/s",
+                 f"  whole loader: {self.spread.describe()}"]
         for stage in self.stages.values():
             lines.append(f"  {STAGE_LABELS[stage.name]:<15} {stage.images_per_s:10.1f} images/s "
                          f"{stage.ms_per_batch:9.2f} ms/batch  ({stage.detail})")
@@ -83,10 +133,9 @@ class Estimate:
     __str__ = summary
 
     def _repr_markdown_(self) -> str:
-        lo, hi = self.spread
         rows = [f"**{self.images_per_s:.1f} images/s**: {self.label}, batch {self.batch_size}, "
                 f"{self.image_size[0]}x{self.image_size[1]} images, {self.workers} worker(s) "
-                f"(runs {lo:.1f}-{hi:.1f}, median of {len(self.run_rates)})", "",
+                f"({self.spread.describe()})", "",
                 "| stage (alone) | images/s | ms/batch | how |", "|---|---|---|---|"]
         rows += [f"| {STAGE_LABELS[s.name]} | {s.images_per_s:.1f} | {s.ms_per_batch:.2f} | {s.detail} |"
                  for s in self.stages.values()]
@@ -125,7 +174,7 @@ class Comparison:
         return plot_comparison(self, target)
 
     def summary(self) -> str:
-        lines = [f"{e.label}: {e.images_per_s:.1f} images/s" for e in self.estimates.values()]
+        lines = [f"{e.label}: {e.images_per_s:.1f} images/s ({e.spread.describe()})" for e in self.estimates.values()]
         lines += [f"{b}: not measured ({why})" for b, why in self.skipped.items()]
         return "\n".join(lines)
 
@@ -133,11 +182,13 @@ class Comparison:
 
     def _repr_markdown_(self) -> str:
         fastest = self.fastest
-        rows = ["| backend | images/s | vs fastest | decode | augment | slowest step |", "|---|---|---|---|---|---|"]
+        rows = ["| backend | images/s | runs min-max | vs fastest | decode | augment | slowest step |",
+                "|---|---|---|---|---|---|---|"]
         for e in self.estimates.values():
-            step = e.slowest_step
-            rows.append(f"| {e.label} | {e.images_per_s:.1f} | {e.images_per_s / fastest.images_per_s:.2f} | "
+            step, spread = e.slowest_step, e.spread
+            rows.append(f"| {e.label} | {e.images_per_s:.1f} | {spread.min:.1f}-{spread.max:.1f} | "
+                        f"{e.images_per_s / fastest.images_per_s:.2f} | "
                         f"{e.stages['decode'].images_per_s:.1f} | {e.stages['augment'].images_per_s:.1f} | "
                         f"{f'{step.step} {step.op}' if step else '-'} |")
-        rows += [f"| {b} | not measured: {why} | | | | |" for b, why in self.skipped.items()]
+        rows += [f"| {b} | not measured: {why} | | | | | |" for b, why in self.skipped.items()]
         return "\n".join(rows)

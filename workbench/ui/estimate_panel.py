@@ -153,14 +153,13 @@ def _report_html(result: Estimate | Comparison, advice) -> str:
         rows += "".join(f"<tr><td>{e(b)}</td><td>not measured: {e(why)}</td></tr>" for b, why in result.skipped.items())
         parts.append(f"<table><tr><th>backend</th><th>images/s</th></tr>{rows}</table>")
     for est in estimates:
-        lo, hi = est.spread
         stages = "".join(f"<tr><td>{e(STAGE_LABELS[s.name])}</td><td>{s.images_per_s:.1f}</td>"
                          f"<td>{s.ms_per_batch:.2f}</td><td>{e(s.detail)}</td></tr>" for s in est.stages.values())
         steps = "".join(f"<tr><td>{s.step}. {e(s.op)}</td><td>{s.ms_per_batch:.2f}</td><td>{100 * s.share:.0f}%</td></tr>"
                         for s in est.steps)
         parts.append(
             f"<p><b>{est.images_per_s:.1f} images/s</b>: {e(est.label)}, batch {est.batch_size}, "
-            f"{est.image_size[0]}x{est.image_size[1]}, {est.workers} worker(s); runs {lo:.1f}-{hi:.1f}</p>"
+            f"{est.image_size[0]}x{est.image_size[1]}, {est.workers} worker(s); {e(est.spread.describe())}</p>"
             f"<table><tr><th>stage alone</th><th>images/s</th><th>ms/batch</th><th>how</th></tr>{stages}</table>"
             f"<table><tr><th>step alone</th><th>ms/batch</th><th>share</th></tr>{steps}</table>"
             + "".join(f"<div><small>{e(n)}</small></div>" for n in est.notes))
