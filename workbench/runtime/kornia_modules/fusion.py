@@ -152,6 +152,10 @@ def fused_geometry_plan(steps, shape):
     # Inverse maps from the output back to the frame before step k, for every k: suffix products.
     back = [None] * (len(steps) + 1)
     back[len(steps)] = identity.expand(count, 3, 3)
+    # Maps from the input to the frame before step k, composed forwards (exact zeros stay zeros).
+    ahead = [identity.expand(count, 3, 3)]
+    for matrix in matrices:
+        ahead.append(matrix @ ahead[-1])
     for k in range(len(steps) - 1, -1, -1):
         back[k] = torch.linalg.inv(matrices[k]) @ back[k + 1]
     to_output = torch.linalg.inv(fusion_frame(*size))
@@ -160,9 +164,7 @@ def fused_geometry_plan(steps, shape):
     for k in checks:
         # Frame k seen from the input: when the steps before it only crop, scale and flip, it is
         # a box there, checked on the sampling grid itself (no second grid).
-        before = identity.expand(count, 3, 3)
-        for matrix in matrices[:k]:  # the steps before it, composed forwards (exact zeros stay zeros)
-            before = matrix @ before
+        before = ahead[k]
         from_frame = fusion_frame(*sizes[0]) @ torch.linalg.inv(before) @ torch.linalg.inv(fusion_frame(*sizes[k]))
         if bool((from_frame[:, 0, 1] == 0).all() and (from_frame[:, 1, 0] == 0).all()) \
                 and fusion_is_affine(from_frame):
@@ -176,9 +178,7 @@ def fused_geometry_plan(steps, shape):
     # the edge pixels beyond them): clamp the grid there, where the window is a box of the input.
     clamps = []
     for k, window in resizes:
-        before = identity.expand(count, 3, 3)
-        for matrix in matrices[:k]:
-            before = matrix @ before
+        before = ahead[k]
         to_input = fusion_frame(*sizes[0]) @ torch.linalg.inv(before)
         if bool((to_input[:, 0, 1] == 0).all() and (to_input[:, 1, 0] == 0).all()) and fusion_is_affine(to_input):
             xs = to_input[:, 0, 2, None] + to_input[:, 0, 0, None] * window[:, :2]
