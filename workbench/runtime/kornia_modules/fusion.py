@@ -64,23 +64,28 @@ def fusion_segments(steps):
     """The steps cut into runs, in order: ("geometry" or "colour", [modules]) for a run that
     fuses, (None, [module]) for a step that runs alone.
 
-    A geometric run needs at least one resampling step (runs of exact steps only are cheaper as
-    they are) and one resample mode; a colour run at least two steps.
-    Example: [flip, rotate, ColorJitter, Normalize, GaussianBlur] ->
-    [("geometry", [flip, rotate]), ("colour", [ColorJitter, Normalize]), (None, [GaussianBlur])].
+    A geometric run needs at least two resampling steps of one resample mode (with one, the exact
+    steps around it stay exact, run as they are); a colour run at least two steps.
+    Example: [flip, resize, rotate, ColorJitter, Normalize, GaussianBlur] ->
+    [("geometry", [flip, resize, rotate]), ("colour", [ColorJitter, Normalize]),
+     (None, [GaussianBlur])].
     """
     steps, segments, start = list(steps), [], 0
     while start < len(steps):
         end, mode = start + 1, None
         if fusion_geometry(steps[start]) is not None:
             mode = fusion_geometry(steps[start])[0]
+            resamplings = int(mode is not None)
             while end < len(steps) and fusion_geometry(steps[end]) is not None:
                 other = fusion_geometry(steps[end])[0]
                 if mode is not None and other is not None and other != mode:
                     break
                 mode = mode or other
+                resamplings += int(other is not None)
                 end += 1
-            kind = "geometry" if mode is not None and end - start > 1 else None
+            # With one resampling step, fusing saves nothing worth the exactness of the others:
+            # flips, crops and quarter turns on their own move whole pixels bit for bit.
+            kind = "geometry" if resamplings > 1 else None
         elif fusion_colour(steps[start]):
             while end < len(steps) and fusion_colour(steps[end]):
                 end += 1
