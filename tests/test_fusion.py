@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 
 import workbench as wb
 from workbench.codegen import emit, load_module
@@ -119,17 +120,34 @@ def test_points_a_crop_cut_off_stay_black_after_a_rotation(cuts):
 
 
 def test_colour_runs_give_the_step_by_step_values(cuts):
-    """Pointwise colour steps, some gated by p: one pass over the batch, the same values."""
+    """Pointwise colour steps, some gated by p: one pass over the batch, the same values. The
+    single-factor ops are ColorJitters that draw their order; the full one has a fixed order."""
     chain = (wb.Chain(seed=1).add("ColorJitter", p=0.5).add("Invert", p=0.5).add("Gamma").add("Solarize")
              .add("Posterize").add("BrightnessContrast").add("HueSaturationValue").add("RGBShift")
-             .add("ChannelShuffle").add("Normalize"))
+             .add("ChannelShuffle").add("Normalize").add("Brightness").add("Contrast", p=0.5)
+             .add("Saturation").add("Hue").add("Normalize", mean=[0.5, 0.4, 0.3], std=[0.25, 0.5, 2.0]))
     module = module_of(chain)
-    assert [len(m) for _, m in module.fusion_segments(module.build_augmentation())] == [10]
+    assert [len(m) for _, m in module.fusion_segments(module.build_augmentation())] == [15]
     fused, plain, fused_records, plain_records = both_ways(chain, cuts)
     assert_same_records(fused_records, plain_records)
     # The gates really left some samples alone.
     assert any(0 < record["batch_prob"].sum() < len(cuts) for record in fused_records[:2])
     assert np.abs(fused - plain).max() <= 1e-6
+
+
+def test_fused_runs_leave_the_callers_batch_alone(cuts):
+    """Colour runs write in place only into buffers of their own: the float batch a caller (the
+    app's preview cache) hands in is unchanged, on the whole batch and in chunks."""
+    chain = wb.Chain(seed=1).add("Brightness").add("Normalize").add("Rotate").add("Affine").add("Brightness")
+    module = module_of(chain)
+    batch = torch.stack([torch.from_numpy(c).permute(2, 0, 1) for c in cuts]).float() / 255.0
+    before = batch.clone()
+    whole = module.apply_steps(module.build_augmentation(), batch)
+    assert torch.equal(batch, before)
+    assert not torch.equal(whole, before)
+    module.fusion_chunk = lambda shape, device: 1
+    module.apply_steps(module.build_augmentation(), batch)
+    assert torch.equal(batch, before)
 
 
 def test_export_runs_the_fused_code(tmp_path, cuts):
@@ -141,6 +159,25 @@ def test_export_runs_the_fused_code(tmp_path, cuts):
     np.testing.assert_array_equal(run.images, out)
     unfused, _ = module_of(chain).augment_images(cuts, seed=7, fuse=False)
     assert not np.array_equal(unfused, out)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7])
+def test_chunks_of_samples_give_the_whole_batch_values(chunk, cuts, monkeypatch):
+    """On a CPU fused runs go a few samples at a time (fusion_chunk); every chunk size, one that
+    does not divide the batch too, gives the whole batch's values and draws bit for bit."""
+    chain = (wb.Chain(seed=7).add("RandomResizedCrop", size=[96, 96]).add("HorizontalFlip").add("Rotate")
+             .add("ColorJitter", p=0.5).add("Posterize").add("Normalize").add("GaussianBlur")
+             .add("Perspective").add("Affine").add("Gamma").add("ChannelShuffle"))
+    images = [np.roll(cut, shift, axis=1) for shift in (0, 40) for cut in cuts]  # 8 samples
+    module = module_of(chain)
+    assert [kind for kind, _ in module.fusion_segments(module.build_augmentation())] == \
+        ["geometry", "colour", None, "geometry", "colour"]
+    monkeypatch.setattr(module, "fusion_chunk", lambda shape, device: int(shape[0]))
+    whole, whole_records = module.augment_images(images, seed=7)
+    monkeypatch.setattr(module, "fusion_chunk", lambda shape, device: chunk)
+    chunked, chunked_records = module.augment_images(images, seed=7)
+    np.testing.assert_array_equal(chunked, whole)
+    assert_same_records(chunked_records, whole_records)
 
 
 def test_compile_is_kornia_only():

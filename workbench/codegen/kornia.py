@@ -11,7 +11,7 @@ from .runtime_source import runtime_source, shard_source
 
 # What apply_steps calls of kornia_modules/fusion.py (the functions they use come along).
 FUSION_FUNCTIONS = ("fusion_segments", "fusion_bounds", "fused_geometry_plan", "fused_resample", "fusion_gate",
-                    "fusion_jitter_branches", "fused_colour")
+                    "fusion_jitter_branches", "fused_colour", "fusion_chunk", "fusion_slice")
 
 
 def kornia_module_call(step) -> str:

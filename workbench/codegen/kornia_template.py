@@ -157,33 +157,78 @@ def mixes_batch(augmentation):
 
 
 def apply_steps(steps, batch, records=None, labels=None, fuse=True, torch_compile=False):
-    """Run `steps` in order on a float NCHW batch; append each step's draws to `records`.
+    """Run `steps` in order on an NCHW batch (float in [0, 1], or uint8 levels, converted as
+    to_float converts them); append each step's draws to `records`.
 
     With `fuse` (the default, as the workbench preview runs) consecutive geometric steps resample
-    once and consecutive colour steps run as one function (see fusion_segments); `torch_compile` runs
-    those fused runs through torch.compile (see run_kernel). Mixing steps mix `labels` (soft
-    targets, see soft_targets) as they mix the images; with `labels` the result is
+    once and consecutive colour steps run as one function (see fusion_segments); `torch_compile`
+    runs those fused runs through torch.compile (see run_kernel). Mixing steps mix `labels`
+    (soft targets, see soft_targets) as they mix the images; with `labels` the result is
     (batch, labels), else the batch."""
     segments = fusion_segments(steps) if fuse else [(None, [module]) for module in steps]
+    start = 0
+    while start < len(segments):
+        if segments[start][0] is None:
+            batch, labels = apply_step(segments[start][1][0], as_unit(batch), records, labels)
+            start += 1
+            continue
+        end = start
+        while end < len(segments) and segments[end][0] is not None:
+            end += 1
+        plans = fused_plans(segments[start:end], batch.shape, batch.device, batch.dtype)
+        batch = run_fused(plans, batch, torch_compile)
+        if records is not None:
+            records.extend(sampled_params(module, drawn) for _, modules, draws, _ in plans
+                           for module, drawn in zip(modules, draws))
+        start = end
+    batch = as_unit(batch)
+    return batch if labels is None else (batch, labels)
+
+
+def fused_plans(segments, shape, device, dtype):
+    """Draw the values of a stretch of fused runs (see fusion_segments) for a batch of `shape` and
+    `dtype`, in chain order, and plan their work: one (kernel, modules, draws, arguments) per run,
+    the draws on the CPU for the records, the arguments on `device`."""
+    plans = []
+    # A uint8 batch is converted into a new buffer (see as_unit), which the first run may reuse.
+    converted = dtype == torch.uint8
+    dtype = torch.float32 if converted else dtype
     for kind, modules in segments:
         if kind == "geometry":
-            draws, size, theta, frames, boxes, clamps, mode, affine = fused_geometry_plan(modules, batch.shape)
-            theta, frames, boxes, clamps = on_device([theta, frames, boxes, clamps], batch.device, batch.dtype)
-            batch = run_kernel(fused_resample, torch_compile, batch, theta, frames, boxes, clamps, size, mode, affine)
-        elif kind == "colour":
+            draws, size, theta, frames, boxes, clamps, mode, affine = fused_geometry_plan(modules, shape)
+            arguments = (*on_device([theta, frames, boxes, clamps], device, dtype), size, mode, affine)
+            plans.append((fused_resample, modules, draws, arguments))
+            shape = torch.Size((*shape[:2], *size))
+        else:
             # Every step draws before any applies: the colour steps draw nothing while applying,
             # so the random stream is the step-by-step run's.
-            draws = [module.forward_parameters(batch.shape) for module in modules]
-            gates = [fusion_gate(drawn) for drawn in draws]
-            branches = [fusion_jitter_branches(module, drawn) for module, drawn in zip(modules, draws)]
-            batch = run_kernel(fused_colour, torch_compile, batch, modules, on_device(draws, batch.device),
-                               on_device(gates, batch.device), branches)
-        else:
-            batch, labels = apply_step(modules[0], batch, records, labels)
-            continue
-        if records is not None:
-            records.extend(sampled_params(module, drawn) for module, drawn in zip(modules, draws))
-    return batch if labels is None else (batch, labels)
+            draws = [module.forward_parameters(torch.Size(shape)) for module in modules]
+            arguments = (modules, on_device(draws, device), on_device([fusion_gate(d) for d in draws], device),
+                         [fusion_jitter_branches(module, d) for module, d in zip(modules, draws)],
+                         converted or bool(plans))
+            plans.append((fused_colour, modules, draws, arguments))
+    return plans
+
+
+def run_fused(plans, batch, torch_compile):
+    """The planned fused runs (see fused_plans) applied to `batch`, as one batch on a GPU and a
+    chunk of samples at a time on a CPU (see fusion_chunk): the same values either way, each
+    sample's work being its own."""
+    count, chunk = int(batch.shape[0]), fusion_chunk(batch.shape, batch.device)
+    if chunk >= count:
+        batch = as_unit(batch)
+        for kernel, _, _, arguments in plans:
+            batch = run_kernel(kernel, torch_compile, batch, *arguments)
+        return batch
+    out = None
+    for first in range(0, count, chunk):
+        last = min(count, first + chunk)
+        piece = run_fused([(kernel, modules, draws, fusion_slice(arguments, first, last, count))
+                           for kernel, modules, draws, arguments in plans], batch[first:last], torch_compile)
+        if out is None:
+            out = torch.empty((count, *piece.shape[1:]), dtype=piece.dtype, device=piece.device)
+        out[first:last] = piece
+    return out
 
 
 def apply_step(module, batch, records, labels):
@@ -249,9 +294,14 @@ def on_device(params, device, dtype=None):
     return params
 
 
+def as_unit(batch):
+    """A batch as float32 in [0, 1]: uint8 levels divided by 255, a float batch as it is."""
+    return batch.float().div_(255.0) if batch.dtype == torch.uint8 else batch
+
+
 def to_float(images, device):
     """uint8 NCHW (or CHW) on any device -> float32 in [0, 1] on `device`."""
-    return images.to(device, non_blocking=True).float().div_(255.0)
+    return as_unit(images.to(device, non_blocking=True))
 
 
 def augment_batch(augmentation, images, device, records=None, labels=None, fuse=True, torch_compile=False):
@@ -262,7 +312,8 @@ def augment_batch(augmentation, images, device, records=None, labels=None, fuse=
     the result is (batch, mixed labels). `fuse`, `torch_compile`: see apply_steps.
     """
     if torch.is_tensor(images):
-        return apply_steps(augmentation, to_float(images, device), records, labels, fuse, torch_compile)
+        # uint8 as it is: a CPU's fused runs convert it a chunk at a time (see run_fused).
+        return apply_steps(augmentation, images.to(device, non_blocking=True), records, labels, fuse, torch_compile)
     head, tail = augmentation[:HEAD_STEPS], augmentation[HEAD_STEPS:]
     for (name, position), module in zip(STEPS, head):
         if isinstance(module, MIXING_MODULES):  # run per image, it would mix each image with itself

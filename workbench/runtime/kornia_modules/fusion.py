@@ -117,6 +117,34 @@ def fused_output_size(module, size):
     return size
 
 
+def fusion_chunk(shape, device, chunk_bytes=4 << 20):
+    """How many samples of a batch of `shape` (N, C, H, W) a stretch of fused runs takes at a time
+    on `device`: the whole batch on a GPU, chunks of about `chunk_bytes` of float32 on a CPU.
+    Example: fusion_chunk((64, 3, 256, 256), torch.device("cpu")) == 5."""
+    # On a CPU a chunk's intermediates stay in the caches and in memory the allocator reuses,
+    # where a whole batch's (tens of MB each) would be fresh pages, faulted in for every pass.
+    if device.type != "cpu":
+        return int(shape[0])
+    per_sample = 4 * int(shape[1]) * int(shape[-2]) * int(shape[-1])
+    return max(1, min(int(shape[0]), chunk_bytes // per_sample))
+
+
+def fusion_slice(value, start, stop, count, key=None):
+    """`value` (a fused run's arguments: tensors, lists, tuples and dicts of draws, anything else
+    kept) cut to samples start:stop of a batch of `count`: every tensor whose first dimension is
+    the batch's, except Kornia's draws that describe the whole batch (its order of colour
+    steps, its input's shape).
+    Example: fusion_slice({"batch_prob": torch.ones(8)}, 2, 4, 8)["batch_prob"].shape == (2,)."""
+    if torch.is_tensor(value):
+        per_sample = value.dim() > 0 and value.shape[0] == count and key not in ("order", "forward_input_shape")
+        return value[start:stop] if per_sample else value
+    if isinstance(value, dict):
+        return {name: fusion_slice(item, start, stop, count, name) for name, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(fusion_slice(item, start, stop, count) for item in value)
+    return value
+
+
 def fusion_frame(height, width):
     """The map from pixel indices (centres at integers) of a height x width frame to
     grid_sample's coordinates with align_corners=False: -1 and 1 at the frame's outer edges."""
@@ -209,23 +237,23 @@ def fusion_is_affine(theta):
 
 
 def fusion_grid(theta, size, affine):
-    """grid_sample's sampling coordinates (x and y, N x H x W each) for the output `size` under
-    the maps `theta` (N x 3 x 3, output grid coordinates to input ones; `affine`: all of them
-    affine); points behind a perspective's horizon get coordinates outside [-1, 1], where the
-    sampling gives 0. Affine maps are one broadcast sum per coordinate (affine_grid multiplies a
-    full grid of ones: several times slower on a CPU)."""
+    """grid_sample's sampling grid (N x H x W x 2, x then y) for the output `size` under the maps
+    `theta` (N x 3 x 3, output grid coordinates to input ones; `affine`: all of them affine);
+    points behind a perspective's horizon get coordinates outside [-1, 1], where the sampling
+    gives 0. Each coordinate is one broadcast sum written into the grid itself (affine_grid
+    multiplies a full grid of ones, and stacking two planes copies them: both several times
+    slower on a CPU)."""
     ys = (2.0 * torch.arange(size[0], device=theta.device, dtype=theta.dtype) + 1.0) / size[0] - 1.0
     xs = (2.0 * torch.arange(size[1], device=theta.device, dtype=theta.dtype) + 1.0) / size[1] - 1.0
     ys, xs = ys[None, :, None], xs[None, None, :]
     row = [[theta[:, i, j, None, None] for j in range(3)] for i in range(3)]
-    gx = row[0][0] * xs + (row[0][1] * ys + row[0][2])
-    gy = row[1][0] * xs + (row[1][1] * ys + row[1][2])
+    grid = torch.empty((theta.shape[0], size[0], size[1], 2), device=theta.device, dtype=theta.dtype)
+    torch.add(row[0][0] * xs, row[0][1] * ys + row[0][2], out=grid[..., 0])
+    torch.add(row[1][0] * xs, row[1][1] * ys + row[1][2], out=grid[..., 1])
     if affine:
-        return gx, gy
-    depth = row[2][0] * xs + (row[2][1] * ys + row[2][2])
-    behind = depth <= 0
-    return (torch.where(behind, torch.full_like(gx, 2.0), gx / depth),
-            torch.where(behind, torch.full_like(gy, 2.0), gy / depth))
+        return grid
+    depth = (row[2][0] * xs + (row[2][1] * ys + row[2][2]))[..., None]
+    return grid.div_(depth).masked_fill_(depth <= 0, 2.0)
 
 
 def fused_resample(batch, theta, frames, boxes, clamps, size, mode, affine):
@@ -233,29 +261,26 @@ def fused_resample(batch, theta, frames, boxes, clamps, size, mode, affine):
     every frame of `frames` and `boxes`, clamped into `clamps` (see fused_geometry_plan): the
     tensor work of a fused geometric run (compiled with --compile).
 
-    A point is pushed out (to 2, where grid_sample gives 0) by either coordinate alone, so each
-    box is two independent range checks, one per coordinate plane."""
-    gx, gy = fusion_grid(theta, size, affine)
-    out_x = out_y = None
+    Points outside a frame get x = 2 (where grid_sample gives 0); the grid is checked, clamped
+    and moved in place."""
+    grid = fusion_grid(theta, size, affine)
+    gx, gy = grid[..., 0], grid[..., 1]
+    outside = None
     if boxes is not None:
         for k in range(boxes.shape[1]):
             box = boxes[:, k, :, None, None]
-            bad_x, bad_y = (gx < box[:, 0]) | (gx > box[:, 1]), (gy < box[:, 2]) | (gy > box[:, 3])
-            out_x = bad_x if out_x is None else out_x | bad_x
-            out_y = bad_y if out_y is None else out_y | bad_y
+            bad = (gx < box[:, 0]) | (gx > box[:, 1]) | (gy < box[:, 2]) | (gy > box[:, 3])
+            outside = bad if outside is None else outside.logical_or_(bad)
     for frame in frames:
-        fx, fy = fusion_grid(frame, size, affine)
-        bad = (fx.abs() > 1.0) | (fy.abs() > 1.0)
-        out_x = bad if out_x is None else out_x | bad
+        bad = (fusion_grid(frame, size, affine).abs() > 1.0).any(-1)
+        outside = bad if outside is None else outside.logical_or_(bad)
     if clamps is not None:
         for k in range(clamps.shape[1]):
             box = clamps[:, k, :, None, None]
-            gx, gy = torch.clamp(gx, box[:, 0], box[:, 1]), torch.clamp(gy, box[:, 2], box[:, 3])
-    if out_x is not None:
-        gx = torch.where(out_x, torch.full_like(gx, 2.0), gx)
-    if out_y is not None:
-        gy = torch.where(out_y, torch.full_like(gy, 2.0), gy)
-    grid = torch.stack([gx, gy], -1)
+            gx.clamp_(box[:, 0], box[:, 1])
+            gy.clamp_(box[:, 2], box[:, 3])
+    if outside is not None:
+        gx.masked_fill_(outside, 2.0)  # one coordinate out of range is enough for a 0
     return torch.nn.functional.grid_sample(batch, grid, mode=mode, padding_mode="zeros", align_corners=False)
 
 
@@ -269,30 +294,59 @@ def fusion_gate(drawn):
 
 
 def fusion_jitter_branches(module, drawn):
-    """For a ColorJitter in its fixed order (brightness, contrast, saturation, hue): the branches
-    whose factor moves some sample of the batch (0 to 3), decided on the CPU draws; None for any
-    other step. Kornia's ColorJitter computes all four (hue's colour-space round trip too) and
-    keeps the moved ones with torch.where: running only those gives the same values."""
-    if type(module).__name__ != "ColorJitter" or tuple(getattr(module, "_fixed_order", None) or ()) != (0, 1, 2, 3):
+    """For a ColorJitter: the branches (0 brightness, 1 contrast, 2 saturation, 3 hue) whose factor
+    moves some sample of the batch, in the order they apply (its fixed order, else the order it
+    drew), decided on the CPU draws; None for any other step. Kornia's ColorJitter computes every
+    branch of a fixed order (hue's colour-space round trip too) and keeps the moved ones with
+    torch.where, and skips the unmoved ones of a drawn order: running only the moved ones gives
+    the same values either way."""
+    if type(module).__name__ != "ColorJitter":
         return None
+    order = getattr(module, "_fixed_order", None)
+    order = tuple(order) if order is not None else tuple(int(k) for k in drawn["order"].tolist())
     keys, neutral = ("brightness_factor", "contrast_factor", "saturation_factor", "hue_factor"), (1.0, 1.0, 1.0, 0.0)
-    return tuple(k for k in range(4) if bool((drawn[keys[k]] != neutral[k]).any()))
+    return tuple(k for k in order if bool((drawn[keys[k]] != neutral[k]).any()))
 
 
-def fused_colour(batch, steps, draws, gates, branches):
+def fused_colour(batch, steps, draws, gates, branches, owned=False):
     """A run of pointwise colour steps over the whole batch: each step's values `draws`, its gate
     (see fusion_gate) on the batch's device and its ColorJitter branches (fusion_jitter_branches);
     samples a step's p left out keep their values. Eager, one call; compiled, one kernel (and one
-    more per per-sample mean)."""
+    more per per-sample mean).
+
+    `owned`: `batch` is the run's own buffer, not the caller's. Steps that apply to every sample
+    then write into the buffer they get (brightness and Normalize here, with Kornia's arithmetic;
+    clamps), where Kornia's functions would allocate a new batch for each operation."""
+    keys = ("brightness_factor", "contrast_factor", "saturation_factor", "hue_factor")
     for module, drawn, gate, moved in zip(steps, draws, gates, branches):
-        if moved is None:
-            out = module.apply_transform(batch, drawn, module.flags)
-        else:
+        in_place = owned and gate is None
+        if moved is not None:
             functions = (module._brightness_fn, module._contrast_fn, module._saturation_fn, module._adjust_hue_turns)
-            keys = ("brightness_factor", "contrast_factor", "saturation_factor", "hue_factor")
-            out = batch.clamp(0.0, 1.0)
+            out = batch.clamp_(0.0, 1.0) if in_place else batch.clamp(0.0, 1.0)
             for k in moved:
-                out = functions[k](out, drawn[keys[k]])
-            out = out.clamp(0.0, 1.0)
-        batch = out if gate is None else torch.where(gate, out, batch)
+                if k == 0 and functions[0] is kornia.enhance.adjust_brightness_accumulative:
+                    factor = drawn[keys[0]].to(out.device, out.dtype).reshape(-1, 1, 1, 1)
+                    out = out.mul_(factor).clamp_(0.0, 1.0)  # out is this run's: clamped above
+                else:
+                    out = functions[k](out, drawn[keys[k]])
+            out = out.clamp_(0.0, 1.0)
+        elif type(module).__name__ == "Normalize" and fusion_channel_stats(module.flags, batch) is not None:
+            mean, std = fusion_channel_stats(module.flags, batch)
+            out = (batch.sub_(mean) if in_place else batch.sub(mean)).div_(std)
+        else:
+            out = module.apply_transform(batch, drawn, module.flags)
+        result = out if gate is None else torch.where(gate, out, batch)
+        owned = owned or result is not batch
+        batch = result
     return batch
+
+
+def fusion_channel_stats(flags, batch):
+    """Normalize's mean and std as 1 x C x 1 x 1 tensors for `batch`, or None where they are not
+    one value per channel (or one for all)."""
+    mean, std = flags["mean"], flags["std"]
+    if not (torch.is_tensor(mean) and torch.is_tensor(std)) or mean.numel() not in (1, batch.shape[1]) \
+            or std.numel() not in (1, batch.shape[1]):
+        return None
+    return (mean.to(batch.device, batch.dtype).reshape(1, -1, 1, 1),
+            std.to(batch.device, batch.dtype).reshape(1, -1, 1, 1))
