@@ -1,7 +1,7 @@
 """Fusion in the Kornia path: runs of geometric steps resample once, runs of colour steps run as
 one pass; the draws, their records and p gating are the step-by-step run's; the images agree
-within the stated tolerance (one interpolation instead of several); a run with one resampling
-step is not fused, so flips, crops and quarter turns around it stay exact."""
+within the stated tolerance (one interpolation instead of several); a resize alone among exact
+steps is not fused, so the flips, crops and quarter turns around it stay exact."""
 import warnings
 
 import numpy as np
@@ -60,12 +60,14 @@ def test_runs_are_cut_where_steps_cannot_fuse():
                      (None, ["WbResize"]), (None, ["RandomRotation"])]
     assert module.fusion_bounds(module.build_augmentation()) == [3, 5, 6, 7, 8, 9]
     # Two resample modes do not share a resampling; exact steps (flips) join either.
-    mixed = module_of(wb.Chain(seed=1).add("Rotate").add("VerticalFlip").add("Rotate")
-                      .add("Rotate", interpolation="nearest"))
-    assert [len(m) for _, m in mixed.fusion_segments(mixed.build_augmentation())] == [3, 1]
-    # One resampling step among exact ones: nothing is saved, the exact steps stay exact.
-    single = module_of(wb.Chain(seed=1).add("Resize", size=[32, 32]).add("RandomRotate90").add("Transpose"))
-    assert [kind for kind, _ in single.fusion_segments(single.build_augmentation())] == [None, None, None]
+    mixed = module_of(wb.Chain(seed=1).add("Rotate").add("VerticalFlip").add("Rotate", interpolation="nearest"))
+    assert [len(m) for _, m in mixed.fusion_segments(mixed.build_augmentation())] == [2, 1]
+    # One resize among exact steps: they stay exact, copies of its pixels; a warp takes them in.
+    single = module_of(wb.Chain(seed=1).add("Resize", size=[32, 32]).add("RandomRotate90").add("Transpose")
+                       .add("GaussianBlur").add("RandomResizedCrop", size=[24, 24]).add("HorizontalFlip"))
+    assert [kind for kind, _ in single.fusion_segments(single.build_augmentation())] == [None] * 6
+    warp = module_of(wb.Chain(seed=1).add("HorizontalFlip").add("Rotate"))
+    assert [kind for kind, _ in warp.fusion_segments(warp.build_augmentation())] == ["geometry"]
 
 
 FUSABLE = [("HorizontalFlip", {}), ("VerticalFlip", {}), ("Rotate", {}), ("Affine", {"shear": [-5.0, 5.0]}),
@@ -76,11 +78,9 @@ FUSABLE = [("HorizontalFlip", {}), ("VerticalFlip", {}), ("Rotate", {}), ("Affin
 
 @pytest.mark.parametrize("op,params", FUSABLE, ids=[op for op, _ in FUSABLE])
 def test_every_fusable_step_maps_pixels_as_its_own_module(op, params, cuts):
-    """Each fusable step fused with two rotations by 0 degrees (which resample nothing away; two,
-    so that a run of one exact step still fuses): the same pixels as the step on its own, and the
-    same draws."""
-    chain = (wb.Chain(seed=5).add(op, p=1.0, **params).add("Rotate", p=1.0, degrees=[0.0, 0.0])
-             .add("Rotate", p=1.0, degrees=[0.0, 0.0]))
+    """Each fusable step fused with a rotation by 0 degrees (which resamples nothing away): the
+    same pixels as the step on its own, and the same draws."""
+    chain = wb.Chain(seed=5).add(op, p=1.0, **params).add("Rotate", p=1.0, degrees=[0.0, 0.0])
     module = module_of(chain)
     assert [kind for kind, _ in module.fusion_segments(module.build_augmentation())] == ["geometry"]
     fused, plain, fused_records, plain_records = both_ways(chain, cuts)

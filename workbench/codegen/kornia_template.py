@@ -213,12 +213,15 @@ def fused_plans(segments, shape, device, dtype):
 def run_fused(plans, batch, torch_compile):
     """The planned fused runs (see fused_plans) applied to `batch`, as one batch on a GPU and a
     chunk of samples at a time on a CPU (see fusion_chunk): the same values either way, each
-    sample's work being its own."""
+    sample's work being its own. `torch_compile`: see run_kernel."""
     count, chunk = int(batch.shape[0]), fusion_chunk(batch.shape, batch.device)
     if chunk >= count:
         batch = as_unit(batch)
         for kernel, _, _, arguments in plans:
-            batch = run_kernel(kernel, torch_compile, batch, *arguments)
+            # On a CPU torch.compile's grid_sample (gathers) is slower than ATen's vectorised one
+            # and the grid is already built in place: only colour runs are compiled there.
+            compiled = torch_compile and (kernel is fused_colour or batch.device.type != "cpu")
+            batch = run_kernel(kernel, compiled, batch, *arguments)
         return batch
     out = None
     for first in range(0, count, chunk):

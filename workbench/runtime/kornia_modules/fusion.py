@@ -64,8 +64,9 @@ def fusion_segments(steps):
     """The steps cut into runs, in order: ("geometry" or "colour", [modules]) for a run that
     fuses, (None, [module]) for a step that runs alone.
 
-    A geometric run needs at least two resampling steps of one resample mode (with one, the exact
-    steps around it stay exact, run as they are); a colour run at least two steps.
+    A geometric run needs two steps and one resample mode, and either two resampling steps or
+    a warp (a rotation, affine, shear, translation or perspective); a resize alone among exact
+    steps leaves them exact, run as they are. A colour run needs at least two steps.
     Example: [flip, resize, rotate, ColorJitter, Normalize, GaussianBlur] ->
     [("geometry", [flip, resize, rotate]), ("colour", [ColorJitter, Normalize]),
      (None, [GaussianBlur])].
@@ -74,18 +75,20 @@ def fusion_segments(steps):
     while start < len(steps):
         end, mode = start + 1, None
         if fusion_geometry(steps[start]) is not None:
-            mode = fusion_geometry(steps[start])[0]
+            mode, warps = fusion_geometry(steps[start])
             resamplings = int(mode is not None)
             while end < len(steps) and fusion_geometry(steps[end]) is not None:
-                other = fusion_geometry(steps[end])[0]
+                other, moves_in = fusion_geometry(steps[end])
                 if mode is not None and other is not None and other != mode:
                     break
                 mode = mode or other
                 resamplings += int(other is not None)
+                warps = warps or moves_in
                 end += 1
-            # With one resampling step, fusing saves nothing worth the exactness of the others:
-            # flips, crops and quarter turns on their own move whole pixels bit for bit.
-            kind = "geometry" if resamplings > 1 else None
+            # One resize among exact steps stays unfused: its flips, crops and quarter turns then
+            # copy the resized pixels bit for bit. A warp's pixels are never copies, so exact
+            # steps composed into it change only float rounding.
+            kind = "geometry" if resamplings > 1 or (resamplings == 1 and warps and end - start > 1) else None
         elif fusion_colour(steps[start]):
             while end < len(steps) and fusion_colour(steps[end]):
                 end += 1
