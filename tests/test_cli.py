@@ -118,6 +118,16 @@ def test_estimate_prints_breakdown_advice_and_writes_plot_and_json(tmp_path, cha
     assert f"{saved['images_per_s']:.1f} images/s" in out
 
 
+def test_estimate_compile_reports_the_first_compiled_call(chain_file, capsys):
+    assert main(["estimate", str(chain_file), "--compile", "--batch-size", "4", "--image-size", "240x256",
+                 "--workers", "0", "--runs", "1", "--batches", "1", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "kornia on cpu, torch.compile, batch 4" in out and "first compiled call: " in out
+    assert main(["estimate", str(chain_file), "--compile", "--backend", "dali", "--image-size", "240x256",
+                 "-q"]) == 2
+    assert "torch_compile=True" in capsys.readouterr().err
+
+
 def test_estimate_compare_and_bad_arguments(tmp_path, chain_file, capsys):
     assert main(["estimate", str(chain_file), "--compare", "--batch-size", "2", "--image-size", "224",
                  "--workers", "1", "--runs", "1", "--batches", "1", "-q"]) == 0

@@ -135,6 +135,47 @@ def test_the_estimate_and_bench_call_the_same_timing_with_the_same_parameters(ba
     assert printed[-1].startswith("images/s: ") and len(est.run_rates) == 3
 
 
+def test_a_compiled_estimate_times_the_compiled_loader_and_reports_its_first_call(small_folder, monkeypatch):
+    """torch_compile=True: the loader is timed as `--bench --compile` times it (bench_rates with
+    torch_compile), the augmentation stage runs compiled, and the first compiled call's seconds
+    are reported wherever the estimate is shown."""
+    from workbench.codegen import load_module
+
+    chain = _chain(FLIP, {"op": "Rotate"}, BRIGHT, {"op": "Normalize"})
+    module = load_module(chain.export("kornia"), "kornia")
+    compiled_flags, bench_rates, augment_batch = [], module.bench_rates, module.augment_batch
+
+    def spy_bench(*args, **kwargs):
+        compiled_flags.append(("loader", kwargs.get("torch_compile")))
+        return bench_rates(*args, **kwargs)
+
+    def spy_augment(*args, **kwargs):
+        compiled_flags.append(("augment", kwargs.get("torch_compile")))
+        return augment_batch(*args, **kwargs)
+
+    monkeypatch.setattr(module, "bench_rates", spy_bench)
+    monkeypatch.setattr(module, "augment_batch", spy_augment)
+    est = chain.estimate(images=small_folder, isolate=False, torch_compile=True, workers=0,
+                         **dict(FAST, image_size=None))
+    assert ("loader", True) in compiled_flags and ("augment", True) in compiled_flags
+    assert ("augment", False) not in compiled_flags and ("augment", None) not in compiled_flags
+    assert est.compile_seconds > 0 and est.label == "kornia on cpu, torch.compile"
+    assert "torch.compile" in est.stages["augment"].detail
+    line = f"first compiled call: {est.compile_seconds:.1f} s"
+    assert line in est.summary() and line in est._repr_markdown_()
+    assert est.to_dict()["compile_seconds"] == est.compile_seconds
+    plain = chain.estimate(images=small_folder, workers=0, **dict(FAST, image_size=None))
+    assert plain.compile_seconds is None and "compiled" not in plain.summary()
+
+
+def test_torch_compile_is_a_kornia_estimate_option():
+    with pytest.raises(wb.ChainError, match="torch_compile=True .* use backend='kornia'"):
+        _chain(FLIP).estimate(backend="dali", torch_compile=True, **FAST)
+    cmp = _chain(FLIP, {"op": "Rotate"}).compare_backends(["kornia", "albumentations"], torch_compile=True,
+                                                         workers=0, **FAST)
+    assert cmp.estimates["kornia"].compile_seconds > 0 and cmp.estimates["albumentations"].compile_seconds is None
+
+
 @pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
 def test_estimate_defaults_are_the_bench_defaults(backend, monkeypatch):
     """Left to their defaults, the estimate and --bench time the same warm-up, runs, batches per

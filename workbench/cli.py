@@ -47,6 +47,8 @@ def _estimate(args) -> int:
     options = dict(device=args.device, batch_size=args.batch_size, image_size=args.image_size,
                    workers=args.workers, images=args.images, runs=args.runs, batches=args.batches,
                    progress=not args.quiet)
+    if args.compile:
+        options["torch_compile"] = True
     if args.compare:
         result = chain.compare_backends(None if args.backend is None else args.backend.split(","), **options)
         estimates = list(result.estimates.values())
@@ -129,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--runs", type=int, default=5, help="timed stretches of the whole loader (median)")
     m.add_argument("--batches", type=int, default=None, help="batches per timed stretch (default: 256 images' worth)")
     m.add_argument("--target", type=float, default=None, help="images/s your model consumes: advice says if it keeps up")
+    m.add_argument("--compile", action="store_true",
+                   help="Kornia: run the fused steps through torch.compile, as the export's --compile; reports the "
+                        "first compiled call")
     m.add_argument("--plot", help="write the breakdown plot to this PNG file")
     m.add_argument("--json", help="write the estimate(s) to this JSON file")
     m.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

@@ -29,7 +29,7 @@ from .result import Comparison, Estimate, RateSpread, StageCost, StepCost
 
 def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: int = 64, image_size=None,
              workers: int | None = None, images: Any = None, runs: int = 5, batches: int | None = None,
-             warmup: int = 3, progress: Any = True, isolate: bool = True) -> Estimate:
+             warmup: int = 3, progress: Any = True, isolate: bool = True, torch_compile: bool = False) -> Estimate:
     """Measure `chain`'s exported training loader for `backend` on `device`.
 
     Decodes real files (`images`: a folder, glob, arrays...; the sample images by default;
@@ -38,7 +38,9 @@ def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: in
     stretches of `batches` batches (default: 256 images' worth): images/s is their median,
     exactly as the exported script's `--bench` computes it. With `isolate` (the default) this
     runs in a fresh Python process, as --bench does; False measures in this process. Then decode, host-to-device
-    (on a GPU) and augmentation are timed alone, and each enabled step alone.
+    (on a GPU) and augmentation are timed alone, and each enabled step alone. `torch_compile`
+    (Kornia only): the loader and the augmentation run their fused steps through torch.compile,
+    as `--bench --compile` does, and `compile_seconds` reports the first compiled call.
 
     Example:
         >>> import workbench as wb
@@ -47,7 +49,7 @@ def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: in
         >>> est.batch_size, est.image_size
         (2, (16, 16))
     """
-    settings = _settings(chain, backend, device, batch_size, workers, runs, batches, warmup)
+    settings = _settings(chain, backend, device, batch_size, workers, runs, batches, warmup, torch_compile)
     inp = prepare_input(images, check_image_size(image_size), mixed_sizes=reads_mixed_sizes(chain, backend))
     _check_chain_fits(chain, inp)
     phases = Phases(resolve_progress(progress), PHASES)
@@ -58,7 +60,8 @@ def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: in
 
 def compare_backends(chain, backends: Sequence[str] | None = None, **kwargs) -> Comparison:
     """Estimate `chain` on each backend (default: all that can run it), one after the other
-    with the same settings (see `estimate`); backends that cannot run it are listed as skipped.
+    with the same settings (see `estimate`; `torch_compile=True` applies to Kornia, the only
+    backend that has it); backends that cannot run it are listed as skipped.
 
     Example:
         >>> import workbench as wb
@@ -79,15 +82,19 @@ def compare_backends(chain, backends: Sequence[str] | None = None, **kwargs) -> 
             skipped[backend] = f"{', '.join(missing)} cannot run on {backend}"
             continue
         part = None if report is None else (lambda f, m, n=n: report((n + f) / len(backends), f"{backend}: {m}"))
-        estimates[backend] = estimate(chain, backend=backend, progress=part or False, **kwargs)
+        options = {k: v for k, v in kwargs.items() if k != "torch_compile" or backend == "kornia"}
+        estimates[backend] = estimate(chain, backend=backend, progress=part or False, **options)
     if not estimates:
         raise UnsupportedOpError("no backend can run this chain: " + "; ".join(skipped.values()))
     return Comparison(estimates, skipped)
 
 
-def _settings(chain, backend, device, batch_size, workers, runs, batches, warmup) -> Settings:
+def _settings(chain, backend, device, batch_size, workers, runs, batches, warmup, torch_compile=False) -> Settings:
     if backend not in BACKENDS:
         raise ChainError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if torch_compile and backend != "kornia":
+        raise ChainError(f"torch_compile=True estimates the Kornia export's fused steps through torch.compile; "
+                         f"{backend} has no such option: drop torch_compile=True, or use backend='kornia'")
     chain.validate()
     missing = chain.unsupported_ops(backend)
     if missing:
@@ -101,7 +108,7 @@ def _settings(chain, backend, device, batch_size, workers, runs, batches, warmup
     # The same runs as the exported --bench by default, so the two measure alike.
     batches = bench_batches(batch_size, batches)
     _check_int("batches", batches, 1, 100_000)
-    return Settings(backend, resolve_device(device), batch_size, workers, runs, batches, warmup)
+    return Settings(backend, resolve_device(device), batch_size, workers, runs, batches, warmup, bool(torch_compile))
 
 
 def _check_int(name: str, value: Any, lo: int, hi: int) -> None:
@@ -145,7 +152,8 @@ def _estimate_from(chain, inp: BenchInput, s: Settings, m) -> Estimate:
     steps = [StepCost(i + 1, step.op, 1000 * sec, sec / total, size_in, size_out)
              for (i, step), sec, (size_in, size_out) in zip(chain.enabled_steps(), m.step_seconds, sizes)]
     return Estimate(s.backend, s.device, s.batch_size, inp.size, s.workers, statistics.median(m.loader_rates),
-                    list(m.loader_rates), stages, steps, inp.notes + m.notes, machine_info(s.device))
+                    list(m.loader_rates), stages, steps, inp.notes + m.notes, machine_info(s.device),
+                    m.compile_seconds)
 
 
 __all__ = ["Advice", "BenchInput", "Comparison", "Estimate", "RateSpread", "StageCost", "StepCost", "advise",

@@ -27,18 +27,21 @@ class Settings:
     runs: int
     batches: int
     warmup: int
+    torch_compile: bool = False
 
 
 @dataclass
 class Measurement:
     """Raw results: images/s of each whole-loader run, seconds per batch of each stage and
-    each enabled step (in chain order), and notes on what was measured how."""
+    each enabled step (in chain order), notes on what was measured how, and with torch.compile
+    the seconds its first call took (compiling included)."""
 
     loader_rates: list[float]
     stage_seconds: dict[str, float]
     stage_details: dict[str, str]
     step_seconds: list[float]
     notes: list[str] = field(default_factory=list)
+    compile_seconds: float | None = None
 
 
 def measure(chain, inp: BenchInput, settings: Settings, phases: Phases) -> Measurement:
@@ -93,8 +96,18 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
     cuda = device.type == "cuda"
     sync = (lambda: torch.cuda.synchronize(device)) if cuda else None
     root = str(inp.folder)
+    batch = torch.from_numpy(first_batch(inp, s.batch_size)).permute(0, 3, 1, 2).contiguous()
+    augmentation = module.place(module.build_augmentation(), device)
+    x = batch.to(device)
+    compile_seconds = None
+    if s.torch_compile:
+        # The first compiled call compiles (once per batch shape); the loader's own shapes
+        # compile again in its warm-up, untimed, as in --bench --compile.
+        with torch.random.fork_rng(devices=[device] if cuda else []), torch.no_grad():
+            compile_seconds = median_seconds(lambda: module.augment_batch(augmentation, x, device, torch_compile=True),
+                                             1, 0, sync)
     rates = module.bench_rates(root, s.batch_size, s.batches, s.warmup, s.runs, s.workers, chain.seed, s.device,
-                               progress=phases.tick("whole loader"))
+                               progress=phases.tick("whole loader"), torch_compile=s.torch_compile)
 
     loader = module.make_loader(root, s.batch_size, s.workers, chain.seed, s.device,
                                 num_samples=s.batch_size * (s.warmup + s.batches * s.runs))
@@ -108,18 +121,17 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
     details = {"decode": f"PIL in {readers}" if decoder == "pil" else
                f"{decoder} on {s.device}, batched, file bytes read in {readers}"}
 
-    batch = torch.from_numpy(first_batch(inp, s.batch_size)).permute(0, 3, 1, 2).contiguous()
     if cuda:
         pinned = batch.pin_memory()
         stages["host_to_device"] = median_seconds(lambda: pinned.to(device, non_blocking=True), s.runs, 2, sync)
         details["host_to_device"] = "pinned uint8 batch, copied with non_blocking=True"
-    augmentation = module.place(module.build_augmentation(), device)
-    x = batch.to(device)
     tick = phases.tick("augmentation")
     with torch.random.fork_rng(devices=[device] if cuda else []), torch.no_grad():
         torch.manual_seed(chain.seed)
-        stages["augment"] = median_seconds(lambda: module.augment_batch(augmentation, x, device), s.runs, 1, sync)
-        details["augment"] = f"Kornia on {s.device}, uint8 to float included"
+        stages["augment"] = median_seconds(
+            lambda: module.augment_batch(augmentation, x, device, torch_compile=s.torch_compile), s.runs, 1, sync)
+        details["augment"] = (f"Kornia on {s.device}, uint8 to float included"
+                              + (", fused runs through torch.compile" if s.torch_compile else ""))
         inputs = [module.to_float(x, device)]
         for step in augmentation:
             inputs.append(step(inputs[-1]))
@@ -127,7 +139,7 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
         for k, step in enumerate(augmentation):
             steps.append(median_seconds(lambda: step(inputs[k]), s.runs, 1, sync))
             tick(k + 1, len(augmentation))
-    return Measurement(rates, stages, details, steps)
+    return Measurement(rates, stages, details, steps, compile_seconds=compile_seconds)
 
 
 def _measure_dali(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measurement:

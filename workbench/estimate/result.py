@@ -65,7 +65,8 @@ class Estimate:
     `images_per_s` is the median over `run_rates`, each a stretch of the exported loader
     (decode from files, copy, augment) as its `--bench` runs it; `spread` says how far the
     runs lie apart (min, quartiles, max). `stages` and `steps` are measured alone, to show
-    where the time goes.
+    where the time goes. `compile_seconds`: with torch.compile, how long its first call took
+    (compiling included; each new batch shape compiles once more), else None.
 
     Example:
         >>> est = Estimate("kornia", "cpu", 8, (64, 64), 0, 100.0, [90.0, 100.0, 120.0], {}, [])
@@ -84,6 +85,7 @@ class Estimate:
     steps: list[StepCost]
     notes: list[str] = field(default_factory=list)
     machine: dict[str, str] = field(default_factory=dict)
+    compile_seconds: float | None = None
 
     @property
     def spread(self) -> RateSpread:
@@ -101,7 +103,15 @@ class Estimate:
 
     @property
     def label(self) -> str:
-        return f"{self.backend} on {self.device}"
+        return f"{self.backend} on {self.device}" + (", torch.compile" if self.compile_seconds is not None else "")
+
+    @property
+    def compile_line(self) -> str | None:
+        """What compiling cost, in words, or None without torch.compile."""
+        if self.compile_seconds is None:
+            return None
+        return (f"first compiled call: {self.compile_seconds:.1f} s, compiling included (once per batch shape; "
+                "the rates above are after it)")
 
     def advise(self, target: float | None = None, comparison: "Comparison | None" = None) -> Advice:
         """Whether the chain keeps up with `target` images/s and what to change (see `Advice`)."""
@@ -125,6 +135,8 @@ class Estimate:
                          f"{stage.ms_per_batch:9.2f} ms/batch  ({stage.detail})")
         for step in self.steps:
             lines.append(f"  step {step.step} {step.op:<20} {step.ms_per_batch:9.2f} ms/batch {100 * step.share:5.1f}%")
+        if self.compile_line:
+            lines.append(f"  {self.compile_line}")
         lines += [f"  note: {n}" for n in self.notes]
         if self.machine:
             lines.append(f"  machine: {describe_machine(self.machine)}")
@@ -141,7 +153,7 @@ class Estimate:
                  for s in self.stages.values()]
         rows += ["", "| step | op | ms/batch | share |", "|---|---|---|---|"]
         rows += [f"| {s.step} | {s.op} | {s.ms_per_batch:.2f} | {100 * s.share:.1f}% |" for s in self.steps]
-        rows += [""] + [f"- {n}" for n in self.notes]
+        rows += [""] + ([f"- {self.compile_line}"] if self.compile_line else []) + [f"- {n}" for n in self.notes]
         if self.machine:
             rows.append(f"- machine: {describe_machine(self.machine)}")
         return "\n".join(rows)
