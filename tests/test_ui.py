@@ -144,6 +144,20 @@ def test_estimate_button_measures_and_shows_plot_and_advice(app):
     assert "dali on cpu" in panel.report.value and "Delivers" in panel.report.value
 
 
+def test_the_compile_box_measures_the_compiled_loader_and_shows_its_first_call(app):
+    panel = app.estimates
+    panel.batch_size.value, panel.image_size.value, panel.workers.value = 4, "240x256", 0
+    panel.compile.value = True
+    app.estimate_button.click()
+    est = panel.wait(300)
+    assert est.compile_seconds > 0 and est.label == "kornia on cpu, torch.compile"
+    assert f"first compiled call: {est.compile_seconds:.1f} s" in panel.report.value
+    app.backend.value = "albumentations"
+    app.estimate_button.click()
+    panel.wait(60)
+    assert "estimate failed" in said(app) and "torch_compile=True" in said(app)
+
+
 def test_the_estimate_runs_beside_the_kernel_and_can_be_cancelled(app):
     """The estimate button returns at once: the measurement runs on a thread while the kernel
     (and the app) stay usable, the bar moves, edits do not reach the running measurement, and

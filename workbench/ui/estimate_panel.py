@@ -54,6 +54,9 @@ class EstimatePanel:
                                         description="workers")
         self.target = w.BoundedFloatText(value=0.0, min=0.0, max=1e7, description="target img/s")
         self.compare = w.Checkbox(value=False, description="compare backends", indent=False)
+        self.compile = w.Checkbox(value=False, description="torch.compile (Kornia)", indent=False,
+                                  tooltip="measure the Kornia loader with its fused steps compiled, as --compile "
+                                          "runs it; the first compiled call's seconds are shown")
         self.bar = w.FloatProgress(value=0.0, min=0.0, max=1.0, description="estimate")
         self.label = w.Label()
         self.cancel_button = w.Button(description="cancel", icon="stop", disabled=True,
@@ -66,7 +69,7 @@ class EstimatePanel:
         self._cancel = threading.Event()
         self.widget = w.VBox([
             w.HBox([self.batch_size, self.image_size, self.workers]),
-            w.HBox([self.target, self.compare, self.bar, self.label, self.cancel_button]),
+            w.HBox([self.target, self.compare, self.compile, self.bar, self.label, self.cancel_button]),
             self.report, self.plot,
         ])
 
@@ -85,6 +88,8 @@ class EstimatePanel:
             options = dict(device=device, batch_size=self.batch_size.value,
                            image_size=parse_image_size(self.image_size.value), workers=self.workers.value,
                            images=images)
+            if self.compile.value:
+                options["torch_compile"] = True
             chain = chain.copy()  # a validated snapshot: edits made while measuring wait for the next estimate
         except WorkbenchError as exc:
             self.say(f"estimate failed: {exc}", True)
@@ -162,6 +167,7 @@ def _report_html(result: Estimate | Comparison, advice) -> str:
             f"{est.image_size[0]}x{est.image_size[1]}, {est.workers} worker(s); {e(est.spread.describe())}</p>"
             f"<table><tr><th>stage alone</th><th>images/s</th><th>ms/batch</th><th>how</th></tr>{stages}</table>"
             f"<table><tr><th>step alone</th><th>ms/batch</th><th>share</th></tr>{steps}</table>"
+            + (f"<div><small>{e(est.compile_line)}</small></div>" if est.compile_line else "")
             + "".join(f"<div><small>{e(n)}</small></div>" for n in est.notes))
     items = "".join(f"<li>{e(s)}</li>" for s in advice.suggestions)
     parts.append(f"<p>{e(advice.verdict)}</p><ul>{items}</ul>")
