@@ -223,6 +223,8 @@ def run_fused(plans, batch, torch_compile):
             compiled = torch_compile and (kernel is fused_colour or batch.device.type != "cpu")
             batch = run_kernel(kernel, compiled, batch, *arguments)
         return batch
+    # Chunks of nearly one size: fewer shapes for torch.compile, no straggler of one sample.
+    chunk = -(-count // -(-count // chunk))
     out = None
     for first in range(0, count, chunk):
         last = min(count, first + chunk)
