@@ -13,6 +13,7 @@ Example:
 from .device import resolve_device
 from .inputs import check_sizes, soft_targets
 from .result import BACKENDS, RunResult
-from .run import run_chain
+from .run import check_compile_backend, run_chain
 
-__all__ = ["BACKENDS", "RunResult", "check_sizes", "resolve_device", "run_chain", "soft_targets"]
+__all__ = ["BACKENDS", "RunResult", "check_compile_backend", "check_sizes", "resolve_device", "run_chain",
+           "soft_targets"]

@@ -14,6 +14,17 @@ from .kornia import run_kornia
 from .result import BACKENDS, RunResult
 
 
+def check_compile_backend(torch_compile: bool, backend: str) -> None:
+    """Refuse torch_compile=True on a backend other than Kornia, the only one that has it.
+
+    Example:
+        >>> check_compile_backend(True, "kornia")
+    """
+    if torch_compile and backend != "kornia":
+        raise ChainError(f"torch_compile=True runs the Kornia backend's fused steps through torch.compile; "
+                         f"{backend} has no such option: drop torch_compile=True, or use backend='kornia'")
+
+
 def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed: int | None = None,
               labels: Any = None, torch_compile: bool = False) -> RunResult:
     """Validate the chain and the images, then run them on `backend` (see `Chain.run`)."""
@@ -24,9 +35,7 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
     if unsupported:
         raise UnsupportedOpError("; ".join(f"{op} cannot run on {backend}: it {where_it_runs(op, backend)}"
                                            for op in unsupported))
-    if torch_compile and backend != "kornia":
-        raise ChainError(f"torch_compile=True runs the Kornia backend's fused steps through torch.compile; "
-                         f"{backend} has no such option: drop torch_compile=True, or use backend='kornia'")
+    check_compile_backend(torch_compile, backend)
     if seed is not None:
         chain = chain.copy()
         chain.seed = seed

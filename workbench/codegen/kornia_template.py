@@ -216,20 +216,14 @@ def run_fused(plans, batch, torch_compile):
     sample's work being its own. `torch_compile`: see run_kernel."""
     count, chunk = int(batch.shape[0]), fusion_chunk(batch.shape, batch.device)
     if chunk >= count:
-        batch = as_unit(batch)
-        for kernel, _, _, arguments in plans:
-            # On a CPU torch.compile's grid_sample (gathers) is slower than ATen's vectorised one
-            # and the grid is already built in place: only colour runs are compiled there.
-            compiled = torch_compile and (kernel is fused_colour or batch.device.type != "cpu")
-            batch = run_kernel(kernel, compiled, batch, *arguments)
-        return batch
+        return run_kernels([arguments for *_, arguments in plans], plans, batch, torch_compile)
     # Chunks of nearly one size: fewer shapes for torch.compile, no straggler of one sample.
     chunk = -(-count // -(-count // chunk))
     out = None
     for first in range(0, count, chunk):
         last = min(count, first + chunk)
-        piece = run_fused([(kernel, modules, draws, fusion_slice(arguments, first, last, count))
-                           for kernel, modules, draws, arguments in plans], batch[first:last], torch_compile)
+        piece = run_kernels([fusion_slice(arguments, first, last, count) for *_, arguments in plans], plans,
+                            batch[first:last], torch_compile)
         if out is None:
             out = torch.empty((count, *piece.shape[1:]), dtype=piece.dtype, device=piece.device)
         out[first:last] = piece
@@ -251,6 +245,18 @@ def apply_step(module, batch, records, labels):
     if labels is not None and draws is not None:
         labels = mix_labels(labels, draws)
     return batch, labels
+
+
+def run_kernels(arguments, plans, batch, torch_compile):
+    """The kernels of `plans` applied in turn to `batch`, each with its `arguments` (the plan's
+    own, or cut to the batch's chunk)."""
+    batch = as_unit(batch)
+    for (kernel, *_), kernel_arguments in zip(plans, arguments):
+        # On a CPU torch.compile's grid_sample (gathers) is slower than ATen's vectorised one
+        # and the grid is already built in place: only colour runs are compiled there.
+        compiled = torch_compile and (kernel is fused_colour or batch.device.type != "cpu")
+        batch = run_kernel(kernel, compiled, batch, *kernel_arguments)
+    return batch
 
 
 def run_kernel(function, torch_compile, *args):

@@ -15,7 +15,7 @@ import os
 import statistics
 from typing import Any, Sequence
 
-from ..backends import BACKENDS, check_sizes, resolve_device
+from ..backends import BACKENDS, check_compile_backend, check_sizes, resolve_device
 from ..codegen.loader_sizes import resize_position
 from ..runtime.common import bench_batches
 from ..errors import ChainError, UnsupportedOpError, WorkbenchError
@@ -92,9 +92,7 @@ def compare_backends(chain, backends: Sequence[str] | None = None, **kwargs) -> 
 def _settings(chain, backend, device, batch_size, workers, runs, batches, warmup, torch_compile=False) -> Settings:
     if backend not in BACKENDS:
         raise ChainError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-    if torch_compile and backend != "kornia":
-        raise ChainError(f"torch_compile=True estimates the Kornia export's fused steps through torch.compile; "
-                         f"{backend} has no such option: drop torch_compile=True, or use backend='kornia'")
+    check_compile_backend(torch_compile, backend)
     chain.validate()
     missing = chain.unsupported_ops(backend)
     if missing:
