@@ -84,7 +84,8 @@ class Chain(ChainModel):
 
     # ----- running, exporting, measuring ----------------------------------------------
     def run(self, images: Any, backend: str = "kornia", device: str = "cpu", seed: int | None = None,
-            labels: Any = None, torch_compile: bool = False) -> RunResult:
+            labels: Any = None, torch_compile: bool = False, masks: Any = None, boxes: Any = None,
+            box_labels: Any = None, keypoints: Any = None, keypoints_visible: Any = None) -> RunResult:
         """Apply the chain to images; returns a RunResult with `.images`, `.params` and `.labels`.
 
         `labels`: one class id per image, or soft targets (one row of class weights per image);
@@ -93,13 +94,26 @@ class Chain(ChainModel):
         `torch_compile` (Kornia only): run the fused runs of steps through torch.compile, as the
         export's --compile does (the first call per image size compiles; same draws).
 
+        Targets move with the pixels and come back as `.masks`, `.boxes`, `.box_labels`,
+        `.keypoints` and `.keypoints_visible` (formats: workbench/targets.py; how each op moves
+        them: its spec's TargetRule; the chain's `targets` settings: min_visibility, mask_fill,
+        mark_erased, flip_pairs). `masks`: one H x W integer label map per image, or an N x H x W
+        stack; `boxes`: per image (K, 4) pixel [x1, y1, x2, y2], with optional `box_labels`;
+        `keypoints`: per image (K, 2) pixel [x, y], pixel centres at integers, with optional
+        `keypoints_visible`. `wb.load_annotated` reads them from a COCO file and a mask folder.
+
         Example:
             >>> import workbench as wb
             >>> res = wb.Chain(seed=1).add("VerticalFlip", p=1.0).run(wb.load_images("sample_data")[:2])
             >>> res.images.dtype.name, len(res.params)
             ('float32', 2)
+            >>> res = wb.Chain(seed=1).add("VerticalFlip", p=1.0).run(res.inputs[:1], boxes=[[[0, 0, 10, 20]]])
+            >>> res.boxes[0].tolist(), res.inputs[0].shape[0]
+            ([[0.0, 492.0, 10.0, 512.0]], 512)
         """
-        return run_chain(self, images, backend=backend, device=device, seed=seed, labels=labels, torch_compile=torch_compile)
+        return run_chain(self, images, backend=backend, device=device, seed=seed, labels=labels,
+                         torch_compile=torch_compile, masks=masks, boxes=boxes, box_labels=box_labels,
+                         keypoints=keypoints, keypoints_visible=keypoints_visible)
 
     def export(self, backend: str = "kornia", path: str | os.PathLike | None = None,
                folder: str | os.PathLike | None = None, overwrite: bool = False) -> str:

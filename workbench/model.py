@@ -28,16 +28,19 @@ from .ops import GROUPS, get_spec, why_not_in_group
 from .ops.groups import MAX_DEPTH
 
 FORMAT_NAME = "augmentation-workbench/chain"
-# Version 2 added groups (OneOf, SomeOf, Sequential); a chain without groups is still written as
-# version 1, so older workbenches read it.
-FORMAT_VERSION = 2
+# Version 2 added groups (OneOf, SomeOf, Sequential), version 3 the target settings; a chain is
+# written with the lowest version that holds it, so older workbenches read what they can.
+FORMAT_VERSION = 3
 MAX_STEPS = 256
 MAX_SEED = 2**31 - 1
 # Chains are a few kB; a larger file is not a chain and is refused before parsing.
 MAX_FILE_BYTES = 1_000_000
 
 _STEP_KEYS = {"op", "params", "p", "enabled", "steps"}
-_CHAIN_KEYS = {"format", "version", "seed", "steps"}
+_CHAIN_KEYS = {"format", "version", "seed", "steps", "targets"}
+_TARGET_KEYS = ("min_visibility", "mask_fill", "mark_erased", "flip_pairs")
+# Mask values are label ids: 16 bits hold every dataset's classes.
+MAX_MASK_VALUE = 65535
 
 
 def _check_p(where: str, spec, value: Any) -> float:
@@ -57,6 +60,70 @@ def _check_seed(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= int(value) <= MAX_SEED:
         raise ChainError(f"seed must be an integer in [0, {MAX_SEED}], got {show(value)}")
     return int(value)
+
+
+def _mask_value(where: str, value: Any, allow_none: bool) -> int | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= int(value) <= MAX_MASK_VALUE:
+        extra = " or null (leave masks alone)" if allow_none else ""
+        raise ChainError(f"{where} must be a mask label, an integer in [0, {MAX_MASK_VALUE}]{extra}, got {show(value)}")
+    return int(value)
+
+
+@dataclass
+class TargetSettings:
+    """How a chain treats masks, boxes and keypoints (chain.targets), beside what each op does.
+
+    `min_visibility`: a box is dropped (its label with it) when a step leaves less than this
+    fraction of its area on the image (Albumentations' min_visibility); boxes with no area left are
+    always dropped. `mask_fill`: the mask label where a warp uncovers pixels. `mark_erased`: the
+    mask label written where an occlusion step (Erase, CoarseDropout) erases pixels; None leaves
+    masks alone. `flip_pairs`: keypoint ids that swap when a step mirrors the image ([[0, 1]]: the
+    left eye becomes the right one).
+
+    Example:
+        >>> TargetSettings.from_dict({"min_visibility": 0.3, "flip_pairs": [[0, 1]]}).to_dict()
+        {'min_visibility': 0.3, 'flip_pairs': [[0, 1]]}
+    """
+
+    min_visibility: float = 0.0
+    mask_fill: int = 0
+    mark_erased: int | None = None
+    flip_pairs: list[list[int]] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "TargetSettings":
+        if not isinstance(data, Mapping):
+            raise ChainError(f"'targets' must be a mapping of {', '.join(_TARGET_KEYS)}, got {type(data).__name__}")
+        unknown = set(data) - set(_TARGET_KEYS)
+        if unknown:
+            raise ChainError(f"targets: unknown key(s) {sorted(map(str, unknown))}; the target settings are "
+                             f"{', '.join(_TARGET_KEYS)}")
+        visibility = data.get("min_visibility", 0.0)
+        if isinstance(visibility, bool) or not isinstance(visibility, numbers.Real) or not 0.0 <= visibility <= 1.0:
+            raise ChainError(f"targets: min_visibility must be a number in [0, 1] (the least fraction of a box's area "
+                             f"left on the image), got {show(visibility)}")
+        pairs = data.get("flip_pairs", [])
+        ok = isinstance(pairs, list) and all(
+            isinstance(pair, (list, tuple)) and len(pair) == 2 and all(
+                isinstance(k, numbers.Integral) and not isinstance(k, bool) and 0 <= k < 10_000 for k in pair)
+            and pair[0] != pair[1] for pair in pairs)
+        if not ok:
+            raise ChainError(f"targets: flip_pairs must be a list of [left id, right id] pairs of different keypoint "
+                             f"ids (integers >= 0), e.g. [[0, 1], [3, 4]], got {show(pairs)}")
+        ids = [int(k) for pair in pairs for k in pair]
+        if len(set(ids)) != len(ids):
+            raise ChainError(f"targets: a keypoint id appears in two flip_pairs ({show(pairs)}); each id swaps with one other")
+        return cls(min_visibility=float(visibility),
+                   mask_fill=_mask_value("targets: mask_fill", data.get("mask_fill", 0), allow_none=False),
+                   mark_erased=_mask_value("targets: mark_erased", data.get("mark_erased"), allow_none=True),
+                   flip_pairs=[[int(a), int(b)] for a, b in pairs])
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings that differ from the defaults (an empty dict for a chain that sets none)."""
+        default = TargetSettings()
+        return {k: copy.deepcopy(getattr(self, k)) for k in _TARGET_KEYS if getattr(self, k) != getattr(default, k)}
 
 
 @dataclass
@@ -204,9 +271,13 @@ class ChainModel:
 
     seed: int = 0
     steps: list[Step] = field(default_factory=list)
+    targets: TargetSettings = field(default_factory=TargetSettings)
 
     def __post_init__(self) -> None:
         self.seed = _check_seed(self.seed)
+        settings = self.targets
+        self.targets = TargetSettings.from_dict(settings if isinstance(settings, Mapping) else
+                                                settings.to_dict() if isinstance(settings, TargetSettings) else settings)
 
     # ----- building -------------------------------------------------------------------
     def add(self, op: str, p: float | None = None, enabled: bool = True, steps: list | None = None,
@@ -265,15 +336,18 @@ class ChainModel:
         steps = data.get("steps")
         if not isinstance(steps, list):
             raise ChainError(f"'steps' must be a list of steps, got {type(steps).__name__}")
-        chain = cls(seed=_check_seed(data.get("seed", 0)),
+        chain = cls(seed=_check_seed(data.get("seed", 0)), targets=data.get("targets", {}),
                     steps=[s if isinstance(s, Step) else Step.from_dict(s, i + 1) for i, s in enumerate(steps[:MAX_STEPS + 1])])
         return chain.validate()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain, JSON-safe dict carrying the format name and version."""
-        version = FORMAT_VERSION if any(s.is_group for s in self.steps) else 1
-        return {"format": FORMAT_NAME, "version": version, "seed": self.seed,
-                "steps": [s.to_dict() for s in self.steps]}
+        settings = self.targets.to_dict()
+        version = 3 if settings else 2 if any(s.is_group for s in self.steps) else 1
+        out = {"format": FORMAT_NAME, "version": version, "seed": self.seed, "steps": [s.to_dict() for s in self.steps]}
+        if settings:
+            out["targets"] = settings
+        return out
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
@@ -343,7 +417,7 @@ class ChainModel:
         # A Chain and the ChainModel it extends are the same chain when their contents are.
         if not isinstance(other, ChainModel):
             return NotImplemented
-        return (self.seed, self.steps) == (other.seed, other.steps)
+        return (self.seed, self.steps, self.targets) == (other.seed, other.steps, other.targets)
 
 
 def _format_of(path: Path) -> str:

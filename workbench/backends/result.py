@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from ..targets import Targets
+
 BACKENDS = ("kornia", "dali", "albumentations")
 
 
@@ -19,6 +21,14 @@ class RunResult:
     step's `partner` index and `weight`). `labels`: N x classes float32 soft targets, the
     one-hot labels given to `run` (default: each image's index) mixed by the mixing steps
     (MixUp, CutMix) as the images were; one-hot as given when no step mixes.
+
+    Targets given to `run` come back moved as the pixels were (None for a kind not given):
+    `masks` (a list of H x W label maps, or an N x H x W stack when they were given stacked and
+    the outputs share a size), `boxes` (per image (K, 4) float32 [x1, y1, x2, y2], clipped to
+    the image; boxes below the chain's min_visibility dropped), `box_labels` (per image, those
+    of the boxes kept; each box's index in its image when none were given), `keypoints` (per
+    image (K, 2) float32 [x, y], every keypoint kept) and `keypoints_visible` (per image (K,)
+    bool: False for a keypoint that left the image at some step, or was not visible given).
     """
 
     images: Any
@@ -28,3 +38,29 @@ class RunResult:
     seed: int
     inputs: list[np.ndarray] = field(repr=False, default_factory=list)
     labels: np.ndarray | None = field(repr=False, default=None)
+    targets: Targets | None = field(repr=False, default=None)
+
+    @property
+    def masks(self):
+        t = self.targets
+        if t is None or t.masks is None:
+            return None
+        if t.stacked and len({m.shape for m in t.masks}) == 1:
+            return np.stack(t.masks)
+        return t.masks
+
+    @property
+    def boxes(self):
+        return None if self.targets is None else self.targets.boxes
+
+    @property
+    def box_labels(self):
+        return None if self.targets is None else self.targets.box_labels
+
+    @property
+    def keypoints(self):
+        return None if self.targets is None else self.targets.keypoints
+
+    @property
+    def keypoints_visible(self):
+        return None if self.targets is None else self.targets.keypoints_visible

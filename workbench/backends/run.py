@@ -6,12 +6,14 @@ from typing import Any
 from ..data import as_image_list
 from ..errors import ChainError, UnsupportedOpError
 from ..ops import where_it_runs
+from ..targets import check_targets
 from .albumentations import run_albumentations
 from .dali import run_dali
 from .device import resolve_device
 from .inputs import check_sizes, soft_targets
 from .kornia import run_kornia
 from .result import BACKENDS, RunResult
+from .targets import check_target_ops, move_targets
 
 
 def check_compile_backend(torch_compile: bool, backend: str) -> None:
@@ -26,8 +28,9 @@ def check_compile_backend(torch_compile: bool, backend: str) -> None:
 
 
 def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed: int | None = None,
-              labels: Any = None, torch_compile: bool = False) -> RunResult:
-    """Validate the chain and the images, then run them on `backend` (see `Chain.run`)."""
+              labels: Any = None, torch_compile: bool = False, masks: Any = None, boxes: Any = None,
+              box_labels: Any = None, keypoints: Any = None, keypoints_visible: Any = None) -> RunResult:
+    """Validate the chain, the images and their targets, then run them on `backend` (see `Chain.run`)."""
     if backend not in BACKENDS:
         raise ChainError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     chain.validate()
@@ -42,6 +45,10 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
         chain.validate()
     arrays = as_image_list(images)
     targets = soft_targets(labels, len(arrays))
+    given = check_targets(arrays, masks=masks, boxes=boxes, box_labels=box_labels, keypoints=keypoints,
+                          keypoints_visible=keypoints_visible)
+    if given is not None:
+        check_target_ops(chain, given)
     check_sizes(chain, arrays)
     # Only chains that mix the batch hand labels to the exported code: the others run as before.
     mixing = targets if any(s.spec.mixes_batch for _, s in chain.enabled_steps()) else None
@@ -54,5 +61,6 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
         out, params = run_albumentations(chain, arrays, device)
     else:
         out, params, mixed = run_kornia(chain, arrays, device, mixing, torch_compile)
+    moved = move_targets(chain, params, arrays, given) if given is not None else None
     return RunResult(images=out, params=params, backend=backend, device=device, seed=chain.seed, inputs=arrays,
-                     labels=targets if mixed is None else mixed)
+                     labels=targets if mixed is None else mixed, targets=moved)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..literals import Name, call, literal
 from .dali_helpers import RandomOp, uniform
 from .params import Range, _fail
-from .spec import DaliLowering, KorniaLowering, OpSpec, Parity
+from .spec import DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule
 
 _NO_ALBUMENTATIONS = ("Albumentations transforms one image at a time; 2.0.8 has no MixUp or CutMix, and its "
                       "Mosaic and OverlayElements take extra images through metadata, not from the batch")
@@ -42,7 +42,7 @@ def _dali_mixup(a, c, d) -> list[str]:
 
 
 MIXUP = OpSpec(
-    name="MixUp", family="batch mixing", mixes_batch=True,
+    name="MixUp", family="batch mixing", mixes_batch=True, targets=TargetRule(mix="mixup"),
     # Against the blend at each backend's own partner and weight (tests/test_ops_batch.py), on 8
     # photos: Kornia exact; DALI rounds to uint8, 0.16/255 mean, 0.5/255 at most, 60.9 dB.
     parity=Parity(same_size=True, border=0, mae=0.2 / 255, psnr=58.0, params={"weight": [0.3, 0.3]}),
@@ -107,7 +107,7 @@ def _dali_cutmix(a, c, d) -> list[str]:
 
 
 CUTMIX = OpSpec(
-    name="CutMix", family="batch mixing", mixes_batch=True,
+    name="CutMix", family="batch mixing", mixes_batch=True, targets=TargetRule(mix="cutmix"),
     # The box is a copy: both backends equal the paste at their own draws exactly.
     parity=Parity(same_size=True, border=0, mae=1e-6, psnr=99.0, params={"area": [0.25, 0.25]}),
     doc="Paste a box from a partner image of the same batch (the box keeps the image's aspect ratio, its area "

@@ -5,11 +5,12 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from ..runtime import targets
 from ..runtime.kornia_modules.geometric import max_size_scale, pad_to_at_least
 from ..literals import Name, call, literal
 from .dali_helpers import INTERP, RandomOp, assign, uniform
 from .params import Choice, Flag, Floats, Number, Range, Size
-from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity
+from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule
 
 
 @dataclass(frozen=True)
@@ -173,8 +174,10 @@ def _affine_record(raw) -> dict:
     h, w = (float(v) for v in np.asarray(raw["output_shape"]).reshape(-1)[:2])
     centre = np.array([w / 2 - 0.5, h / 2 - 0.5])
     shift = m[:2, 2] - centre + lin @ centre
+    # The matrix too: Albumentations composes shear and rotation in its own order, which the targets
+    # follow (runtime/targets.py's affine takes a reported matrix over the angles).
     return {"angle": -float(raw["rotate"]), "translate_px": [float(shift[0]), float(shift[1])],
-            "scale": [sx, sy], "shear": -math.degrees(math.atan(shear[0, 1]))}
+            "scale": [sx, sy], "shear": -math.degrees(math.atan(shear[0, 1])), "matrix": m.tolist()}
 
 
 def _translate_record(raw) -> dict:
@@ -185,7 +188,8 @@ def _translate_record(raw) -> dict:
 def _shear_record(raw) -> dict:
     """Albumentations negates its shear draws: the matrix is [[1, -tan x], [-tan y, 1]]."""
     m = _matrix(raw)
-    return {"shear_x": -math.degrees(math.atan(m[0, 1])), "shear_y": -math.degrees(math.atan(m[1, 0]))}
+    return {"shear_x": -math.degrees(math.atan(m[0, 1])), "shear_y": -math.degrees(math.atan(m[1, 0])),
+            "matrix": m.tolist()}
 
 
 # ----- DALI -----------------------------------------------------------------------------------
@@ -437,7 +441,7 @@ def _reference_perspective(image, row):
 
 # ----- the ops ----------------------------------------------------------------------------------
 HORIZONTAL_FLIP = OpSpec(
-    name="HorizontalFlip", family="geometric", default_p=0.5, parity=Parity(border=0, mae=1e-6),
+    name="HorizontalFlip", family="geometric", targets=TargetRule(geometry=targets.horizontal_flip), default_p=0.5, parity=Parity(border=0, mae=1e-6),
     doc="Mirror the image left to right.",
     kornia=KorniaLowering("RandomHorizontalFlip", lambda a: {}),
     dali=DaliLowering(gate="arg", apply=lambda a, c, d: [assign(c.x, "fn.flip", {"horizontal": c.applied})]),
@@ -445,7 +449,7 @@ HORIZONTAL_FLIP = OpSpec(
 )
 
 VERTICAL_FLIP = OpSpec(
-    name="VerticalFlip", family="geometric", default_p=0.5, parity=Parity(border=0, mae=1e-6),
+    name="VerticalFlip", family="geometric", targets=TargetRule(geometry=targets.vertical_flip), default_p=0.5, parity=Parity(border=0, mae=1e-6),
     doc="Mirror the image top to bottom.",
     kornia=KorniaLowering("RandomVerticalFlip", lambda a: {}),
     dali=DaliLowering(gate="arg", apply=lambda a, c, d: [
@@ -454,7 +458,7 @@ VERTICAL_FLIP = OpSpec(
 )
 
 ROTATE = OpSpec(
-    name="Rotate", family="geometric",
+    name="Rotate", family="geometric", targets=TargetRule(geometry=targets.rotation),
     # Measured on the 8 photos: 0.22/255 mean, 59.6 dB for both pairs (interpolation rounding).
     parity=Parity(mae=0.4 / 255, psnr=55.0, params={"degrees": [17.0, 17.0]}),
     doc="Rotate about the centre by an angle drawn from degrees (counter-clockwise); corners filled with 0.",
@@ -477,7 +481,7 @@ ROTATE = OpSpec(
 )
 
 AFFINE = OpSpec(
-    name="Affine", family="geometric",
+    name="Affine", family="geometric", targets=TargetRule(geometry=targets.affine),
     # No shear here: Albumentations composes shear and rotation in the other order (see its note);
     # tests/test_ops_geometric.py checks Kornia against DALI with both.
     # Measured: 0.16/255 mean, 61.0 dB for both pairs.
@@ -529,7 +533,7 @@ AFFINE = OpSpec(
 )
 
 RANDOM_RESIZED_CROP = OpSpec(
-    name="RandomResizedCrop", family="geometric", always_applies=True, fixes_size=True,
+    name="RandomResizedCrop", family="geometric", targets=TargetRule(geometry=targets.window), always_applies=True, fixes_size=True,
     # A full-image window (scale 1 at the photos' own aspect ratio): windows are drawn differently.
     # Measured: 0.23/255 (DALI) and 0.25/255 (Albumentations) mean, 58.3 dB at worst.
     parity=Parity(mae=0.4 / 255, psnr=55.0, params={"size": [100, 140], "scale": [1.0, 1.0], "ratio": [4 / 3, 4 / 3]}),
@@ -583,7 +587,7 @@ _ALB_RESIZE_NOTE = ("the export writes Wb{name}, an A.{name} whose area_for_down
 
 
 RESIZE = OpSpec(
-    name="Resize", family="geometric", always_applies=True, fixes_size=True,
+    name="Resize", family="geometric", targets=TargetRule(geometry=targets.resize), always_applies=True, fixes_size=True,
     # One antialias filter on every backend (the triangle). Measured from Kornia on the sample photos
     # and on 500x375 crops shrunk 1.25 to 6.25 times (tests/test_parity.py): DALI 0.24-0.25/255, 58.9 dB
     # at worst; Albumentations (PIL's 8-bit rounding) 0.26-0.28/255, 57.3 dB; without antialias and
@@ -617,7 +621,7 @@ RESIZE = OpSpec(
 )
 
 CENTER_CROP = OpSpec(
-    name="CenterCrop", family="geometric", always_applies=True, fixes_size=True, input_at_least="size",
+    name="CenterCrop", family="geometric", targets=TargetRule(geometry=targets.window), always_applies=True, fixes_size=True, input_at_least="size",
     parity=Parity(border=0, mae=1e-6, params={"size": [101, 153]}),
     doc="Cut the central `size` region (the image must be at least that large).",
     params=(Size("size", "output size", (224, 224)),),
@@ -632,7 +636,7 @@ CENTER_CROP = OpSpec(
 )
 
 RANDOM_CROP = OpSpec(
-    name="RandomCrop", family="geometric", always_applies=True, fixes_size=True, input_at_least="size",
+    name="RandomCrop", family="geometric", targets=TargetRule(geometry=targets.window), always_applies=True, fixes_size=True, input_at_least="size",
     # Windows are placed at random: each backend is checked against its own reported window.
     parity=Parity(border=0, mae=1e-6, params={"size": [200, 250]}, reference=_reference_window),
     doc="Cut a `size` window at a random position, every position equally likely (the image must be at least "
@@ -655,7 +659,7 @@ RANDOM_CROP = OpSpec(
 _PAD_PARITY_FILL = 0.2  # 51 / 255: an 8-bit level, which every backend stores exactly
 
 PAD = OpSpec(
-    name="Pad", family="geometric", always_applies=True, fixes_size=True,
+    name="Pad", family="geometric", targets=TargetRule(geometry=targets.padded_window), always_applies=True, fixes_size=True,
     # Photos of several sizes: some sides are padded, some cropped; offsets are drawn at random.
     parity=Parity(border=0, mae=1e-6, params={"size": [480, 560], "fill": _PAD_PARITY_FILL},
                   reference=_reference_pad(_PAD_PARITY_FILL)),
@@ -685,7 +689,7 @@ PAD = OpSpec(
 )
 
 TRANSLATE = OpSpec(
-    name="Translate", family="geometric",
+    name="Translate", family="geometric", targets=TargetRule(geometry=targets.shift),
     # Whole-pixel shifts on the 96x128 images (16 and -6 pixels): Albumentations shifts by whole pixels.
     parity=Parity(same_size=True, mae=1e-5, psnr=100.0,
                   params={"translate_x": [0.125, 0.125], "translate_y": [-0.0625, -0.0625]}),
@@ -717,7 +721,7 @@ TRANSLATE = OpSpec(
 )
 
 SHEAR = OpSpec(
-    name="Shear", family="geometric",
+    name="Shear", family="geometric", targets=TargetRule(geometry=targets.shear),
     # x only: Albumentations shears both axes at once (see its note); tests/test_ops_geometric.py
     # checks Kornia against DALI with both.
     # Measured: 0.21/255 mean, 59.8 dB for both pairs.
@@ -752,7 +756,7 @@ SHEAR = OpSpec(
 )
 
 PERSPECTIVE = OpSpec(
-    name="Perspective", family="geometric", default_p=0.5,
+    name="Perspective", family="geometric", targets=TargetRule(geometry=targets.corner_perspective), default_p=0.5,
     # Corners move at random: each backend is checked against OpenCV at its own reported corners.
     # Measured against OpenCV: Kornia 0.0002/255 mean, DALI 0.14/255 and 61.6 dB.
     parity=Parity(mae=0.25 / 255, psnr=57.0, params={"distortion": 0.5}, reference=_reference_perspective),
@@ -874,7 +878,7 @@ def _pad_size(a, height, width):
 
 
 PAD_IF_NEEDED = SizedOpSpec(
-    name="PadIfNeeded", family="geometric", always_applies=True, size_rule=_pad_size,
+    name="PadIfNeeded", family="geometric", targets=TargetRule(geometry=targets.padding), always_applies=True, size_rule=_pad_size,
     # Photos of several sizes: some are padded on one axis, some on both, some not at all.
     # Measured: identical on all three backends (0/255).
     parity=Parity(border=0, mae=1e-6, params={"min_size": [480, 560], "position": "center", "fill": _PAD_PARITY_FILL},
@@ -941,7 +945,7 @@ def _dali_max_size(a, c, d, longest: bool):
 def _max_size_spec(longest: bool) -> SizedOpSpec:
     name, side = ("LongestMaxSize", "longest") if longest else ("SmallestMaxSize", "shortest")
     return SizedOpSpec(
-        name=name, family="geometric", always_applies=True,
+        name=name, family="geometric", targets=TargetRule(geometry=targets.resize), always_applies=True,
         size_rule=lambda a, h, w: max_size_scale(h, w, a["max_size"], longest)[1:],
         # Photos of several sizes and aspect ratios, shrunk with the triangle filter (as Resize). Measured
         # (both ops alike, max_size 97 to 331): DALI 0.25/255, 58.9 dB at worst; Albumentations 0.26-0.28/255,
@@ -1041,7 +1045,7 @@ def _no_settings_from(name):
 
 
 RANDOM_ROTATE90 = OpSpec(
-    name="RandomRotate90", family="geometric", square_input=True,
+    name="RandomRotate90", family="geometric", targets=TargetRule(geometry=targets.quarter_turns), square_input=True,
     # k is drawn per sample: each backend is checked against np.rot90 at its own reported k.
     # Measured: exact on all three backends (0/255).
     parity=Parity(border=0, mae=1e-6, reference=_reference_rotate90),
@@ -1059,7 +1063,7 @@ RANDOM_ROTATE90 = OpSpec(
 )
 
 TRANSPOSE = OpSpec(
-    name="Transpose", family="geometric", default_p=0.5, square_input=True,
+    name="Transpose", family="geometric", targets=TargetRule(geometry=targets.transposition), default_p=0.5, square_input=True,
     # Measured: identical on all three backends (0/255).
     parity=Parity(border=0, mae=1e-6),
     doc="Swap rows and columns: mirror the image over its main diagonal (A.Transpose). The images must be "
@@ -1072,7 +1076,7 @@ TRANSPOSE = OpSpec(
 
 
 D4 = OpSpec(
-    name="D4", family="geometric", square_input=True,
+    name="D4", family="geometric", targets=TargetRule(geometry=targets.dihedral), square_input=True,
     # The element is drawn per sample: each backend is checked against np.rot90 / transpose at its own
     # reported element. Measured: exact on all three backends (0/255).
     parity=Parity(border=0, mae=1e-6, reference=_reference_d4),
@@ -1198,7 +1202,7 @@ def _perspective_zoom_from(t):
 
 
 PERSPECTIVE_ZOOM = OpSpec(
-    name="PerspectiveZoom", family="geometric", default_p=0.5,
+    name="PerspectiveZoom", family="geometric", targets=TargetRule(geometry=targets.zoom_perspective), default_p=0.5,
     # Corners are drawn at random: each backend is checked against OpenCV at its own reported matrix.
     # Measured against OpenCV on the 8 photos (scale 0.08): Kornia 0.0004/255 mean, DALI 0.24/255 and 59.1 dB,
     # Albumentations 0.24/255 and 59.1 dB (DALI and Albumentations round to 8 bits).
@@ -1278,7 +1282,7 @@ def _dali_pad_border(a, c, d):
 
 
 PAD_BORDER_IF_NEEDED = SizedOpSpec(
-    name="PadBorderIfNeeded", family="geometric", always_applies=True, size_rule=_pad_size,
+    name="PadBorderIfNeeded", family="geometric", targets=TargetRule(geometry=targets.padding), always_applies=True, size_rule=_pad_size,
     # Photos of several sizes, some padded by more than a reflection of their side can give.
     # Measured (each border mode, the 12 photos): identical on Kornia, DALI and Albumentations and to OpenCV's
     # copyMakeBorder (0/255; largest difference 3e-8, Kornia's float division by 255).

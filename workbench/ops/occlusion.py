@@ -6,10 +6,11 @@ pixels: one number each, or one list entry per rectangle where an op cuts severa
 import numpy as np
 
 from ..literals import Name, literal
+from ..runtime import targets
 from .dali_helpers import RandomOp, assign, uniform
 from .params import Span
 from .params import Flag, Number, Range
-from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity
+from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule
 
 
 def _short(value: float) -> float:
@@ -67,7 +68,7 @@ def _from_erasing(t):
 _ALB_FILL_NOTE = "the fill is given in 0-255 (uint8) levels: after a Normalize it would not be the value asked for"
 
 ERASE = OpSpec(
-    name="Erase", family="occlusion", default_p=0.5,
+    name="Erase", family="occlusion", targets=TargetRule(erase=targets.erased_rectangles), default_p=0.5,
     # The whole image (area 1 at ratio height/width = 3/4): rectangles are placed at random.
     # Measured: Kornia fills 0.5, DALI and Albumentations 127 of 255 (0.5/255 everywhere).
     parity=Parity(border=0, mae=0.6 / 255, psnr=54.0,
@@ -240,7 +241,7 @@ def _holes_drawn(lo: float, hi: float) -> RandomOp:
 
 
 COARSE_DROPOUT = OpSpec(
-    name="CoarseDropout", family="occlusion", default_p=0.5,
+    name="CoarseDropout", family="occlusion", targets=TargetRule(erase=targets.erased_rectangles), default_p=0.5,
     # Holes land at random: each backend is compared with its own reported holes, filled. DALI and
     # Albumentations fill 127 of 255 for 0.5: 0.5/255 inside the holes (Kornia fills 0.5 exactly),
     # which cover up to about half the image here (measured 0.11/255 and 61 dB; the bounds allow

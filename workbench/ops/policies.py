@@ -20,7 +20,7 @@ import numpy as np
 from ..literals import Name, identifier, literal
 from .dali_helpers import RandomOp
 from .params import Choice, Number, OpRanges, PolicyOp, policy_draws
-from .spec import DaliLowering, KorniaLowering, OpSpec, Parity
+from .spec import DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule
 
 # The ops both libraries have (Kornia's `rand_augment.ops`, DALI's auto_aug augmentations),
 # in the order every backend numbers them. Left out: Kornia's solarize_add (it draws its
@@ -382,8 +382,13 @@ _UNSUPPORTED = {"albumentations": "Albumentations 2.0.8 has no RandAugment-style
 # Kornia's policy modules take no p, and a policy's own draws already decide what each image gets.
 _P_WHY = "a policy's own draws decide which ops each image gets, and Kornia's policy modules have no p"
 
+# A policy draws rotations, shears and shifts among its ops, in its own conventions per backend.
+_NO_TARGETS = TargetRule(unsupported="its rotations, shears and shifts are drawn inside the policy and not yet "
+                                     "followed by the targets; for a detection or segmentation chain, add Rotate, "
+                                     "Shear and Translate steps and a colour policy's ops as steps instead")
+
 RAND_AUGMENT = OpSpec(
-    name="RandAugment", family="policies", always_applies=True, always_applies_why=_P_WHY,
+    name="RandAugment", family="policies", targets=_NO_TARGETS, always_applies=True, always_applies_why=_P_WHY,
     doc="Apply n different ops drawn from the op set, each at strength magnitude/30 of its range "
         "(posterize from its top; rotate, shear and translate with a random sign), as Kornia's RandAugment.",
     params=(
@@ -409,7 +414,7 @@ RAND_AUGMENT = OpSpec(
 )
 
 TRIVIAL_AUGMENT = OpSpec(
-    name="TrivialAugment", family="policies", always_applies=True, always_applies_why=_P_WHY,
+    name="TrivialAugment", family="policies", targets=_NO_TARGETS, always_applies=True, always_applies_why=_P_WHY,
     doc="Apply one op drawn from the op set at a magnitude drawn uniformly from its range (rotate, shear and "
         "translate with a random sign), as Kornia's TrivialAugment.",
     params=(OpRanges("ops", "the ops to draw from and the range each one's magnitude is drawn from",
@@ -425,7 +430,7 @@ TRIVIAL_AUGMENT = OpSpec(
 )
 
 AUTO_AUGMENT = OpSpec(
-    name="AutoAugment", family="policies", always_applies=True, always_applies_why=_P_WHY,
+    name="AutoAugment", family="policies", targets=_NO_TARGETS, always_applies=True, always_applies_why=_P_WHY,
     doc="Apply one of the AutoAugment paper's learned sub-policies (two ops, each run with its probability at a "
         "magnitude from its bin), as Kornia's AutoAugment tabulates them.",
     params=(_PolicyName("policy", "the learned policy: its sub-policies", "imagenet",

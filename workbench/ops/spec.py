@@ -169,6 +169,24 @@ class Parity:
 
 
 @dataclass(frozen=True)
+class TargetRule:
+    """How an op moves masks, boxes and keypoints, from a sample's reported draws (the functions
+    of workbench/runtime/targets.py, which every backend's run and every export share).
+
+    `geometry`: the op's forward map (input to output pixel edges) from its params and the
+    sample's row; `erase`: the rectangles an occlusion step erased (masks are marked there only
+    when the chain asks); `mix`: "mixup" or "cutmix" (see runtime/targets.py's mix_samples);
+    `unsupported`: why the op cannot move targets (a run with targets refuses it, naming this).
+    An op with none of them leaves targets alone (colour, blur, noise, weather, normalize).
+    """
+
+    geometry: Callable[..., Any] | None = None
+    erase: Callable[..., Any] | None = None
+    mix: str | None = None
+    unsupported: str = ""
+
+
+@dataclass(frozen=True)
 class OpSpec:
     """Everything about one op: parameters, defaults, docs and its lowering per backend.
 
@@ -214,10 +232,15 @@ class OpSpec:
     # Why a backend cannot run this op, by backend name (the support matrix and the refusal
     # messages quote it); every backend without a lowering needs one.
     unsupported: Mapping[str, str] = field(default_factory=dict)
+    # How masks, boxes and keypoints follow the op (default: they are left alone).
+    targets: TargetRule = field(default_factory=TargetRule)
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
             raise ValueError(f"op {self.name}: family must be one of {FAMILIES}")
+        if self.family in ("geometric", "policies") and not (self.targets.geometry or self.targets.unsupported):
+            raise ValueError(f"op {self.name}: a {self.family} op moves pixels, so its spec must say how targets "
+                             "follow (TargetRule.geometry) or why they cannot (TargetRule.unsupported)")
         if not self.name.isidentifier():
             raise ValueError(f"op name {self.name!r} must be a Python identifier")
 

@@ -1,0 +1,274 @@
+"""Targets: the masks, boxes and keypoints a user gives beside the images, checked, and read
+from a COCO file and a mask folder.
+
+Formats (`Chain.run` takes them and `RunResult` gives them back alike):
+- masks: one H x W integer label map per image (a list), or an N x H x W stack;
+- boxes: one (K, 4) float array per image, pixel [x1, y1, x2, y2] (pixel edges: a box over
+  pixel columns 0-9 is [0, 10)), with optional box_labels, one (K,) integer array per image;
+- keypoints: one (K, 2) float array per image, pixel [x, y] with pixel centres at integers
+  (column j's centre is x = j), and optional keypoints_visible, one (K,) bool array per image.
+
+Example:
+    >>> import numpy as np
+    >>> t = check_targets([np.zeros((4, 6, 3), np.uint8)], boxes=[[[1, 1, 3, 2]]])
+    >>> t.boxes[0].tolist(), t.box_labels[0].tolist()
+    ([[1.0, 1.0, 3.0, 2.0]], [0])
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from .data import SAMPLE_DATA, DecodedImage, decode_image, image_files, resolve_source
+from .errors import InputError
+
+SAMPLE_TARGETS = Path(__file__).resolve().parent / "sample_targets"
+MASK_DTYPES = "uint8, uint16, int32, int64 or bool"
+
+
+@dataclass
+class Targets:
+    """Checked targets, one entry per image in every list that is not None (copies: the
+    caller's arrays are never changed). `stacked`: masks were given as one N x H x W array."""
+
+    masks: list[np.ndarray] | None = None
+    boxes: list[np.ndarray] | None = None
+    box_labels: list[np.ndarray] | None = None
+    keypoints: list[np.ndarray] | None = None
+    keypoints_visible: list[np.ndarray] | None = None
+    stacked: bool = False
+
+    def kinds(self) -> list[str]:
+        """The kinds given: 'masks', 'boxes', 'keypoints'."""
+        return [k for k in ("masks", "boxes", "keypoints") if getattr(self, k) is not None]
+
+
+def _per_image(name: str, value: Any, count: int) -> list[Any]:
+    if hasattr(value, "detach"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
+        raise InputError(f"{name}: expected one entry per image (a list of {count}), got {type(value).__name__}")
+    if len(value) != count:
+        raise InputError(f"{name}: expected one entry per image ({count} image(s)), got {len(value)}")
+    return list(value)
+
+
+def _array(name: str, n: int, value: Any, what: str) -> np.ndarray:
+    if hasattr(value, "detach"):
+        value = value.detach().cpu().numpy()
+    try:
+        return np.array(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} of image {n}: must be {what}, got {type(value).__name__}") from None
+
+
+def _check_mask(n: int, value: Any, image: np.ndarray) -> np.ndarray:
+    mask = _array("mask", n, value, "an H x W array of integer labels")
+    if mask.ndim == 3 and mask.shape[2] == 1:
+        mask = mask[:, :, 0]
+    if mask.ndim != 2 or mask.dtype.kind not in "biu":
+        raise InputError(f"mask of image {n}: must be an H x W array of integer labels ({MASK_DTYPES}), got "
+                         f"{mask.dtype} values of shape {mask.shape}")
+    if mask.shape != image.shape[:2]:
+        raise InputError(f"mask of image {n} is {mask.shape[0]}x{mask.shape[1]} but image {n} is "
+                         f"{image.shape[0]}x{image.shape[1]}; give each image a mask of its own size")
+    return mask.astype(np.uint8) if mask.dtype == bool else mask.copy()
+
+
+def _check_points(kind: str, n: int, value: Any, columns: int, image: np.ndarray) -> np.ndarray:
+    shape = "(K, 4) [x1, y1, x2, y2]" if columns == 4 else "(K, 2) [x, y]"
+    array = _array(kind, n, value, f"a {shape} array of pixel coordinates")
+    if array.size == 0:
+        return np.zeros((0, columns), np.float64)
+    if array.ndim != 2 or array.shape[1] != columns or array.dtype.kind not in "iuf":
+        raise InputError(f"{kind} of image {n}: must be a {shape} array of pixel coordinates, got {array.dtype} "
+                         f"values of shape {array.shape}")
+    array = array.astype(np.float64)
+    bad = ~np.isfinite(array).all(axis=1)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise InputError(f"{kind} of image {n}: entry {k} {array[k].tolist()} has a NaN or infinite coordinate; "
+                         "give finite pixel coordinates (drop the entry, or flag a keypoint with keypoints_visible)")
+    h, w = image.shape[:2]
+    if columns == 4:
+        flipped = (array[:, 2] < array[:, 0]) | (array[:, 3] < array[:, 1])
+        if flipped.any():
+            k = int(np.argmax(flipped))
+            raise InputError(f"boxes of image {n}: box {k} {array[k].tolist()} has x2 < x1 or y2 < y1; boxes are "
+                             "pixel [x1, y1, x2, y2] with x1 <= x2 and y1 <= y2 (COCO's [x, y, w, h] becomes "
+                             "[x, y, x + w, y + h])")
+        outside = (array[:, 0] < 0) | (array[:, 1] < 0) | (array[:, 2] > w) | (array[:, 3] > h)
+        where = f"x in [0, {w}], y in [0, {h}]"
+    else:
+        outside = (array[:, 0] < -0.5) | (array[:, 1] < -0.5) | (array[:, 0] >= w - 0.5) | (array[:, 1] >= h - 0.5)
+        where = f"x in [-0.5, {w - 0.5}), y in [-0.5, {h - 0.5}), pixel centres at integers"
+    if outside.any():
+        k = int(np.argmax(outside))
+        raise InputError(f"{kind} of image {n}: entry {k} {array[k].tolist()} lies outside the {h}x{w} image "
+                         f"({where}); clip it or drop it")
+    return array
+
+
+def _check_ids(name: str, n: int, value: Any, count: int, kind: str) -> np.ndarray:
+    array = _array(name, n, value, f"one entry per {kind}").reshape(-1)
+    if len(array) != count:
+        raise InputError(f"{name} of image {n}: expected one entry per {kind} ({count}), got {len(array)}")
+    return array.copy()
+
+
+def check_targets(images: list[np.ndarray], masks: Any = None, boxes: Any = None, box_labels: Any = None,
+                  keypoints: Any = None, keypoints_visible: Any = None) -> Targets | None:
+    """Check the targets given for `images` (see the module's formats); None when none are given.
+    Every error names the image, the target and what to change.
+
+    Example:
+        >>> check_targets([np.zeros((4, 6, 3), np.uint8)], keypoints=[[[9, 1]]])
+        Traceback (most recent call last):
+        ...
+        workbench.errors.InputError: keypoints of image 0: entry 0 [9.0, 1.0] lies outside the 4x6 image (x in [-0.5, 5.5), y in [-0.5, 3.5), pixel centres at integers); clip it or drop it
+    """
+    if masks is None and boxes is None and keypoints is None:
+        for name, value in (("box_labels", box_labels), ("keypoints_visible", keypoints_visible)):
+            if value is not None:
+                raise InputError(f"{name} were given without {'boxes' if name == 'box_labels' else 'keypoints'}")
+        return None
+    count = len(images)
+    out = Targets()
+    if masks is not None:
+        out.stacked = isinstance(masks, np.ndarray) and masks.ndim == 3 or hasattr(masks, "detach") and masks.ndim == 3
+        out.masks = [_check_mask(n, m, images[n]) for n, m in enumerate(_per_image("masks", masks, count))]
+    if boxes is not None:
+        out.boxes = [_check_points("boxes", n, b, 4, images[n]) for n, b in enumerate(_per_image("boxes", boxes, count))]
+        labels = (_per_image("box_labels", box_labels, count) if box_labels is not None
+                  else [np.arange(len(b)) for b in out.boxes])
+        out.box_labels = [_check_ids("box_labels", n, v, len(out.boxes[n]), "box") for n, v in enumerate(labels)]
+    elif box_labels is not None:
+        raise InputError("box_labels were given without boxes")
+    if keypoints is not None:
+        out.keypoints = [_check_points("keypoints", n, k, 2, images[n])
+                         for n, k in enumerate(_per_image("keypoints", keypoints, count))]
+        visible = (_per_image("keypoints_visible", keypoints_visible, count) if keypoints_visible is not None
+                   else [np.ones(len(k), bool) for k in out.keypoints])
+        out.keypoints_visible = [_check_ids("keypoints_visible", n, v, len(out.keypoints[n]), "keypoint").astype(bool)
+                                 for n, v in enumerate(visible)]
+    elif keypoints_visible is not None:
+        raise InputError("keypoints_visible were given without keypoints")
+    return out
+
+
+# ----- reading targets from files ------------------------------------------------------------
+def _coco_index(path: Path) -> dict[str, tuple[dict, list[dict]]]:
+    """{file name: (COCO image entry, its annotations)} from a COCO instances file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read COCO file {str(path)!r}: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("images"), list):
+        raise InputError(f"{str(path)!r} is not a COCO instances file: it needs an 'images' list (and 'annotations')")
+    by_id = {}
+    for entry in data["images"]:
+        if not isinstance(entry, dict) or "id" not in entry or "file_name" not in entry:
+            raise InputError(f"{str(path)!r}: every entry of 'images' needs 'id' and 'file_name', got {entry!r:.80}")
+        by_id[entry["id"]] = (entry, [])
+    for ann in data.get("annotations", []):
+        if not isinstance(ann, dict) or ann.get("image_id") not in by_id or "bbox" not in ann:
+            raise InputError(f"{str(path)!r}: annotation {ann.get('id') if isinstance(ann, dict) else ann!r} needs a "
+                             "'bbox' and an 'image_id' listed in 'images'")
+        by_id[ann["image_id"]][1].append(ann)
+    return {str(entry["file_name"]): (entry, anns) for entry, anns in by_id.values()}
+
+
+def _match(file: Path, root: Path | None, names: dict[str, Any]) -> str | None:
+    """The COCO file_name naming `file`: its path under the image folder, or its bare name."""
+    if root is not None:
+        try:
+            relative = file.relative_to(root).as_posix()
+            if relative in names:
+                return relative
+        except ValueError:
+            pass
+    return file.name if file.name in names else None
+
+
+def _coco_targets(anns: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """(boxes xyxy, labels, keypoints, visible) of one image's COCO annotations; keypoints are
+    those of the annotations that have them, COCO's v = 0 (not labelled) flagged not visible."""
+    boxes = np.array([[a["bbox"][0], a["bbox"][1], a["bbox"][0] + a["bbox"][2], a["bbox"][1] + a["bbox"][3]]
+                      for a in anns], dtype=np.float64).reshape(-1, 4)
+    labels = np.array([int(a.get("category_id", 0)) for a in anns], dtype=np.int64)
+    points = [np.asarray(a["keypoints"], dtype=np.float64).reshape(-1, 3) for a in anns if a.get("keypoints")]
+    if not points:
+        return boxes, labels, None, None
+    points = np.concatenate(points)
+    return boxes, labels, points[:, :2].copy(), points[:, 2] > 0
+
+
+def load_annotated(source: str | Path | None = None, coco: str | Path | None = None,
+                   masks: str | Path | None = None) -> tuple[list[np.ndarray], dict[str, Any]]:
+    """Images and their targets, ready for `chain.run(images, **targets)`.
+
+    `source`: the images (a folder, searched recursively, or a glob; None: the bundled sample
+    images, whose hand-made annotations are then the default `coco` and `masks`). `coco`: a COCO
+    instances file: only the images it lists are loaded, in name order, each with its boxes
+    ([x, y, w, h] becomes [x1, y1, x2, y2]), box_labels (category ids) and keypoints (COCO's
+    v = 0 flagged not visible); files are matched by their path under the folder, or by name.
+    `masks`: a folder with one label-map PNG per image, named after the image (cat.jpg:
+    cat.png); without `coco`, only the images that have a mask are loaded.
+
+    Example:
+        >>> images, targets = load_annotated()
+        >>> len(images) == len(targets["masks"]) == len(targets["boxes"]), sorted(targets)
+        (True, ['box_labels', 'boxes', 'keypoints', 'keypoints_visible', 'masks'])
+    """
+    if source is None or resolve_source(source) == SAMPLE_DATA:
+        source = SAMPLE_DATA
+        coco = SAMPLE_TARGETS / "instances.json" if coco is None and masks is None else coco
+        masks = SAMPLE_TARGETS / "masks" if masks is None else masks
+    if coco is None and masks is None:
+        raise InputError("load_annotated needs a COCO file (coco=...) or a mask folder (masks=...) beside the images")
+    files = image_files(source)
+    root = Path(source) if Path(source).is_dir() else None
+    index = _coco_index(Path(coco)) if coco is not None else None
+    mask_dir = Path(masks) if masks is not None else None
+    if mask_dir is not None and not mask_dir.is_dir():
+        raise InputError(f"mask folder {str(mask_dir)!r} does not exist")
+    if index is not None:
+        files = [f for f in files if _match(f, root, index) is not None]
+        if not files:
+            raise InputError(f"none of the images in {str(source)!r} is listed in {str(coco)!r} (COCO file_name "
+                             "must be the image's path under the folder, or its name)")
+    else:
+        files = [f for f in files if (mask_dir / f"{f.stem}.png").is_file()]
+        if not files:
+            raise InputError(f"no image in {str(source)!r} has a mask in {str(mask_dir)!r} (cat.jpg needs cat.png)")
+    images = [DecodedImage.of(decode_image(f), f) for f in files]
+    targets: dict[str, Any] = {}
+    if index is not None:
+        parsed = [_coco_targets(index[_match(f, root, index)][1]) for f in files]
+        targets["boxes"] = [p[0] for p in parsed]
+        targets["box_labels"] = [p[1] for p in parsed]
+        if any(p[2] is not None for p in parsed):
+            targets["keypoints"] = [p[2] if p[2] is not None else np.zeros((0, 2)) for p in parsed]
+            targets["keypoints_visible"] = [p[3] if p[3] is not None else np.zeros(0, bool) for p in parsed]
+    if mask_dir is not None:
+        targets["masks"] = [_read_mask(mask_dir / f"{f.stem}.png", f) for f in files]
+    return images, targets
+
+
+def _read_mask(path: Path, image: Path) -> np.ndarray:
+    if not path.is_file():
+        raise InputError(f"image {str(image)!r} has no mask: {str(path)!r} is missing (every image needs one)")
+    try:
+        with Image.open(path) as handle:
+            mask = np.asarray(handle)
+    except Exception as exc:  # PIL raises many types for corrupt data
+        raise InputError(f"cannot read mask {str(path)!r} ({type(exc).__name__}: {exc})") from None
+    if mask.ndim != 2:
+        raise InputError(f"mask {str(path)!r} has {mask.shape[2]} channels; a mask is a single-channel label map "
+                         "(PNG mode L, I;16 or I)")
+    return mask
