@@ -17,6 +17,11 @@ when this file is out of date. Parity: with ranges collapsed and p = 1, backends
 the sample photographs within the stated mean absolute error (in grey levels of 255) and
 PSNR, `border` pixels from the edge left out (see `tests/test_parity.py`).
 
+Targets (`chain.run(images, masks=..., boxes=..., keypoints=...)`): "moved" ops move masks
+(nearest pixel), boxes (the box around the moved corners, clipped, dropped below the chain's
+`min_visibility`) and keypoints (kept, flagged when they leave the image) as the pixels move,
+from each sample's reported draws, alike on every backend; "no" ops refuse targets, saying why.
+
 Devices: Kornia and DALI run every op they support on the CPU and on an NVIDIA GPU
 (`device="cuda"`; DALI's GPU operators, Kornia on CUDA tensors with its draws made on the CPU
 so that both devices draw alike); Albumentations runs on the CPU only. Every op's DALI GPU
@@ -29,11 +34,31 @@ def _cell(ok: bool) -> str:
     return "yes" if ok else "no"
 
 
+def targets_text(spec) -> str:
+    """What the op does to masks, boxes and keypoints (the matrix's targets column).
+
+    Example:
+        >>> from workbench.ops import get_op
+        >>> targets_text(get_op("Rotate")), targets_text(get_op("Brightness"))
+        ('moved', 'left alone')
+    """
+    rule = spec.targets
+    if rule.unsupported:
+        return "no"
+    if rule.geometry is not None:
+        return "moved"
+    if rule.erase is not None:
+        return "left alone; masks marked on request"
+    if rule.mix is not None:
+        return "mixed"
+    return "left alone"
+
+
 def support_matrix_markdown() -> str:
     """Markdown: a matrix of ops by backend, then each op's parameters, p and notes."""
     columns = [f"{b} ({', '.join(BACKEND_DEVICES[b])})" for b in BACKEND_NAMES]
-    lines = [HEADER, "| op | family | " + " | ".join(columns) + " | parity (MAE, PSNR) |",
-             "|---|---|" + "---|" * len(BACKEND_NAMES) + "---|"]
+    lines = [HEADER, "| op | family | " + " | ".join(columns) + " | parity (MAE, PSNR) | masks, boxes, keypoints |",
+             "|---|---|" + "---|" * len(BACKEND_NAMES) + "---|---|"]
     for spec in REGISTRY.values():
         shared = len(spec.backends) > 1
         if not shared:
@@ -43,7 +68,7 @@ def support_matrix_markdown() -> str:
         else:
             parity = f"<= {spec.parity.mae * 255:.2g}/255, >= {spec.parity.psnr:g} dB, border {spec.parity.border} px"
         lines.append(f"| {spec.name} | {spec.family} | "
-                     + " | ".join(_cell(spec.supports(b)) for b in BACKEND_NAMES) + f" | {parity} |")
+                     + " | ".join(_cell(spec.supports(b)) for b in BACKEND_NAMES) + f" | {parity} | {targets_text(spec)} |")
     lines += ["", "## Groups", "",
               "A group is a step that holds steps (`steps`) and chooses per sample which of them run, on every "
               "backend that runs all its children (Kornia runs each child on the samples that chose it, DALI under "
@@ -61,6 +86,11 @@ def support_matrix_markdown() -> str:
         for param in spec.params:
             lines.append(f"- `{param.name}`: {param.doc}; default `{spec.defaults()[param.name]}`"
                          + _range_text(param))
+        if spec.targets.unsupported:
+            lines.append(f"- targets: `run` refuses masks, boxes and keypoints with this op ({spec.targets.unsupported})")
+        elif spec.targets.geometry is not None:
+            lines.append("- targets: masks, boxes and keypoints move as the pixels do, from each sample's draws "
+                         f"(`{spec.targets.geometry.__name__}` in workbench/runtime/targets.py)")
         for backend in BACKEND_NAMES:
             if not spec.supports(backend):
                 why = spec.unsupported.get(backend, "no lowering")
