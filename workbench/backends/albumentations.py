@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
-
 import numpy as np
 
 # Importing Albumentations otherwise asks PyPI for a newer version (up to 2 s without a network).
@@ -11,7 +9,7 @@ os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 
 from ..codegen import emit, load_module
 from ..errors import WorkbenchError
-from .records import per_sample_params
+from .records import albumentations_names, per_sample_params
 
 
 def _require_albumentations() -> None:
@@ -33,31 +31,4 @@ def run_albumentations(chain, images: list[np.ndarray], device: str):
         out, records = module.augment_images(images, seed=chain.seed, device="cpu")
     except (RuntimeError, ValueError, TypeError) as exc:
         raise WorkbenchError(f"Albumentations could not run the chain: {exc}") from exc
-    return out, per_sample_params(chain, [_named(step, rec) for (_, step), rec in
-                                          zip(chain.enabled_steps(), records)], len(images), lambda spec: None)
-
-
-def _named(step, record: Mapping[str, np.ndarray]) -> dict[str, Any]:
-    """One step's raw per-sample arrays under the names the workbench reports (see
-    AlbumentationsLowering.record); samples where the step did not apply keep only batch_prob.
-    A group's record keeps its choice and names its children's."""
-    if step.is_group:
-        return {"batch_prob": record["batch_prob"], "selected": record["selected"],
-                "steps": [_named(child, rec) for (_, child), rec in zip(step.enabled_steps(), record["steps"])]}
-    spec = step.spec
-    out: dict[str, Any] = {"batch_prob": record["batch_prob"]}
-    mapping = spec.albumentations.record
-    if callable(mapping):
-        rows = []
-        for n in range(len(record["batch_prob"])):
-            raw = {k: v[n] for k, v in record.items() if k != "batch_prob"}
-            rows.append(mapping(raw) if record["batch_prob"][n] > 0.5 else {})
-        for key in {k for row in rows for k in row}:
-            values = [np.asarray(row.get(key, np.nan), dtype=np.float64) for row in rows]
-            shape = next((v.shape for v in values if v.size > 1 or not np.isnan(v).all()), ())
-            out[key] = np.stack([v if v.shape == shape else np.full(shape, np.nan) for v in values])
-        return out
-    for raw, name in mapping.items():
-        if raw in record:
-            out[name] = record[raw]
-    return out
+    return out, per_sample_params(chain, records, len(images), albumentations_names)

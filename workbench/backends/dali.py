@@ -6,7 +6,8 @@ import numpy as np
 
 from ..codegen import emit, load_module
 from ..errors import WorkbenchError
-from .records import per_sample_params
+from ..runtime.rows import records_from_draws
+from .records import per_sample_params, row_plan
 
 
 DALI_WHEELS = {"12": "nvidia-dali-cuda120", "13": "nvidia-dali-cuda130"}
@@ -60,16 +61,6 @@ def run_dali(chain, images: list[np.ndarray], device: str, labels: np.ndarray | 
 
 def params_from_draws(chain, draws: dict, count: int) -> list:
     """Regroup "stepN_Op.name" draws into one record per enabled step, as Kornia reports them
-    (a group's record holds its children's, whose draws are named "stepN.K_Op.name")."""
-    records = [_record(f"step{i + 1}", step, draws, count) for i, step in chain.enabled_steps()]
+    (runtime/rows.py's records_from_draws), then into rows."""
+    records = records_from_draws(row_plan(chain.steps, lambda spec: None), draws, count)
     return per_sample_params(chain, records, count, lambda spec: None)
-
-
-def _record(label: str, step, draws: dict, count: int) -> dict:
-    prefix = f"{label}_{step.op}."
-    record = {name[len(prefix):]: value for name, value in draws.items() if name.startswith(prefix)}
-    record["batch_prob"] = np.asarray(record.pop("applied", np.ones(count))).reshape(count)
-    if step.is_group:
-        record["selected"] = np.asarray(record["selected"]).reshape(count, -1)
-        record["steps"] = [_record(f"{label}.{k + 1}", child, draws, count) for k, child in step.enabled_steps()]
-    return record

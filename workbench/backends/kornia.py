@@ -9,7 +9,7 @@ os.environ.setdefault("KORNIA_INSTALLATION_MODE", "RAISE")  # never block on an 
 
 from ..codegen import emit, load_module
 from ..errors import WorkbenchError
-from .records import per_sample_params
+from .records import kornia_names, per_sample_params
 
 
 def run_kornia(chain, images: list[np.ndarray], device: str, labels: np.ndarray | None = None,
@@ -25,5 +25,5 @@ def run_kornia(chain, images: list[np.ndarray], device: str, labels: np.ndarray 
         out, records, *mixed = module.augment_images(images, seed=chain.seed, device=device, **extra)
     except (RuntimeError, ValueError) as exc:
         raise WorkbenchError(f"Kornia could not run the chain: {exc}") from exc
-    params = per_sample_params(chain, records, len(images), lambda spec: spec.kornia.record)
+    params = per_sample_params(chain, records, len(images), kornia_names)
     return out, params, (mixed[0] if mixed else None)

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from ..codegen import emit, load_module
-from .records import per_sample_params
+from .records import kornia_names, per_sample_params
 from .result import RunResult
 from .run import run_chain
 from .step_cache import StepStateCache
@@ -78,7 +78,7 @@ class PrefixCache(StepStateCache):
                 start = end
         self._bound(keep={key(n) for n in resumable})
         out = batch.permute(0, 2, 3, 1).contiguous().cpu().numpy()
-        params = per_sample_params(chain, records, len(arrays), lambda spec: spec.kornia.record)
+        params = per_sample_params(chain, records, len(arrays), kornia_names)
         return RunResult(images=out, params=params, backend="kornia", device=device, seed=seed, inputs=arrays)
 
     def _uploaded(self, arrays, dev: torch.device) -> list[torch.Tensor]:

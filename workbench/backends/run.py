@@ -61,6 +61,6 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
         out, params = run_albumentations(chain, arrays, device)
     else:
         out, params, mixed = run_kornia(chain, arrays, device, mixing, torch_compile)
-    moved = move_targets(chain, params, arrays, given) if given is not None else None
+    moved = move_targets(chain, params, arrays, given, outputs=out) if given is not None else None
     return RunResult(images=out, params=params, backend=backend, device=device, seed=chain.seed, inputs=arrays,
                      labels=targets if mixed is None else mixed, targets=moved)

@@ -6,9 +6,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UnsupportedOpError
-from ..runtime.targets import move_steps
+from ..errors import UnsupportedOpError, WorkbenchError
+from ..runtime.targets import move_batch
 from ..targets import Targets
+
+KINDS = ("masks", "boxes", "box_labels", "keypoints", "keypoints_visible")
 
 
 def target_plan(steps) -> list[dict[str, Any]]:
@@ -28,8 +30,7 @@ def target_plan(steps) -> list[dict[str, Any]]:
             entry["steps"] = target_plan(step.steps)
         else:
             rule = step.spec.targets
-            entry.update(geometry=rule.geometry, erase=rule.erase, mix=rule.mix,
-                         size=lambda params, h, w, spec=step.spec: spec.output_size(params, h, w))
+            entry.update(geometry=rule.geometry, size=rule.size, erase=rule.erase, mix=rule.mix)
         plan.append(entry)
     return plan
 
@@ -46,8 +47,10 @@ def check_target_ops(chain, targets: Targets) -> None:
                                      "reported per sample); drop targets.mark_erased, or use Erase or CoarseDropout")
 
 
-def move_targets(chain, params: list[list[dict]], images: list[np.ndarray], targets: Targets) -> Targets:
-    """The targets after the chain, given the rows the backend reported for each sample.
+def move_targets(chain, params: list[list[dict]], images: list[np.ndarray], targets: Targets,
+                 outputs=None) -> Targets:
+    """The targets after the chain, given the rows the backend reported for each sample;
+    `outputs` (the augmented images), when given, must have the sizes the targets reached.
 
     Example:
         >>> from workbench.model import ChainModel
@@ -60,25 +63,10 @@ def move_targets(chain, params: list[list[dict]], images: list[np.ndarray], targ
     """
     settings = {"min_visibility": chain.targets.min_visibility, "mask_fill": chain.targets.mask_fill,
                 "mark_erased": chain.targets.mark_erased, "flip_pairs": chain.targets.flip_pairs}
-    samples = []
-    for n, image in enumerate(images):
-        sample: dict[str, Any] = {"size": image.shape[:2]}
-        if targets.masks is not None:
-            sample["mask"] = targets.masks[n].copy()
-        if targets.boxes is not None:
-            sample["boxes"], sample["labels"] = targets.boxes[n].copy(), targets.box_labels[n].copy()
-        if targets.keypoints is not None:
-            sample["keypoints"] = targets.keypoints[n].copy()
-            sample["visible"] = targets.keypoints_visible[n].copy()
-        samples.append(sample)
-    move_steps(target_plan(chain.steps), params, samples, settings)
-    out = Targets(stacked=targets.stacked)
-    if targets.masks is not None:
-        out.masks = [s["mask"] for s in samples]
-    if targets.boxes is not None:
-        out.boxes = [s["boxes"].astype(np.float32) for s in samples]
-        out.box_labels = [s["labels"] for s in samples]
-    if targets.keypoints is not None:
-        out.keypoints = [s["keypoints"].astype(np.float32) for s in samples]
-        out.keypoints_visible = [s["visible"] for s in samples]
-    return out
+    given = {kind: getattr(targets, kind) for kind in KINDS}
+    moved = move_batch(target_plan(chain.steps), params, [image.shape[:2] for image in images], given, settings)
+    for n, size in enumerate(moved["sizes"]):
+        if outputs is not None and tuple(size) != tuple(np.shape(outputs[n])[:2]):
+            raise WorkbenchError(f"image {n}'s targets reached {size} but the image is {np.shape(outputs[n])[:2]}: "
+                                 "the draws reported do not give the output size; please report this with the chain")
+    return Targets(stacked=targets.stacked, **{kind: moved.get(kind) for kind in KINDS})

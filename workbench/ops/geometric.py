@@ -441,7 +441,8 @@ def _reference_perspective(image, row):
 
 # ----- the ops ----------------------------------------------------------------------------------
 HORIZONTAL_FLIP = OpSpec(
-    name="HorizontalFlip", family="geometric", targets=TargetRule(geometry=targets.horizontal_flip), default_p=0.5, parity=Parity(border=0, mae=1e-6),
+    name="HorizontalFlip", family="geometric", default_p=0.5, parity=Parity(border=0, mae=1e-6),
+    targets=TargetRule(geometry=targets.horizontal_flip),
     doc="Mirror the image left to right.",
     kornia=KorniaLowering("RandomHorizontalFlip", lambda a: {}),
     dali=DaliLowering(gate="arg", apply=lambda a, c, d: [assign(c.x, "fn.flip", {"horizontal": c.applied})]),
@@ -449,7 +450,8 @@ HORIZONTAL_FLIP = OpSpec(
 )
 
 VERTICAL_FLIP = OpSpec(
-    name="VerticalFlip", family="geometric", targets=TargetRule(geometry=targets.vertical_flip), default_p=0.5, parity=Parity(border=0, mae=1e-6),
+    name="VerticalFlip", family="geometric", default_p=0.5, parity=Parity(border=0, mae=1e-6),
+    targets=TargetRule(geometry=targets.vertical_flip),
     doc="Mirror the image top to bottom.",
     kornia=KorniaLowering("RandomVerticalFlip", lambda a: {}),
     dali=DaliLowering(gate="arg", apply=lambda a, c, d: [
@@ -533,7 +535,8 @@ AFFINE = OpSpec(
 )
 
 RANDOM_RESIZED_CROP = OpSpec(
-    name="RandomResizedCrop", family="geometric", targets=TargetRule(geometry=targets.window), always_applies=True, fixes_size=True,
+    name="RandomResizedCrop", family="geometric", always_applies=True, fixes_size=True,
+    targets=TargetRule(geometry=targets.window, size="fixed"),
     # A full-image window (scale 1 at the photos' own aspect ratio): windows are drawn differently.
     # Measured: 0.23/255 (DALI) and 0.25/255 (Albumentations) mean, 58.3 dB at worst.
     parity=Parity(mae=0.4 / 255, psnr=55.0, params={"size": [100, 140], "scale": [1.0, 1.0], "ratio": [4 / 3, 4 / 3]}),
@@ -587,7 +590,8 @@ _ALB_RESIZE_NOTE = ("the export writes Wb{name}, an A.{name} whose area_for_down
 
 
 RESIZE = OpSpec(
-    name="Resize", family="geometric", targets=TargetRule(geometry=targets.resize), always_applies=True, fixes_size=True,
+    name="Resize", family="geometric", always_applies=True, fixes_size=True,
+    targets=TargetRule(geometry=targets.resize, size="fixed"),
     # One antialias filter on every backend (the triangle). Measured from Kornia on the sample photos
     # and on 500x375 crops shrunk 1.25 to 6.25 times (tests/test_parity.py): DALI 0.24-0.25/255, 58.9 dB
     # at worst; Albumentations (PIL's 8-bit rounding) 0.26-0.28/255, 57.3 dB; without antialias and
@@ -621,7 +625,8 @@ RESIZE = OpSpec(
 )
 
 CENTER_CROP = OpSpec(
-    name="CenterCrop", family="geometric", targets=TargetRule(geometry=targets.window), always_applies=True, fixes_size=True, input_at_least="size",
+    name="CenterCrop", family="geometric", always_applies=True, fixes_size=True, input_at_least="size",
+    targets=TargetRule(geometry=targets.window, size="fixed"),
     parity=Parity(border=0, mae=1e-6, params={"size": [101, 153]}),
     doc="Cut the central `size` region (the image must be at least that large).",
     params=(Size("size", "output size", (224, 224)),),
@@ -636,7 +641,8 @@ CENTER_CROP = OpSpec(
 )
 
 RANDOM_CROP = OpSpec(
-    name="RandomCrop", family="geometric", targets=TargetRule(geometry=targets.window), always_applies=True, fixes_size=True, input_at_least="size",
+    name="RandomCrop", family="geometric", always_applies=True, fixes_size=True, input_at_least="size",
+    targets=TargetRule(geometry=targets.window, size="fixed"),
     # Windows are placed at random: each backend is checked against its own reported window.
     parity=Parity(border=0, mae=1e-6, params={"size": [200, 250]}, reference=_reference_window),
     doc="Cut a `size` window at a random position, every position equally likely (the image must be at least "
@@ -659,7 +665,8 @@ RANDOM_CROP = OpSpec(
 _PAD_PARITY_FILL = 0.2  # 51 / 255: an 8-bit level, which every backend stores exactly
 
 PAD = OpSpec(
-    name="Pad", family="geometric", targets=TargetRule(geometry=targets.padded_window), always_applies=True, fixes_size=True,
+    name="Pad", family="geometric", always_applies=True, fixes_size=True,
+    targets=TargetRule(geometry=targets.padded_window, size="fixed"),
     # Photos of several sizes: some sides are padded, some cropped; offsets are drawn at random.
     parity=Parity(border=0, mae=1e-6, params={"size": [480, 560], "fill": _PAD_PARITY_FILL},
                   reference=_reference_pad(_PAD_PARITY_FILL)),
@@ -878,7 +885,8 @@ def _pad_size(a, height, width):
 
 
 PAD_IF_NEEDED = SizedOpSpec(
-    name="PadIfNeeded", family="geometric", targets=TargetRule(geometry=targets.padding), always_applies=True, size_rule=_pad_size,
+    name="PadIfNeeded", family="geometric", always_applies=True, size_rule=_pad_size,
+    targets=TargetRule(geometry=targets.padding, size="padding"),
     # Photos of several sizes: some are padded on one axis, some on both, some not at all.
     # Measured: identical on all three backends (0/255).
     parity=Parity(border=0, mae=1e-6, params={"min_size": [480, 560], "position": "center", "fill": _PAD_PARITY_FILL},
@@ -945,7 +953,7 @@ def _dali_max_size(a, c, d, longest: bool):
 def _max_size_spec(longest: bool) -> SizedOpSpec:
     name, side = ("LongestMaxSize", "longest") if longest else ("SmallestMaxSize", "shortest")
     return SizedOpSpec(
-        name=name, family="geometric", targets=TargetRule(geometry=targets.resize), always_applies=True,
+        name=name, family="geometric", targets=TargetRule(geometry=targets.resize, size="scale"), always_applies=True,
         size_rule=lambda a, h, w: max_size_scale(h, w, a["max_size"], longest)[1:],
         # Photos of several sizes and aspect ratios, shrunk with the triangle filter (as Resize). Measured
         # (both ops alike, max_size 97 to 331): DALI 0.25/255, 58.9 dB at worst; Albumentations 0.26-0.28/255,
@@ -1063,7 +1071,8 @@ RANDOM_ROTATE90 = OpSpec(
 )
 
 TRANSPOSE = OpSpec(
-    name="Transpose", family="geometric", targets=TargetRule(geometry=targets.transposition), default_p=0.5, square_input=True,
+    name="Transpose", family="geometric", default_p=0.5, square_input=True,
+    targets=TargetRule(geometry=targets.transposition),
     # Measured: identical on all three backends (0/255).
     parity=Parity(border=0, mae=1e-6),
     doc="Swap rows and columns: mirror the image over its main diagonal (A.Transpose). The images must be "
@@ -1282,7 +1291,8 @@ def _dali_pad_border(a, c, d):
 
 
 PAD_BORDER_IF_NEEDED = SizedOpSpec(
-    name="PadBorderIfNeeded", family="geometric", targets=TargetRule(geometry=targets.padding), always_applies=True, size_rule=_pad_size,
+    name="PadBorderIfNeeded", family="geometric", always_applies=True, size_rule=_pad_size,
+    targets=TargetRule(geometry=targets.padding, size="padding"),
     # Photos of several sizes, some padded by more than a reflection of their side can give.
     # Measured (each border mode, the 12 photos): identical on Kornia, DALI and Albumentations and to OpenCV's
     # copyMakeBorder (0/255; largest difference 3e-8, Kornia's float division by 255).

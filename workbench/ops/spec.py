@@ -181,6 +181,9 @@ class TargetRule:
     """
 
     geometry: Callable[..., Any] | None = None
+    # The output size, as runtime/targets.py's output_size reads it: "same", "fixed" (params
+    # "size"), "padding" (the reported padding) or "scale" (the reported scale).
+    size: str = "same"
     erase: Callable[..., Any] | None = None
     mix: str | None = None
     unsupported: str = ""

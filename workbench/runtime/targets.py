@@ -180,6 +180,21 @@ def zoom_perspective(params, row, height, width, out_height, out_width):
     return centres_to_edges(matrix)
 
 
+def output_size(kind, params, row, height, width):
+    """A step's output size (height, width): "same" as its input, "fixed" at params["size"],
+    "padding" grown by the reported padding [left, right, top, bottom], "scale" resized by the
+    reported scale (each side round(side * scale), half to even, at least 1, as A.LongestMaxSize)."""
+    if kind == "fixed":
+        return int(params["size"][0]), int(params["size"][1])
+    if kind == "padding":
+        left, right, top, bottom = (int(round(float(v))) for v in row["padding"])
+        return height + top + bottom, width + left + right
+    if kind == "scale":
+        scale = float(row["scale"])
+        return max(1, round(height * scale)), max(1, round(width * scale))
+    return height, width
+
+
 # ----- regions an occlusion step erased, from its draws ----------------------------------------------
 def erased_rectangles(params, row):
     """[x0, y0, x1, y1) rectangles from the reported x, y, width, height (one each, or lists)."""
@@ -315,7 +330,7 @@ def move_steps(plan, rows, samples, settings):
     """Move every sample's targets through the steps of `plan`, in order.
 
     `plan`: one entry per step of the chain: a dict with "enabled", and "geometry" (a map function
-    above) with "size" (params, height, width) -> output size, or "erase" (a function giving the
+    above) with "size" (a kind of output_size), or "erase" (a function giving the
     erased rectangles), or "mix" ("mixup" / "cutmix"), or "steps" (a group's children, run in
     their order where the sample's row says they applied), and "params". Entries with none of
     these leave targets alone (colour, blur, noise, weather, normalize). `rows[n]`: sample n's rows,
@@ -341,8 +356,39 @@ def move_step(entry, row, sample, settings):
                 move_step(child, child_row, sample, settings)
     elif entry.get("geometry") is not None:
         height, width = sample["size"]
-        out_height, out_width = entry["size"](entry["params"], height, width)
+        out_height, out_width = output_size(entry["size"], entry["params"], row, height, width)
         matrix = entry["geometry"](entry["params"], row, height, width, out_height, out_width)
         move_sample(sample, matrix, out_height, out_width, settings)
     elif entry.get("erase") is not None:
         erase_sample(sample, entry["erase"](entry["params"], row), settings)
+
+
+def move_batch(plan, rows, sizes, given, settings):
+    """The targets of a batch after the chain: `given` holds the lists of the kinds given, one
+    entry per image ("masks", "boxes" with "box_labels", "keypoints" with "keypoints_visible"),
+    `sizes` the images' (height, width) as they enter, `rows` each sample's step rows. Returns
+    the same keys moved (boxes and keypoints as float32), and "sizes", where each image ended.
+    The given arrays are not changed."""
+    samples = []
+    for n, size in enumerate(sizes):
+        sample = {"size": tuple(size)}
+        if given.get("masks") is not None:
+            sample["mask"] = np.array(given["masks"][n])
+        if given.get("boxes") is not None:
+            sample["boxes"] = np.array(given["boxes"][n], dtype=np.float64).reshape(-1, 4)
+            sample["labels"] = np.array(given["box_labels"][n]).reshape(-1)
+        if given.get("keypoints") is not None:
+            sample["keypoints"] = np.array(given["keypoints"][n], dtype=np.float64).reshape(-1, 2)
+            sample["visible"] = np.array(given["keypoints_visible"][n], dtype=bool).reshape(-1)
+        samples.append(sample)
+    move_steps(plan, rows, samples, settings)
+    out = {"sizes": [s["size"] for s in samples]}
+    if given.get("masks") is not None:
+        out["masks"] = [s["mask"] for s in samples]
+    if given.get("boxes") is not None:
+        out["boxes"] = [s["boxes"].astype(np.float32) for s in samples]
+        out["box_labels"] = [s["labels"] for s in samples]
+    if given.get("keypoints") is not None:
+        out["keypoints"] = [s["keypoints"].astype(np.float32) for s in samples]
+        out["keypoints_visible"] = [s["visible"] for s in samples]
+    return out
