@@ -13,7 +13,7 @@ from .data import SAMPLE_DATA, as_image_list, load_images
 from .errors import ChainError, EstimateCancelled, ExportError, InputError, UnsupportedOpError, WorkbenchError
 from .model import FORMAT_VERSION, Step
 from .ops import get_op, list_ops
-from .render import preview_grid, to_display
+from .render import draw_targets, preview_grid, to_display
 from .targets import load_annotated
 
 __version__ = "0.1.0"
@@ -30,5 +30,5 @@ def __getattr__(name):
 __all__ = [
     "BACKENDS", "Chain", "ChainError", "EstimateCancelled", "ExportError", "FORMAT_VERSION", "InputError", "RunResult",
     "SAMPLE_DATA", "Step", "UnsupportedOpError", "WorkbenchError", "__version__", "as_image_list",
-    "Workbench", "get_op", "list_ops", "load_annotated", "load_images", "preview_grid", "to_display",
+    "Workbench", "draw_targets", "get_op", "list_ops", "load_annotated", "load_images", "preview_grid", "to_display",
 ]

@@ -16,16 +16,14 @@ Example:
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PIL import Image
-
 from .data import SAMPLE_DATA, DecodedImage, decode_image, image_files, resolve_source
 from .errors import InputError
+from .runtime.annotations import annotated_files, read_targets
 
 SAMPLE_TARGETS = Path(__file__).resolve().parent / "sample_targets"
 MASK_DTYPES = "uint8, uint16, int32, int64 or bool"
@@ -162,52 +160,6 @@ def check_targets(images: list[np.ndarray], masks: Any = None, boxes: Any = None
 
 
 # ----- reading targets from files ------------------------------------------------------------
-def _coco_index(path: Path) -> dict[str, tuple[dict, list[dict]]]:
-    """{file name: (COCO image entry, its annotations)} from a COCO instances file."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read COCO file {str(path)!r}: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("images"), list):
-        raise InputError(f"{str(path)!r} is not a COCO instances file: it needs an 'images' list (and 'annotations')")
-    by_id = {}
-    for entry in data["images"]:
-        if not isinstance(entry, dict) or "id" not in entry or "file_name" not in entry:
-            raise InputError(f"{str(path)!r}: every entry of 'images' needs 'id' and 'file_name', got {entry!r:.80}")
-        by_id[entry["id"]] = (entry, [])
-    for ann in data.get("annotations", []):
-        if not isinstance(ann, dict) or ann.get("image_id") not in by_id or "bbox" not in ann:
-            raise InputError(f"{str(path)!r}: annotation {ann.get('id') if isinstance(ann, dict) else ann!r} needs a "
-                             "'bbox' and an 'image_id' listed in 'images'")
-        by_id[ann["image_id"]][1].append(ann)
-    return {str(entry["file_name"]): (entry, anns) for entry, anns in by_id.values()}
-
-
-def _match(file: Path, root: Path | None, names: dict[str, Any]) -> str | None:
-    """The COCO file_name naming `file`: its path under the image folder, or its bare name."""
-    if root is not None:
-        try:
-            relative = file.relative_to(root).as_posix()
-            if relative in names:
-                return relative
-        except ValueError:
-            pass
-    return file.name if file.name in names else None
-
-
-def _coco_targets(anns: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """(boxes xyxy, labels, keypoints, visible) of one image's COCO annotations; keypoints are
-    those of the annotations that have them, COCO's v = 0 (not labelled) flagged not visible."""
-    boxes = np.array([[a["bbox"][0], a["bbox"][1], a["bbox"][0] + a["bbox"][2], a["bbox"][1] + a["bbox"][3]]
-                      for a in anns], dtype=np.float64).reshape(-1, 4)
-    labels = np.array([int(a.get("category_id", 0)) for a in anns], dtype=np.int64)
-    points = [np.asarray(a["keypoints"], dtype=np.float64).reshape(-1, 3) for a in anns if a.get("keypoints")]
-    if not points:
-        return boxes, labels, None, None
-    points = np.concatenate(points)
-    return boxes, labels, points[:, :2].copy(), points[:, 2] > 0
-
-
 def load_annotated(source: str | Path | None = None, coco: str | Path | None = None,
                    masks: str | Path | None = None) -> tuple[list[np.ndarray], dict[str, Any]]:
     """Images and their targets, ready for `chain.run(images, **targets)`.
@@ -218,7 +170,8 @@ def load_annotated(source: str | Path | None = None, coco: str | Path | None = N
     ([x, y, w, h] becomes [x1, y1, x2, y2]), box_labels (category ids) and keypoints (COCO's
     v = 0 flagged not visible); files are matched by their path under the folder, or by name.
     `masks`: a folder with one label-map PNG per image, named after the image (cat.jpg:
-    cat.png); without `coco`, only the images that have a mask are loaded.
+    cat.png); without `coco`, only the images that have a mask are loaded. An exported file's
+    `--save` with `--coco` and `--masks` picks and reads the same (runtime/annotations.py).
 
     Example:
         >>> images, targets = load_annotated()
@@ -233,42 +186,13 @@ def load_annotated(source: str | Path | None = None, coco: str | Path | None = N
         raise InputError("load_annotated needs a COCO file (coco=...) or a mask folder (masks=...) beside the images")
     files = image_files(source)
     root = Path(source) if Path(source).is_dir() else None
-    index = _coco_index(Path(coco)) if coco is not None else None
-    mask_dir = Path(masks) if masks is not None else None
-    if mask_dir is not None and not mask_dir.is_dir():
-        raise InputError(f"mask folder {str(mask_dir)!r} does not exist")
-    if index is not None:
-        files = [f for f in files if _match(f, root, index) is not None]
-        if not files:
-            raise InputError(f"none of the images in {str(source)!r} is listed in {str(coco)!r} (COCO file_name "
-                             "must be the image's path under the folder, or its name)")
-    else:
-        files = [f for f in files if (mask_dir / f"{f.stem}.png").is_file()]
-        if not files:
-            raise InputError(f"no image in {str(source)!r} has a mask in {str(mask_dir)!r} (cat.jpg needs cat.png)")
-    images = [DecodedImage.of(decode_image(f), f) for f in files]
-    targets: dict[str, Any] = {}
-    if index is not None:
-        parsed = [_coco_targets(index[_match(f, root, index)][1]) for f in files]
-        targets["boxes"] = [p[0] for p in parsed]
-        targets["box_labels"] = [p[1] for p in parsed]
-        if any(p[2] is not None for p in parsed):
-            targets["keypoints"] = [p[2] if p[2] is not None else np.zeros((0, 2)) for p in parsed]
-            targets["keypoints_visible"] = [p[3] if p[3] is not None else np.zeros(0, bool) for p in parsed]
-    if mask_dir is not None:
-        targets["masks"] = [_read_mask(mask_dir / f"{f.stem}.png", f) for f in files]
-    return images, targets
-
-
-def _read_mask(path: Path, image: Path) -> np.ndarray:
-    if not path.is_file():
-        raise InputError(f"image {str(image)!r} has no mask: {str(path)!r} is missing (every image needs one)")
     try:
-        with Image.open(path) as handle:
-            mask = np.asarray(handle)
-    except Exception as exc:  # PIL raises many types for corrupt data
-        raise InputError(f"cannot read mask {str(path)!r} ({type(exc).__name__}: {exc})") from None
-    if mask.ndim != 2:
-        raise InputError(f"mask {str(path)!r} has {mask.shape[2]} channels; a mask is a single-channel label map "
-                         "(PNG mode L, I;16 or I)")
-    return mask
+        files, index = annotated_files(files, root, coco, masks)
+        if not files:
+            raise ValueError(f"none of the images in {str(source)!r} is listed in {str(coco)!r} (COCO file_name must be "
+                             "the image's path under the folder, or its name)" if coco is not None else
+                             f"no image in {str(source)!r} has a mask in {str(masks)!r} (cat.jpg needs cat.png)")
+        targets = read_targets(files, root, index, masks)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    return [DecodedImage.of(decode_image(f), f) for f in files], targets

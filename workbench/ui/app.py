@@ -5,6 +5,7 @@ same object the Python API sees. After editing it from code, call `app.sync()`.
 """
 from __future__ import annotations
 
+import dataclasses
 import html
 import io
 import threading
@@ -19,12 +20,14 @@ from ..backends import BACKENDS
 from ..backends.albumentations_preview import AlbumentationsPreview
 from ..backends.dali_cache import DaliPrefixCache
 from ..backends.kornia_cache import PrefixCache
+from ..backends.targets import check_target_ops, move_targets
 from ..chain import Chain, Step
 from ..data import as_image_list, load_images, resolve_source
-from ..errors import WorkbenchError
+from ..errors import InputError, WorkbenchError
 from ..examples import example_chain
 from ..ops import FAMILIES, GROUPS, REGISTRY
-from ..render import _fit, mix_caption, to_display
+from ..render import TARGET_KINDS, fit_tile, mix_caption, targets_of, to_display
+from ..targets import Targets, check_targets
 from .controls import control_for
 from .estimate_panel import EstimatePanel
 
@@ -39,23 +42,38 @@ def _jpeg(array: np.ndarray) -> bytes:
 class Workbench:
     """The notebook app: op palette, chain editor, live preview grid, save/load and export.
 
+    `targets`: masks, boxes and keypoints of `images` (the dict `wb.load_annotated` returns:
+    lists aligned with the images, cut to `max_images` as they are). Every preview tile then
+    shows them (the originals as given, the draws as the chain moved them), with a checkbox
+    per kind to hide or show it; a chain whose ops cannot move them still previews its images,
+    says why, and shows no targets on the draws.
+
     Example:
         >>> app = Workbench(images="sample_data", max_images=1, draws=1, debounce_s=0)
         >>> _ = app.chain.add("VerticalFlip", p=1.0); app.sync()
         >>> app.inspect(image=0, draw=0)[-1]["applied"]
         True
+        >>> import workbench as wb
+        >>> images, targets = wb.load_annotated()
+        >>> app = Workbench(images=images, targets=targets, max_images=2, draws=1, debounce_s=0)
+        >>> app.results["kornia"][0].boxes[0].shape, app.show["boxes"].value
+        ((2, 4), True)
     """
 
     def __init__(self, images: Any = None, chain: Chain | None = None, backend: str = "kornia",
                  device: str = "cpu", draws: int = 3, max_images: int = 4, cell: int = 150,
-                 debounce_s: float = 0.15):
+                 debounce_s: float = 0.15, targets: dict[str, Any] | Targets | None = None):
         self.source = resolve_source(images)  # all of it is what the estimate decodes
         self.images, skipped = _load(self.source, max_images)
+        self.targets = _checked_targets(self.images, targets, max_images, skipped)
         self.chain = chain if chain is not None else example_chain()
         self.cell = cell
         self.debounce_s = debounce_s
         self.results: dict[str, list] = {}
-        self._original_tiles = [_jpeg(_fit(image, cell)) for image in self.images]  # never change
+        self._shown_chain: Chain | None = None  # the chain the current results ran
+        self._target_error = ""  # why the current chain cannot move the targets ("" when it can)
+        self._original_tiles: dict[tuple, list[bytes]] = {}  # per set of kinds shown
+        self._originals: dict[tuple, list[w.Image]] = {}  # each grid's original tiles
         self._grids: dict[tuple, w.Widget] = {}
         # Under each draw: what a batch mixing step mixed in (partner and share), empty otherwise.
         self._captions: dict[tuple, list[list[w.Label]]] = {}
@@ -74,6 +92,11 @@ class Workbench:
         self.seed = w.BoundedIntText(value=self.chain.seed, min=0, max=2**31 - 1, description="seed")
         self.resample = w.Button(description="resample", icon="refresh", tooltip="new seed, new draws")
         self.draws = w.IntSlider(value=draws, min=1, max=6, description="draws", continuous_update=False)
+        given = self.targets.kinds() if self.targets is not None else []
+        self.show = {kind: w.Checkbox(value=kind in given, disabled=kind not in given, description=kind, indent=False,
+                                      layout=w.Layout(width="110px"),
+                                      tooltip=f"draw the {kind} on the tiles" if kind in given else f"no {kind} given")
+                     for kind in TARGET_KINDS}
         self.upto = w.IntSlider(value=0, min=0, max=0, description="after step", continuous_update=False,
                                 tooltip="show the output after this step (step-through)")
         self.grid = w.VBox()
@@ -94,6 +117,8 @@ class Workbench:
         for control in (self.backend, self.compare, self.device, self.draws, self.upto):
             control.observe(lambda ch: self.schedule(), names="value")
         self.seed.observe(self._on_seed, names="value")
+        for box in self.show.values():
+            box.observe(lambda ch: self.redraw(), names="value")
         self.resample.on_click(lambda b: setattr(self.seed, "value", (self.seed.value + 1) % 2**31))
         self.save_button.on_click(lambda b: self.save())
         self.load_button.on_click(lambda b: self.load())
@@ -103,6 +128,8 @@ class Workbench:
         self.widget = w.VBox([
             w.HBox([self.backend, self.device, self.compare]),
             w.HBox([self.seed, self.resample, self.draws, self.upto]),
+            *([w.HBox([w.HTML("<b>Targets</b>&nbsp;", layout=w.Layout(width="70px")), *self.show.values()])]
+              if self.targets is not None else []),
             w.HBox([
                 w.VBox([w.HTML("<b>Ops</b>"), self.palette], layout=w.Layout(width="230px")),
                 w.VBox([w.HTML("<b>Chain</b>"), self.steps_box], layout=w.Layout(width="420px")),
@@ -340,9 +367,14 @@ class Workbench:
         self._timer.start()
 
     def preview_chain(self) -> Chain:
-        """The chain as previewed: cut after the step the step-through slider selects."""
+        """The chain as previewed: cut after the step the step-through slider selects (its
+        target settings kept, for the targets it moves)."""
         upto = self.upto.value or len(self.chain.steps)
-        return Chain(seed=self.chain.seed, steps=list(self.chain.steps[:upto]))
+        return Chain(seed=self.chain.seed, steps=list(self.chain.steps[:upto]), targets=self.chain.targets)
+
+    def shown_kinds(self) -> tuple[str, ...]:
+        """The target kinds drawn on the tiles: those given whose checkbox is ticked."""
+        return tuple(kind for kind, box in self.show.items() if box.value and not box.disabled)
 
     def refresh(self) -> None:
         """Recompute the preview; a failing backend leaves a message and the last grid."""
@@ -366,28 +398,72 @@ class Workbench:
                 self.status.value = ""
                 self.say(str(exc), error=True)
                 return
-            self.results = results
-            grids = []
-            for backend, runs in results.items():
-                grid, tiles = self._grid_for(backend, len(runs))
-                for n in range(len(self.images)):
-                    for k, run in enumerate(runs):
-                        tiles[n][k].value = _jpeg(_fit(to_display(chain, run.images[n]), self.cell))
-                        self._captions[(backend, len(runs))][n][k].value = mix_caption(run.params[n])
-                grids.append(grid)
-            self.grid.children = grids
+            self.results = self._moved(chain, results)
+            self._shown_chain = chain
+            self._draw_tiles()
             self.status.value = ""
+
+    def _moved(self, chain: Chain, results: dict[str, list]) -> dict[str, list]:
+        """The runs with the targets moved as each draw's pixels were (once per refresh and
+        draw); a chain that cannot move them keeps its runs as they are and says why."""
+        if self.targets is None:
+            return results
+        try:
+            check_target_ops(chain, self.targets)
+            moved = {backend: [dataclasses.replace(run, targets=move_targets(chain, run.params, self.images,
+                                                                             self.targets)) for run in runs]
+                     for backend, runs in results.items()}
+        except (WorkbenchError, ValueError) as exc:
+            self._target_error = f"targets are not shown on the draws: {exc}"
+            self.say(self._target_error, error=True)
+            return results
+        if self._target_error and html.escape(self._target_error) in self.message.value:
+            self.say("")  # the reason no longer holds
+        self._target_error = ""
+        return moved
+
+    def redraw(self) -> None:
+        """Redraw every tile from the last results, with the target kinds ticked now: nothing
+        runs the chain again."""
+        with self._lock:
+            if self._shown_chain is not None:
+                self._draw_tiles()
+
+    def _draw_tiles(self) -> None:
+        """Fill the tiles of every backend's grid from `self.results` and the targets shown."""
+        show = self.shown_kinds()
+        originals = self._original_tiles_for(show)
+        grids = []
+        for backend, runs in self.results.items():
+            grid, tiles = self._grid_for(backend, len(runs))
+            for n, image in enumerate(self._originals[(backend, len(runs))]):
+                image.value = originals[n]
+            for n in range(len(self.images)):
+                for k, run in enumerate(runs):
+                    tiles[n][k].value = _jpeg(fit_tile(to_display(self._shown_chain, run.images[n]), self.cell,
+                                                       targets_of(run.targets, n), show))
+                    self._captions[(backend, len(runs))][n][k].value = mix_caption(run.params[n])
+            grids.append(grid)
+        self.grid.children = grids
+
+    def _original_tiles_for(self, show: tuple[str, ...]) -> list[bytes]:
+        """The originals' tiles with the given targets of the kinds in `show` (each set drawn once)."""
+        if show not in self._original_tiles:
+            self._original_tiles[show] = [_jpeg(fit_tile(image, self.cell, targets_of(self.targets, n), show))
+                                          for n, image in enumerate(self.images)]
+        return self._original_tiles[show]
 
     def _grid_for(self, backend: str, draws: int) -> tuple[w.Widget, list[list[w.Image]]]:
         """The grid for (backend, draws), built once and then only refilled: creating
         widgets costs more than updating their bytes."""
         key = (backend, draws)
         if key not in self._grids:
-            rows, tiles, captions = [], [], []
-            for n, original in enumerate(self._original_tiles):
+            rows, tiles, captions, originals = [], [], [], []
+            for n, original in enumerate(self._original_tiles_for(self.shown_kinds())):
                 row_tiles = [w.Image(format="jpeg") for _ in range(draws)]
                 row_captions = [w.Label(layout=w.Layout(width=f"{self.cell}px")) for _ in range(draws)]
-                cells = [w.VBox([w.Image(value=original, format="jpeg"), w.Label("original")])]
+                originals.append(w.Image(value=original, format="jpeg"))
+                cells = [w.VBox([originals[-1], w.Label("original")])]
                 for k, (image, caption) in enumerate(zip(row_tiles, row_captions)):
                     button = w.Button(description="params", layout=w.Layout(width=f"{self.cell}px"),
                                       tooltip=f"what image {n}, draw {k + 1} drew")
@@ -397,6 +473,7 @@ class Workbench:
                 tiles.append(row_tiles)
                 captions.append(row_captions)
             self._captions[key] = captions
+            self._originals[key] = originals
             self._grids[key] = (w.VBox([w.HTML(f"<b>{html.escape(backend)}</b>"), *rows]), tiles)
         return self._grids[key]
 
@@ -467,6 +544,27 @@ def _load(images: Any, limit: int) -> tuple[list[np.ndarray], list[str]]:
             loaded = load_images(images, on_error="skip")
         return loaded[:limit], [str(c.message) for c in caught if "cannot decode" in str(c.message)]
     return as_image_list(images)[:limit], []
+
+
+_TARGET_KEYS = ("masks", "boxes", "box_labels", "keypoints", "keypoints_visible")
+
+
+def _checked_targets(images: list[np.ndarray], targets: Any, limit: int, skipped: list[str]) -> Targets | None:
+    """The app's targets (load_annotated's dict, or Targets) cut to the images it shows, checked."""
+    if targets is None:
+        return None
+    if isinstance(targets, Targets):
+        targets = {k: getattr(targets, k) for k in _TARGET_KEYS}
+    if not isinstance(targets, dict):
+        raise InputError(f"targets must be a dict of masks/boxes/box_labels/keypoints/keypoints_visible lists "
+                         f"(as wb.load_annotated returns), got {type(targets).__name__}")
+    unknown = sorted(set(map(str, targets)) - set(_TARGET_KEYS))
+    if unknown:
+        raise InputError(f"targets: unknown key(s) {unknown}; give {', '.join(_TARGET_KEYS)}")
+    if skipped:
+        raise InputError("targets cannot be matched to the images: some files could not be read ("
+                         + "; ".join(skipped) + "); remove them, or load the images with wb.load_annotated")
+    return check_targets(images, **{k: None if v is None else list(v)[:limit] for k, v in targets.items()})
 
 
 # Row keys the inspector shows in its own columns, or not at all (a group's children get rows).

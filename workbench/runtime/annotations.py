@@ -1,0 +1,104 @@
+"""Reading targets from files: a COCO instances file and a folder of per-image label maps.
+
+Shared with the exported files (their --save takes --coco and --masks): plain json, numpy and
+PIL. Errors are ValueErrors naming the file and what is wrong; the workbench words them as its own.
+"""
+import json
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+
+def coco_index(path):
+    """{file_name: (COCO image entry, its annotations)} from a COCO instances file."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read COCO file {str(path)!r}: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("images"), list):
+        raise ValueError(f"{str(path)!r} is not a COCO instances file: it needs an 'images' list (and 'annotations')")
+    by_id = {}
+    for entry in data["images"]:
+        if not isinstance(entry, dict) or "id" not in entry or "file_name" not in entry:
+            raise ValueError(f"{str(path)!r}: every entry of 'images' needs 'id' and 'file_name', got {entry!r:.80}")
+        by_id[entry["id"]] = (entry, [])
+    for ann in data.get("annotations", []):
+        if not isinstance(ann, dict) or ann.get("image_id") not in by_id or "bbox" not in ann:
+            raise ValueError(f"{str(path)!r}: annotation {ann.get('id') if isinstance(ann, dict) else ann!r} needs a "
+                             "'bbox' and an 'image_id' listed in 'images'")
+        by_id[ann["image_id"]][1].append(ann)
+    return {str(entry["file_name"]): (entry, anns) for entry, anns in by_id.values()}
+
+
+def coco_name(file, root, names):
+    """The COCO file_name naming `file`: its path under the image folder `root`, or its bare name."""
+    file = Path(file)
+    if root is not None:
+        try:
+            relative = file.relative_to(root).as_posix()
+        except ValueError:
+            relative = None
+        if relative in names:
+            return relative
+    return file.name if file.name in names else None
+
+
+def coco_targets(anns):
+    """(boxes [x1, y1, x2, y2], labels, keypoints, visible) of one image's COCO annotations:
+    COCO's [x, y, w, h] boxes, category ids as labels; the keypoints of the annotations that have
+    them (None when none has), COCO's v = 0 (not labelled) flagged not visible."""
+    boxes = np.array([[a["bbox"][0], a["bbox"][1], a["bbox"][0] + a["bbox"][2], a["bbox"][1] + a["bbox"][3]]
+                      for a in anns], dtype=np.float64).reshape(-1, 4)
+    labels = np.array([int(a.get("category_id", 0)) for a in anns], dtype=np.int64)
+    points = [np.asarray(a["keypoints"], dtype=np.float64).reshape(-1, 3) for a in anns if a.get("keypoints")]
+    if not points:
+        return boxes, labels, None, None
+    points = np.concatenate(points)
+    return boxes, labels, points[:, :2].copy(), points[:, 2] > 0
+
+
+def read_mask(path, image):
+    """The label map of `image` at `path` (a single-channel PNG: L, I;16 or I)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"image {str(image)!r} has no mask: {str(path)!r} is missing (every image needs one)")
+    try:
+        with Image.open(path) as handle:
+            mask = np.asarray(handle)
+    except Exception as exc:  # PIL raises many types for corrupt data
+        raise ValueError(f"cannot read mask {str(path)!r} ({type(exc).__name__}: {exc})") from None
+    if mask.ndim != 2:
+        raise ValueError(f"mask {str(path)!r} has {mask.shape[2]} channels; a mask is a single-channel label map "
+                         "(PNG mode L, I;16 or I)")
+    return mask
+
+
+def annotated_files(files, root, coco=None, masks=None):
+    """The image files that have annotations, in the given order: those the COCO file lists, or
+    without one, those with a mask PNG named after them (cat.jpg: cat.png) in `masks`. Returns
+    (files, COCO index or None)."""
+    index = coco_index(coco) if coco is not None else None
+    if masks is not None and not Path(masks).is_dir():
+        raise ValueError(f"mask folder {str(masks)!r} does not exist")
+    if index is not None:
+        return [f for f in files if coco_name(f, root, index) is not None], index
+    return [f for f in files if (Path(masks) / f"{Path(f).stem}.png").is_file()], None
+
+
+def read_targets(files, root, index=None, masks=None):
+    """The targets of `files` ({kind: one entry per file}, as chain.run takes them): boxes,
+    box_labels and (where any annotation has them) keypoints and keypoints_visible from the COCO
+    `index`; masks from the folder `masks`."""
+    targets = {}
+    if index is not None:
+        parsed = [coco_targets(index[coco_name(f, root, index)][1]) for f in files]
+        targets["boxes"] = [p[0] for p in parsed]
+        targets["box_labels"] = [p[1] for p in parsed]
+        if any(p[2] is not None for p in parsed):
+            targets["keypoints"] = [p[2] if p[2] is not None else np.zeros((0, 2)) for p in parsed]
+            targets["keypoints_visible"] = [p[3] if p[3] is not None else np.zeros(0, bool) for p in parsed]
+    if masks is not None:
+        targets["masks"] = [read_mask(Path(masks) / f"{Path(f).stem}.png", f) for f in files]
+    return targets
