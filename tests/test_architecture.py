@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "workbench"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("workbench.errors", "workbench.literals", "workbench.runtime")),
-    ("model", ("workbench.ops", "workbench.model", "workbench.data", "workbench.targets")),
+    ("model", ("workbench.ops", "workbench.model", "workbench.data", "workbench.targets", "workbench.plans")),
     ("engines", ("workbench.codegen", "workbench.backends", "workbench.estimate", "workbench.render",
                  "workbench.support_matrix")),
     ("verbs", ("workbench.import_report", "workbench.from_albumentations", "workbench.from_kornia",

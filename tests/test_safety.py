@@ -763,8 +763,9 @@ def test_export_revalidates_steps_edited_in_place(tmp_path, bad_step, fragment):
     ((1, (2, float("inf"))), "non-finite number inf"),
     ({1, 2}, "type set"),
     (frozenset({1}), "type frozenset"),
-    ({"a": 1}, "type dict"),
-    ([{"a": 1}], "type dict"),
+    ({"a": float("nan")}, "non-finite number nan"),
+    ([{"a": object()}], "type object"),
+    ({EvilObject(): 1}, "type EvilObject"),
     (object(), "type object"),
     (EvilObject(), "type EvilObject"),
     (b"bytes", "type bytes"),
@@ -772,7 +773,7 @@ def test_export_revalidates_steps_edited_in_place(tmp_path, bad_step, fragment):
     (np.array([1.0]), "type ndarray"),
     (evil_real(0.5), "type EvilReal"),
 ], ids=["nan", "inf", "-inf", "1e309", "float-subclass-nan", "nan-in-list", "inf-in-nested-tuple", "set",
-        "frozenset", "dict", "dict-in-list", "object", "evil-object", "bytes", "complex", "ndarray", "real-subclass"])
+        "frozenset", "nan-in-dict", "object-in-dict", "evil-key", "object", "evil-object", "bytes", "complex", "ndarray", "real-subclass"])
 def test_literal_refuses(value, fragment):
     with pytest.raises(wb.ExportError) as info:
         literals.literal(value)
@@ -786,14 +787,15 @@ def test_literal_refuses(value, fragment):
     ((), ()), ((1,), (1,)), ((0.5, 1.0), (0.5, 1.0)), ([1, [2, (3,)]], [1, [2, (3,)]]),
     (EvilFloat(0.5), 0.5), (EvilInt(3), 3), (EvilStr("nearest"), "nearest"), (EvilList([1, 2]), [1, 2]),
     (np.float64(0.25), 0.25), ((EvilFloat(1.0), EvilInt(2)), (1.0, 2)),
+    ({"a": [1, 2.5], EvilStr("b"): {"c": None}}, {"a": [1, 2.5], "b": {"c": None}}),
 ], ids=["None", "True", "False", "0", "-5", "big-int", "0.1", "-0.0", "tiny", "max-float", "quotes-newline",
         "code-string", "control-chars", "empty-tuple", "1-tuple", "pair", "nested", "evil-float", "evil-int",
-        "evil-str", "evil-list", "numpy-float", "evil-tuple"])
+        "evil-str", "evil-list", "numpy-float", "evil-tuple", "dict"])
 def test_literal_renders_exact_plain_values(value, expected):
     text = literals.literal(value)
     assert MALICIOUS not in text
     assert ast.literal_eval(text) == expected and type(ast.literal_eval(text)) is type(expected)
-    assert isinstance(ast.parse(text, mode="eval").body, (ast.Constant, ast.Tuple, ast.List, ast.UnaryOp))
+    assert isinstance(ast.parse(text, mode="eval").body, (ast.Constant, ast.Tuple, ast.List, ast.UnaryOp, ast.Dict))
     if isinstance(expected, float):
         assert math.copysign(1.0, ast.literal_eval(text)) == math.copysign(1.0, expected)
 

@@ -20,7 +20,7 @@ class Name(str):
 
 
 def literal(value: Any) -> str:
-    """Source text for a plain, finite value (None, bool, int, float, str, list/tuple of those).
+    """Source text for a plain, finite value (None, bool, int, float, str, list/tuple/dict of those).
 
     Example:
         >>> literal((0.5, 1.0)), literal("BILINEAR")
@@ -43,6 +43,8 @@ def literal(value: Any) -> str:
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     if isinstance(value, list):
         return "[" + ", ".join(literal(v) for v in value) + "]"
+    if isinstance(value, dict):  # keys go through literal too: only plain strings and numbers pass
+        return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
     raise ExportError(f"cannot write a value of type {type(value).__name__} into code")
 
 

@@ -9,7 +9,8 @@ os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 
 from ..codegen import emit, load_module
 from ..errors import WorkbenchError
-from .records import albumentations_names, per_sample_params
+from ..plans import albumentations_names
+from .records import per_sample_params
 
 
 def _require_albumentations() -> None:

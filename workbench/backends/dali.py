@@ -7,7 +7,8 @@ import numpy as np
 from ..codegen import emit, load_module
 from ..errors import WorkbenchError
 from ..runtime.rows import records_from_draws
-from .records import per_sample_params, row_plan
+from ..plans import row_plan
+from .records import per_sample_params
 
 
 DALI_WHEELS = {"12": "nvidia-dali-cuda120", "13": "nvidia-dali-cuda130"}

@@ -9,7 +9,8 @@ os.environ.setdefault("KORNIA_INSTALLATION_MODE", "RAISE")  # never block on an 
 
 from ..codegen import emit, load_module
 from ..errors import WorkbenchError
-from .records import kornia_names, per_sample_params
+from ..plans import kornia_names
+from .records import per_sample_params
 
 
 def run_kornia(chain, images: list[np.ndarray], device: str, labels: np.ndarray | None = None,

@@ -22,7 +22,8 @@ import numpy as np
 import torch
 
 from ..codegen import emit, load_module
-from .records import kornia_names, per_sample_params
+from ..plans import kornia_names
+from .records import per_sample_params
 from .result import RunResult
 from .run import run_chain
 from .step_cache import StepStateCache

@@ -5,33 +5,8 @@ from typing import Any
 
 import numpy as np
 
+from ..plans import row_plan
 from ..runtime.rows import sample_rows
-
-
-def kornia_names(spec):
-    """Kornia's {raw key: reported name} for an op; None (show Kornia's own keys) when its spec
-    names none."""
-    return dict(spec.kornia.record) or None
-
-
-def albumentations_names(spec):
-    """Albumentations' names for an op: a {raw key: name} map (only those are reported) or a
-    function of the raw values (see AlbumentationsLowering.record)."""
-    mapping = spec.albumentations.record
-    return mapping if callable(mapping) else dict(mapping)
-
-
-def row_plan(steps, names_for) -> list[dict[str, Any]]:
-    """The chain's steps as runtime/rows.py's plan: op, enabled, the backend's names
-    (`names_for(spec)`: {raw key: reported name}, or None) and a group's children.
-
-    Example:
-        >>> from workbench.model import ChainModel
-        >>> row_plan(ChainModel().add("Rotate").steps, lambda spec: spec.kornia.record)
-        [{'op': 'Rotate', 'enabled': True, 'names': {'degrees': 'angle'}}]
-    """
-    return [{"op": s.op, "enabled": s.enabled, "steps": row_plan(s.steps, names_for)} if s.is_group else
-            {"op": s.op, "enabled": s.enabled, "names": names_for(s.spec)} for s in steps]
 
 
 def per_sample_params(chain, records: list[dict[str, np.ndarray]], count: int,

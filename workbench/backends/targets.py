@@ -7,32 +7,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import UnsupportedOpError, WorkbenchError
+from ..plans import target_plan
 from ..runtime.targets import move_batch
 from ..targets import Targets
 
 KINDS = ("masks", "boxes", "box_labels", "keypoints", "keypoints_visible")
-
-
-def target_plan(steps) -> list[dict[str, Any]]:
-    """One entry per step for runtime/targets.py's move_steps: what each op does to targets,
-    read from its spec's TargetRule.
-
-    Example:
-        >>> from workbench.model import ChainModel
-        >>> plan = target_plan(ChainModel().add("HorizontalFlip").add("Brightness").steps)
-        >>> [entry["geometry"].__name__ if entry.get("geometry") else None for entry in plan]
-        ['horizontal_flip', None]
-    """
-    plan = []
-    for step in steps:
-        entry: dict[str, Any] = {"enabled": step.enabled, "params": step.params}
-        if step.is_group:
-            entry["steps"] = target_plan(step.steps)
-        else:
-            rule = step.spec.targets
-            entry.update(geometry=rule.geometry, size=rule.size, erase=rule.erase, mix=rule.mix)
-        plan.append(entry)
-    return plan
 
 
 def check_target_ops(chain, targets: Targets) -> None:

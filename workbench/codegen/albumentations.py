@@ -5,6 +5,7 @@ from ..errors import UnsupportedOpError
 from ..literals import call, comment, group_options, identifier, literal
 from ..model import ChainModel
 from .albumentations_template import BODY, GROUPS, HEADER, IMPORTS, LOCAL_TRANSFORMS
+from .targets_source import targets_section
 from .runtime_source import runtime_source
 
 
@@ -93,5 +94,5 @@ def emit_albumentations(chain: ChainModel) -> str:
         lines += [GROUPS, "", ""]
     for source in local_transform_sources(enabled):
         lines += [source, "", ""]
-    lines += [runtime_source(), "", BODY]
+    lines += [runtime_source(), "", targets_section(chain, "albumentations"), "", BODY]
     return "\n".join(lines)

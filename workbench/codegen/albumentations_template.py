@@ -223,13 +223,20 @@ def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=No
 
 
 def _save(args):
-    files = list_image_files(args.images)
-    if not files:
-        raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {args.images}")
-    images = [decode_image(f) for f in files]
+    # With --coco/--masks: the annotated images only, and their targets moved as the pixels were.
+    annotated = args.coco or args.masks
+    if annotated:
+        images, targets = annotated_inputs(args, TARGETS_REFUSED)
+    else:
+        files = list_image_files(args.images)
+        if not files:
+            raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {args.images}")
+        images = [decode_image(f) for f in files]
     out, records = augment_images(images, seed=args.seed, device=args.device or "cpu")
     arrays = {"images": out} if not isinstance(out, list) else {f"image_{i:05d}": o for i, o in enumerate(out)}
     arrays.update(record_arrays(STEPS, records))
+    if annotated:
+        arrays.update(target_arrays(augment_targets(records, images, targets)))
     np.savez(args.save, **arrays)
     print(f"saved {len(images)} augmented images and their sampled parameters to {args.save}")
 

@@ -7,6 +7,7 @@ from ..model import ChainModel
 from ..ops.spec import DaliContext
 from .loader_sizes import loader_size_helpers, size_section
 from .dali_template import BODY, HEADER, IMPORTS, POLICIES
+from .targets_source import targets_section
 from .runtime_source import runtime_source, shard_source
 
 
@@ -308,7 +309,8 @@ def emit_dali(chain: ChainModel) -> str:
               f"STEP_DRAWS = {literal(tuple(draws_by_step))}",
               f"DRAWS = {literal(tuple(d for step in draws_by_step for d in step))}",
               *size_constants, "", "",
-              AUGMENT, "", runtime_source(), "", loader_size_helpers(), "", shard_source(), "", BODY]
+              AUGMENT, "", runtime_source(), "", loader_size_helpers(), "", shard_source(), "",
+              targets_section(chain, "dali"), "", BODY]
     return "\n".join(lines)
 
 

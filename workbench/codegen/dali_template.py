@@ -318,7 +318,9 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
 
 
 def _save(args):
-    images = save_inputs(args)
+    # With --coco/--masks: the annotated images only, and their targets moved as the pixels were.
+    annotated = args.coco or args.masks
+    images, targets = annotated_inputs(args, TARGETS_REFUSED) if annotated else (save_inputs(args), None)
     # A mixing chain also saves its mixed labels, the label of each file being its index, so
     # that each row shows which files were mixed in and by how much (as the workbench preview).
     labels = np.arange(len(images)) if MIXING_STEPS else None
@@ -327,6 +329,8 @@ def _save(args):
     arrays.update({f"params.{name}": value for name, value in params.items()})
     if mixed:
         arrays["labels"] = mixed[0]
+    if annotated:
+        arrays.update(target_arrays(augment_targets(params, images, targets)))
     np.savez(args.save, **arrays)
     print(f"saved {len(images)} augmented images and their sampled parameters to {args.save}")
 

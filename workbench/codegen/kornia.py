@@ -7,6 +7,7 @@ from ..model import ChainModel
 from .kornia_template import BODY, GROUPS, HEADER, IMPORTS
 from .loader_sizes import loader_size_helpers, size_section
 from .local_modules import local_module_source
+from .targets_source import targets_section
 from .runtime_source import runtime_source, shard_source
 
 # What apply_steps calls of kornia_modules/fusion.py (the functions they use come along).
@@ -121,5 +122,6 @@ def emit_kornia(chain: ChainModel) -> str:
     lines += [comment("Fusion (kornia_modules/fusion.py in the workbench): one resampling per run of geometric steps,"),
               comment("one pass per run of colour steps; apply_steps uses it unless fuse=False."),
               "", local_module_source(FUSION_FUNCTIONS), "", ""]
-    lines += [runtime_source(), "", loader_size_helpers(), "", shard_source(), "", BODY]
+    lines += [runtime_source(), "", loader_size_helpers(), "", shard_source(), "", targets_section(chain, "kornia"), "",
+              BODY]
     return "\n".join(lines)

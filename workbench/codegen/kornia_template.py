@@ -942,7 +942,9 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
 
 
 def _save(args):
-    images = save_inputs(args)
+    # With --coco/--masks: the annotated images only, and their targets moved as the pixels were.
+    annotated = args.coco or args.masks
+    images, targets = annotated_inputs(args, TARGETS_REFUSED) if annotated else (save_inputs(args), None)
     # A mixing chain also saves its mixed labels, the label of each file being its index, so
     # that each row shows which files were mixed in and by how much (as the workbench preview).
     labels = np.arange(len(images)) if mixes_batch(build_augmentation()) else None
@@ -952,6 +954,8 @@ def _save(args):
     if mixed:
         arrays["labels"] = mixed[0]
     arrays.update(record_arrays(STEPS, records))
+    if annotated:
+        arrays.update(target_arrays(augment_targets(records, images, targets)))
     np.savez(args.save, **arrays)
     print(f"saved {len(images)} augmented images and their sampled parameters to {args.save}")
 

@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from .common import decode_image, list_image_files
+
 
 def coco_index(path):
     """{file_name: (COCO image entry, its annotations)} from a COCO instances file."""
@@ -102,3 +104,59 @@ def read_targets(files, root, index=None, masks=None):
     if masks is not None:
         targets["masks"] = [read_mask(Path(masks) / f"{Path(f).stem}.png", f) for f in files]
     return targets
+
+
+def annotated_inputs(args, refused=None):
+    """--save's images and targets with --coco and/or --masks: the files of --images that have
+    annotations (see annotated_files), decoded as decode_image decodes them, and their targets.
+    `refused`: why this chain cannot move targets (then nothing is read)."""
+    if refused:
+        raise SystemExit(f"--coco/--masks: {refused}")
+    if getattr(args, "shards", None):
+        raise SystemExit("--coco and --masks read a folder of images (--images), not --shards")
+    root = Path(args.images)
+    try:
+        files, index = annotated_files(list_image_files(root), root, args.coco, args.masks)
+        if not files:
+            raise ValueError(f"no image under {args.images} has annotations in {args.coco or args.masks}")
+        targets = read_targets(files, root, index, args.masks)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
+    return [decode_image(f) for f in files], targets
+
+
+def target_arrays(moved):
+    """Moved targets (runtime/targets.py's move_batch) as flat arrays for np.savez: "masks"
+    (N x H x W; "mask_00000", ... when sizes differ), "boxes" and "box_labels" of all images one
+    after another with "box_counts" per image, likewise "keypoints" and "keypoints_visible" with
+    "keypoint_counts". targets_from_arrays reads them back."""
+    arrays = {}
+    if moved.get("masks") is not None:
+        masks = moved["masks"]
+        if len({m.shape for m in masks}) == 1:
+            arrays["masks"] = np.stack(masks)
+        else:
+            arrays.update({f"mask_{i:05d}": m for i, m in enumerate(masks)})
+    for kind, extra, count, width in (("boxes", "box_labels", "box_counts", 4),
+                                      ("keypoints", "keypoints_visible", "keypoint_counts", 2)):
+        if moved.get(kind) is not None:
+            arrays[kind] = np.concatenate([np.reshape(v, (-1, width)) for v in moved[kind]]).astype(np.float32)
+            arrays[extra] = np.concatenate([np.reshape(v, -1) for v in moved[extra]])
+            arrays[count] = np.array([len(v) for v in moved[kind]], dtype=np.int64)
+    return arrays
+
+
+def targets_from_arrays(arrays):
+    """The per-image targets that target_arrays flattened ({kind: one entry per image})."""
+    out = {}
+    if "masks" in arrays:
+        out["masks"] = list(arrays["masks"])
+    elif "mask_00000" in arrays:
+        out["masks"] = [arrays[k] for k in sorted(k for k in arrays if k.startswith("mask_"))]
+    for kind, extra, count in (("boxes", "box_labels", "box_counts"),
+                               ("keypoints", "keypoints_visible", "keypoint_counts")):
+        if count in arrays:
+            ends = np.cumsum(arrays[count])
+            out[kind] = np.split(arrays[kind], ends[:-1])
+            out[extra] = np.split(arrays[extra], ends[:-1])
+    return out

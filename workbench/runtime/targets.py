@@ -197,7 +197,10 @@ def output_size(kind, params, row, height, width):
 
 # ----- regions an occlusion step erased, from its draws ----------------------------------------------
 def erased_rectangles(params, row):
-    """[x0, y0, x1, y1) rectangles from the reported x, y, width, height (one each, or lists)."""
+    """[x0, y0, x1, y1) rectangles from the reported x, y, width, height (one each, or lists;
+    none reported: nothing erased)."""
+    if "x" not in row:
+        return []
     xs, ys, ws, hs = (np.atleast_1d(np.asarray(row[k], dtype=np.float64)) for k in ("x", "y", "width", "height"))
     count = int(round(float(row["holes"]))) if "holes" in row else len(xs)
     return [[x, y, x + w, y + h] for x, y, w, h in list(zip(xs, ys, ws, hs))[:count] if w > 0 and h > 0]
@@ -265,8 +268,9 @@ def move_sample(sample, matrix, out_height, out_width, settings):
         visible = sample["visible"] & inside(points, out_height, out_width)
         if np.linalg.det(matrix[:2, :2]) < 0:
             for i, j in settings["flip_pairs"]:
-                points[[i, j]] = points[[j, i]]
-                visible[[i, j]] = visible[[j, i]]
+                if max(i, j) < len(points):  # ids index the image's keypoints; an image may have fewer
+                    points[[i, j]] = points[[j, i]]
+                    visible[[i, j]] = visible[[j, i]]
         sample["keypoints"], sample["visible"] = points, visible
     sample["size"] = (out_height, out_width)
 

@@ -1,0 +1,146 @@
+"""The targets section of an exported file: the workbench's own code that moves masks, boxes
+and keypoints (runtime/targets.py, rows.py, annotations.py), copied as it stands, and the
+chain's plan for them as literals; `augment_targets` moves a batch's targets from the
+records `augment_images` returned, as `Chain.run` does, and --save uses it with --coco/--masks.
+
+Example:
+    >>> import workbench as wb
+    >>> "def augment_targets(records, images, targets):" in targets_section(wb.Chain().add("HorizontalFlip"), "dali")
+    True
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+from pathlib import Path
+
+from ..errors import ExportError
+from ..literals import Name, comment, literal
+from ..plans import albumentations_names, kornia_names, row_plan, target_plan
+from ..runtime import annotations, rows, targets
+
+# Where each backend's `augment_images` records come from, and how they become records per step.
+RECORDS = {
+    "kornia": "records",
+    "albumentations": "records",
+    "dali": "records_from_draws(TARGET_ROWS, records, len(images))",
+}
+NAMES = {"kornia": kornia_names, "albumentations": albumentations_names, "dali": lambda spec: None}
+
+
+@functools.cache
+def _functions(path: str) -> dict[str, tuple[int, str]]:
+    """name -> (line, source) of every top-level function of a module file."""
+    text = Path(path).read_text(encoding="utf-8")
+    return {node.name: (node.lineno, ast.get_source_segment(text, node))
+            for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)}
+
+
+def _with_helpers(function) -> list[tuple[int, str]]:
+    """(line, source) of `function` and of the functions of its module it calls, transitively."""
+    defs = _functions(inspect.getsourcefile(function))
+    wanted, todo = set(), [function.__name__]
+    while todo:
+        name = todo.pop()
+        if name in wanted:
+            continue
+        wanted.add(name)
+        todo += [n.id for n in ast.walk(ast.parse(defs[name][1])) if isinstance(n, ast.Name) and n.id in defs]
+    return sorted(defs[name] for name in wanted)
+
+
+def _module_source(module) -> list[str]:
+    return [source for _, source in sorted(_functions(inspect.getsourcefile(module)).values())]
+
+
+def _plan_literal(entries, names_entries) -> tuple[list, list]:
+    """The target plan and the row plan with functions written as the names they have in the file."""
+    plan, row = [], []
+    for entry, names in zip(entries, names_entries):
+        if entry.get("steps") is not None:
+            children, child_rows = _plan_literal(entry["steps"], names["steps"])
+            plan.append({"enabled": entry["enabled"], "params": entry["params"], "steps": children})
+            row.append({"op": names["op"], "enabled": names["enabled"], "steps": child_rows})
+            continue
+        plan.append({"enabled": entry["enabled"], "params": entry["params"], "size": entry["size"], "mix": entry["mix"],
+                     "geometry": Name(entry["geometry"].__name__) if entry["geometry"] else None,
+                     "erase": Name(entry["erase"].__name__) if entry["erase"] else None})
+        # Steps that leave targets alone need no names: their rows only say whether they applied.
+        moves = entry["geometry"] or entry["erase"] or entry["mix"]
+        named = names["names"] if moves else {}
+        row.append({"op": names["op"], "enabled": names["enabled"],
+                    "names": Name(named.__name__) if callable(named) else named})
+    return plan, row
+
+
+def _namers(plan: list, row: list) -> list:
+    """The name functions of the steps that move targets (Albumentations' records of an angle from
+    a matrix), which the file must define."""
+    found = []
+    for entry, names in zip(plan, row):
+        if entry.get("steps") is not None:
+            found += _namers(entry["steps"], names["steps"])
+        elif callable(names["names"]) and (entry["geometry"] or entry["erase"] or entry["mix"]):
+            if names["names"].__name__ == "<lambda>":
+                raise ExportError(f"{names['op']}: its records are named by a lambda, which cannot be copied into "
+                                  "the export; give it a named function (AlbumentationsLowering.record)")
+            found.append(names["names"])
+    return found
+
+
+def _listed(entries: list) -> str:
+    """A list literal with one entry (one step) per line."""
+    return "[\n" + "".join(f"    {literal(entry)},\n" for entry in entries) + "]"
+
+
+def _refusal(chain) -> str | None:
+    for op in chain.enabled_ops():
+        if op.spec.targets.unsupported:
+            return f"{op.op} cannot move masks, boxes or keypoints: {op.spec.targets.unsupported}"
+    return None
+
+
+def targets_section(chain, backend: str) -> str:
+    """The source text of the targets section of `chain`'s export to `backend`."""
+    plan = target_plan(chain.steps)
+    names = row_plan(chain.steps, NAMES[backend])
+    plan_literal, row_literal = _plan_literal(plan, names)
+    namers = _namers(plan, names)
+    helpers = sorted({item for f in namers for item in _with_helpers(f)})
+    settings = {"min_visibility": chain.targets.min_visibility, "mask_fill": chain.targets.mask_fill,
+                "mark_erased": chain.targets.mark_erased, "flip_pairs": chain.targets.flip_pairs}
+    defined = [name for module in (targets, rows, annotations) for name in _functions(inspect.getsourcefile(module))]
+    clash = {n for n in (f.__name__ for f in namers)} & set(defined)
+    if clash:
+        raise ExportError(f"record functions {sorted(clash)} clash with the targets code's names")
+    lines = [
+        comment("Targets: masks, boxes and keypoints moved as the pixels were, from each sample's draws. Shared with"),
+        comment("the workbench (runtime/targets.py, rows.py, annotations.py): Chain.run(images, masks=..., boxes=...,"),
+        comment("keypoints=...) moves them with these very functions, so --save --coco/--masks gives what it gives."),
+        "import json", "import math", "", "",
+        *[part for source in _module_source(targets) + _module_source(rows) + _module_source(annotations)
+          for part in (source, "", "")],
+    ]
+    if helpers:
+        lines += [comment("How this backend's records name what the steps drew (from the workbench's op specs)."), ""]
+        lines += [part for _, source in helpers for part in (source, "", "")]
+    lines += [
+        comment("Each step's rows, as RunResult.params reports them: the names its records use."),
+        f"TARGET_ROWS = {_listed(row_literal)}",
+        comment("What each step does to targets: its map (geometry), output size, erased regions or mixing."),
+        f"TARGET_PLAN = {_listed(plan_literal)}",
+        comment("The chain's target settings (chain.targets)."),
+        f"TARGET_SETTINGS = {literal(settings)}",
+        comment("Why this chain cannot move targets (None: it can)."),
+        f"TARGETS_REFUSED = {literal(_refusal(chain))}",
+        "", "",
+        "def augment_targets(records, images, targets):",
+        '    """The targets of `images` ({kind: one entry per image}, as Chain.run takes them) after the chain, from',
+        '    the records augment_images returned for them (see runtime/targets.py\'s move_batch)."""',
+        "    if TARGETS_REFUSED:",
+        "        raise ValueError(TARGETS_REFUSED)",
+        f"    rows = sample_rows(TARGET_ROWS, {RECORDS[backend]}, len(images))",
+        "    return move_batch(TARGET_PLAN, rows, [image.shape[:2] for image in images], targets, TARGET_SETTINGS)",
+    ]
+    return "\n".join(lines) + "\n"
