@@ -34,6 +34,20 @@ def test_preview_writes_grid_of_originals_and_draws(tmp_path, chain_file, capsys
     assert "3 image(s), original + 2 draw(s)" in capsys.readouterr().out
 
 
+def test_preview_draws_the_targets_of_annotated_images(tmp_path, chain_file):
+    out = tmp_path / "grid.png"
+    assert main(["preview", str(chain_file), "--annotated", "-o", str(out), "--draws", "1", "--max-images", "2",
+                 "--cell", "64"]) == 0
+    grid = np.asarray(Image.open(out))
+    images, targets = wb.load_annotated()
+    chain = wb.Chain.load(chain_file)
+    two = {kind: values[:2] for kind, values in targets.items()}
+    assert np.array_equal(grid, wb.preview_grid(chain, images[:2], draws=1, cell=64, targets=two))
+    assert not np.array_equal(grid, wb.preview_grid(chain, images[:2], draws=1, cell=64))
+    assert main(["preview", str(chain_file), "--annotated", "--images", str(ROOT / "sample_data" / "coins.png"),
+                 "-o", str(out)]) == 2  # a folder of its own needs --coco or --masks
+
+
 def test_export_writes_runnable_script(tmp_path, chain_file):
     out = tmp_path / "exported" / "aug.py"
     out.parent.mkdir()

@@ -213,6 +213,15 @@ def test_flip_pairs_swap_left_and_right_keypoints_on_mirroring_steps():
     # Two mirrorings make a half turn: swapped twice, each id is back on its own point, turned.
     chain.add("VerticalFlip", p=1.0)
     assert chain.run([image], keypoints=[points]).keypoints[0].tolist() == [[93.0, 71.0], [62.0, 71.0], [77.0, 60.0]]
+    # Two instances of three keypoints each: the pairs swap within each instance.
+    chain = wb.Chain(seed=0).add("HorizontalFlip", p=1.0)
+    chain.targets.flip_pairs = [[0, 1]]
+    chain.targets.keypoints_per_instance = 3
+    two = chain.run([image], keypoints=[points + [[10.0, 5.0], [20.0, 5.0], [15.0, 9.0]]]).keypoints[0]
+    assert two[:, 0].tolist() == [62.0, 93.0, 77.0, 107.0, 117.0, 112.0]
+    with pytest.raises(ChainError, match="flip_pairs name keypoint id 3, but an instance has keypoints_per_instance=3"):
+        wb.Chain.from_dict({"steps": [{"op": "HorizontalFlip"}], "targets": {"flip_pairs": [[0, 3]],
+                                                                              "keypoints_per_instance": 3}})
     rotated = wb.Chain(seed=0).add("Rotate", degrees=[90, 90])
     rotated.targets.flip_pairs = [[0, 1]]
     out = rotated.run([image], keypoints=[points]).keypoints[0]

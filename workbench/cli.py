@@ -17,6 +17,7 @@ from PIL import Image
 
 from .chain import Chain
 from .data import load_images
+from .targets import load_annotated
 from .errors import WorkbenchError
 from .estimate.files import image_size_from_text
 from .ops import REGISTRY
@@ -26,9 +27,15 @@ from .support_matrix import support_matrix_markdown
 
 def _preview(args) -> int:
     chain = Chain.load(args.chain)
-    images = load_images(args.images)[: args.max_images]
+    targets = None
+    if args.coco or args.masks or args.annotated:
+        images, targets = load_annotated(args.images, coco=args.coco, masks=args.masks)
+        images = images[: args.max_images]
+        targets = {kind: values[: args.max_images] for kind, values in targets.items()}
+    else:
+        images = load_images(args.images)[: args.max_images]
     grid = preview_grid(chain, images, draws=args.draws, backend=args.backend, device=args.device,
-                        cell=args.cell)
+                        cell=args.cell, targets=targets)
     Image.fromarray(grid).save(args.output)
     print(f"wrote {args.output}: {len(images)} image(s), original + {args.draws} draw(s) each")
     return 0
@@ -108,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--draws", type=int, default=3, help="augmented samples per image")
     p.add_argument("--max-images", type=int, default=8)
     p.add_argument("--cell", type=int, default=160, help="tile size in pixels")
+    p.add_argument("--coco", help="a COCO instances file: draw the boxes and keypoints of the images it lists")
+    p.add_argument("--masks", help="a folder of label-map PNGs named after the images: draw them")
+    p.add_argument("--annotated", action="store_true",
+                   help="without --images: the sample photos that ship with masks, boxes and keypoints")
     p.set_defaults(func=_preview)
 
     e = sub.add_parser("export", help="write the chain as a runnable, seeded script")

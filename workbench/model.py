@@ -38,7 +38,7 @@ MAX_FILE_BYTES = 1_000_000
 
 _STEP_KEYS = {"op", "params", "p", "enabled", "steps"}
 _CHAIN_KEYS = {"format", "version", "seed", "steps", "targets"}
-_TARGET_KEYS = ("min_visibility", "mask_fill", "mark_erased", "flip_pairs")
+_TARGET_KEYS = ("min_visibility", "mask_fill", "mark_erased", "flip_pairs", "keypoints_per_instance")
 # Mask values are label ids: 16 bits hold every dataset's classes.
 MAX_MASK_VALUE = 65535
 
@@ -80,7 +80,9 @@ class TargetSettings:
     always dropped. `mask_fill`: the mask label where a warp uncovers pixels. `mark_erased`: the
     mask label written where an occlusion step (Erase, CoarseDropout) erases pixels; None leaves
     masks alone. `flip_pairs`: keypoint ids that swap when a step mirrors the image ([[0, 1]]: the
-    left eye becomes the right one).
+    left eye becomes the right one). `keypoints_per_instance`: an image's keypoints come in
+    instances of this many, one after another (COCO's person: 17), and flip_pairs swap within each;
+    0 (the default): the image's whole list is one instance.
 
     Example:
         >>> TargetSettings.from_dict({"min_visibility": 0.3, "flip_pairs": [[0, 1]]}).to_dict()
@@ -91,6 +93,7 @@ class TargetSettings:
     mask_fill: int = 0
     mark_erased: int | None = None
     flip_pairs: list[list[int]] = field(default_factory=list)
+    keypoints_per_instance: int = 0
 
     @classmethod
     def from_dict(cls, data: Any) -> "TargetSettings":
@@ -114,8 +117,17 @@ class TargetSettings:
                              f"ids (integers >= 0), e.g. [[0, 1], [3, 4]], got {show(pairs)}")
         ids = [int(k) for pair in pairs for k in pair]
         if len(set(ids)) != len(ids):
-            raise ChainError(f"targets: a keypoint id appears in two flip_pairs ({show(pairs)}); each id swaps with one other")
-        return cls(min_visibility=float(visibility),
+            raise ChainError(f"targets: a keypoint id appears in two flip_pairs ({show(pairs)}); each id swaps with "
+                             "one other")
+        per_instance = data.get("keypoints_per_instance", 0)
+        if (isinstance(per_instance, bool) or not isinstance(per_instance, numbers.Integral)
+                or not 0 <= per_instance <= 10_000):
+            raise ChainError(f"targets: keypoints_per_instance must be an integer in [0, 10000] (0: one instance per "
+                             f"image), got {show(per_instance)}")
+        if per_instance and ids and max(ids) >= per_instance:
+            raise ChainError(f"targets: flip_pairs name keypoint id {max(ids)}, but an instance has "
+                             f"keypoints_per_instance={per_instance} keypoints (ids 0 to {per_instance - 1})")
+        return cls(min_visibility=float(visibility), keypoints_per_instance=int(per_instance),
                    mask_fill=_mask_value("targets: mask_fill", data.get("mask_fill", 0), allow_none=False),
                    mark_erased=_mask_value("targets: mark_erased", data.get("mark_erased"), allow_none=True),
                    flip_pairs=[[int(a), int(b)] for a, b in pairs])
@@ -275,9 +287,8 @@ class ChainModel:
 
     def __post_init__(self) -> None:
         self.seed = _check_seed(self.seed)
-        settings = self.targets
-        self.targets = TargetSettings.from_dict(settings if isinstance(settings, Mapping) else
-                                                settings.to_dict() if isinstance(settings, TargetSettings) else settings)
+        settings = self.targets.to_dict() if isinstance(self.targets, TargetSettings) else self.targets
+        self.targets = TargetSettings.from_dict(settings)
 
     # ----- building -------------------------------------------------------------------
     def add(self, op: str, p: float | None = None, enabled: bool = True, steps: list | None = None,

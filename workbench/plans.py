@@ -57,3 +57,15 @@ def target_plan(steps) -> list[dict[str, Any]]:
             entry.update(geometry=rule.geometry, size=rule.size, erase=rule.erase, mix=rule.mix)
         plan.append(entry)
     return plan
+
+
+def target_settings(chain) -> dict[str, Any]:
+    """The chain's target settings as runtime/targets.py reads them.
+
+    Example:
+        >>> from workbench.model import ChainModel
+        >>> target_settings(ChainModel())["min_visibility"]
+        0.0
+    """
+    return {key: getattr(chain.targets, key) for key in
+            ("min_visibility", "mask_fill", "mark_erased", "flip_pairs", "keypoints_per_instance")}

@@ -49,18 +49,12 @@ class RunResult:
             return np.stack(t.masks)
         return t.masks
 
-    @property
-    def boxes(self):
-        return None if self.targets is None else self.targets.boxes
+    # The other kinds come back as moved, a list per image (None when not given).
+    boxes = property(lambda self: _kind(self, "boxes"))
+    box_labels = property(lambda self: _kind(self, "box_labels"))
+    keypoints = property(lambda self: _kind(self, "keypoints"))
+    keypoints_visible = property(lambda self: _kind(self, "keypoints_visible"))
 
-    @property
-    def box_labels(self):
-        return None if self.targets is None else self.targets.box_labels
 
-    @property
-    def keypoints(self):
-        return None if self.targets is None else self.targets.keypoints
-
-    @property
-    def keypoints_visible(self):
-        return None if self.targets is None else self.targets.keypoints_visible
+def _kind(result: RunResult, kind: str):
+    return None if result.targets is None else getattr(result.targets, kind)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UnsupportedOpError, WorkbenchError
-from ..plans import target_plan
+from ..plans import target_plan, target_settings
 from ..runtime.targets import move_batch
 from ..targets import Targets
 
@@ -40,8 +40,7 @@ def move_targets(chain, params: list[list[dict]], images: list[np.ndarray], targ
         >>> move_targets(ChainModel().add("HorizontalFlip"), rows, [image], given).boxes[0].tolist()
         [[4.0, 0.0, 6.0, 1.0]]
     """
-    settings = {"min_visibility": chain.targets.min_visibility, "mask_fill": chain.targets.mask_fill,
-                "mark_erased": chain.targets.mark_erased, "flip_pairs": chain.targets.flip_pairs}
+    settings = target_settings(chain)
     given = {kind: getattr(targets, kind) for kind in KINDS}
     moved = move_batch(target_plan(chain.steps), params, [image.shape[:2] for image in images], given, settings)
     for n, size in enumerate(moved["sizes"]):

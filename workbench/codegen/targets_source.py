@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import ExportError
 from ..literals import Name, comment, literal
-from ..plans import albumentations_names, kornia_names, row_plan, target_plan
+from ..plans import albumentations_names, kornia_names, row_plan, target_plan, target_settings
 from ..runtime import annotations, rows, targets
 
 # Where each backend's `augment_images` records come from, and how they become records per step.
@@ -108,8 +108,7 @@ def targets_section(chain, backend: str) -> str:
     plan_literal, row_literal = _plan_literal(plan, names)
     namers = _namers(plan, names)
     helpers = sorted({item for f in namers for item in _with_helpers(f)})
-    settings = {"min_visibility": chain.targets.min_visibility, "mask_fill": chain.targets.mask_fill,
-                "mark_erased": chain.targets.mark_erased, "flip_pairs": chain.targets.flip_pairs}
+    settings = target_settings(chain)
     defined = [name for module in (targets, rows, annotations) for name in _functions(inspect.getsourcefile(module))]
     clash = {n for n in (f.__name__ for f in namers)} & set(defined)
     if clash:

@@ -257,7 +257,8 @@ def warp_mask(mask, matrix, out_height, out_width, fill):
 
 def move_sample(sample, matrix, out_height, out_width, settings):
     """One sample's targets (a dict: mask, boxes, labels, keypoints, visible) through a step's
-    map. A mirroring map swaps the keypoints of settings["flip_pairs"] (left/right ids)."""
+    map. A mirroring map swaps the keypoints of settings["flip_pairs"] (left/right ids) within each
+    instance of settings["keypoints_per_instance"] keypoints (0: the whole list is one)."""
     if sample.get("mask") is not None:
         sample["mask"] = warp_mask(sample["mask"], matrix, out_height, out_width, settings["mask_fill"])
     if sample.get("boxes") is not None:
@@ -267,10 +268,13 @@ def move_sample(sample, matrix, out_height, out_width, settings):
         points = move_keypoints(sample["keypoints"], matrix)
         visible = sample["visible"] & inside(points, out_height, out_width)
         if np.linalg.det(matrix[:2, :2]) < 0:
-            for i, j in settings["flip_pairs"]:
-                if max(i, j) < len(points):  # ids index the image's keypoints; an image may have fewer
-                    points[[i, j]] = points[[j, i]]
-                    visible[[i, j]] = visible[[j, i]]
+            block = settings.get("keypoints_per_instance", 0) or len(points)
+            for start in range(0, len(points), max(block, 1)):
+                for i, j in settings["flip_pairs"]:
+                    i, j = start + i, start + j
+                    if max(i, j) < min(start + block, len(points)):  # an image may have fewer keypoints
+                        points[[i, j]] = points[[j, i]]
+                        visible[[i, j]] = visible[[j, i]]
         sample["keypoints"], sample["visible"] = points, visible
     sample["size"] = (out_height, out_width)
 
