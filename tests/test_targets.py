@@ -394,3 +394,17 @@ def test_load_annotated_reads_coco_and_mask_folders(tmp_path):
     (tmp_path / "bad.json").write_text("{\"images\": 3}")
     with pytest.raises(InputError, match="is not a COCO instances file"):
         wb.load_annotated(tmp_path / "images", coco=tmp_path / "bad.json")
+
+
+def test_axis_aligned_mask_warps_take_a_shortcut_to_the_same_pixels():
+    from workbench.runtime import targets as runtime
+
+    rng = np.random.default_rng(0)
+    for k in range(200):
+        h, w, oh, ow = (int(v) for v in rng.integers(1, 40, 4))
+        mask = rng.integers(0, 5, (h, w)).astype(np.uint8)
+        matrix = runtime.translation(*rng.uniform(-15, 15, 2)) @ runtime.scaling(
+            *(rng.uniform(0.2, 3, 2) * rng.choice([-1, 1], 2)))
+        # The general path: the same map with a shear too small to move any pixel centre.
+        sheared = matrix @ np.array([[1.0, 1e-300, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+        assert np.array_equal(runtime.warp_mask(mask, matrix, oh, ow, 7), runtime.warp_mask(mask, sheared, oh, ow, 7))

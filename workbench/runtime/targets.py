@@ -246,8 +246,18 @@ def inside(points, height, width):
 def warp_mask(mask, matrix, out_height, out_width, fill):
     """The mask resampled at each output pixel centre from the nearest input pixel (the input
     pixel the centre falls in); `fill` where it falls outside the input."""
+    inverse = np.linalg.inv(matrix)
+    if not (inverse[0, 1] or inverse[1, 0] or inverse[2, 0] or inverse[2, 1]):
+        # Axis-aligned (flips, crops, resizes, pads, shifts): each output column reads one input
+        # column and each row one row, so index the mask by the two, the same floats as below.
+        cols = np.floor(apply_matrix(inverse, np.stack([np.arange(out_width) + 0.5, np.zeros(out_width)], 1))[:, 0])
+        rows = np.floor(apply_matrix(inverse, np.stack([np.zeros(out_height), np.arange(out_height) + 0.5], 1))[:, 1])
+        col_ok, row_ok = (cols >= 0) & (cols < mask.shape[1]), (rows >= 0) & (rows < mask.shape[0])
+        out = np.full((out_height, out_width), fill, dtype=mask.dtype)
+        out[np.ix_(row_ok, col_ok)] = mask[np.ix_(rows[row_ok].astype(np.int64), cols[col_ok].astype(np.int64))]
+        return out
     ys, xs = np.mgrid[0:out_height, 0:out_width]
-    source = apply_matrix(np.linalg.inv(matrix), np.stack([xs.ravel() + 0.5, ys.ravel() + 0.5], axis=1))
+    source = apply_matrix(inverse, np.stack([xs.ravel() + 0.5, ys.ravel() + 0.5], axis=1))
     cols, rows = np.floor(source[:, 0]), np.floor(source[:, 1])
     ok = (cols >= 0) & (cols < mask.shape[1]) & (rows >= 0) & (rows < mask.shape[0])
     out = np.full(out_height * out_width, fill, dtype=mask.dtype)
