@@ -63,7 +63,7 @@ def test_mixing_and_groups_move_targets_alike_in_the_export(backend):
     res = chain.run(images, backend=backend, **targets)
     module = load_module(emit(chain, backend), backend)
     out, records, *_ = module.augment_images(images, seed=chain.seed, device="cpu")
-    moved = module.augment_targets(records, images, {k: targets[k] for k in targets})
+    moved = module.augment_targets(records, [image.shape[:2] for image in images], dict(targets))
     assert np.array_equal(out, res.images)
     assert_same_targets(moved, res)
     # CutMix and MixUp gave some images their partners' boxes.

@@ -42,12 +42,15 @@ def probabilities(op: str) -> list[float]:
 
 
 def define_gpu_graphs(chain: wb.Chain) -> None:
-    """Define (never build) the export's preview and training pipelines on the GPU."""
+    """Define (never build) the export's preview and training pipelines on the GPU, the training
+    pipeline also as it runs with targets (its draws and the files' sizes as outputs)."""
     module = load_module(emit(chain, "dali"), "dali")
     mixing = any(step.spec.mixes_batch for _, step in chain.enabled_steps())
     module.preview_pipeline(aug_seed=1, gpu=True, keep=True, labelled=mixing, batch_size=4, num_threads=1,
                             device_id=None)
     module.training_pipeline(["a.jpg", "b.jpg"], [0, 1], gpu=True, batch_size=4, num_threads=1, device_id=None)
+    module.training_pipeline(["a.jpg", "b.jpg"], [0, 1], gpu=True, annotated=True, resize=(64, 64), batch_size=4,
+                             num_threads=1, device_id=None)
 
 
 @pytest.mark.parametrize("op", DALI_OPS)

@@ -145,11 +145,17 @@ def stack_drawn(rows):
 # ---------------------------------------------------------------------------------------
 class AugmentedImageFolder(Dataset):
     """Image files under `root` (recursive, name order), augmented by the chain; the label is
-    the index of the first-level sub-folder (ImageFolder layout), 0 for files directly in `root`."""
+    the index of the first-level sub-folder (ImageFolder layout), 0 for files directly in `root`.
 
-    def __init__(self, root, seed=SEED):
+    With `coco` (a COCO instances file) and/or `masks` (a folder of label-map PNGs), the files
+    that have annotations only, and each sample's label is its targets moved as its pixels were:
+    a dict of "boxes", "box_labels", "keypoints", "keypoints_visible" and "mask" (those given),
+    moved by the very code --save and the workbench use (augment_targets)."""
+
+    def __init__(self, root, seed=SEED, coco=None, masks=None):
         self.root = Path(root)
-        self.files = list_image_files(self.root)
+        self.annotations = loader_annotations(root, coco, masks, TARGETS_REFUSED)
+        self.files = list_image_files(self.root) if self.annotations is None else self.annotations["files"]
         if not self.files:
             raise FileNotFoundError(f"no image files under {self.root}")
         folders = [f.relative_to(self.root).parts for f in self.files]
@@ -168,8 +174,19 @@ class AugmentedImageFolder(Dataset):
         return len(self.files)
 
     def __getitem__(self, i):
-        image = self.compose(image=decode_image(self.files[i]))["image"]
-        return torch.from_numpy(np.ascontiguousarray(image)).permute(2, 0, 1), self.labels[i]
+        image = decode_image(self.files[i])
+        if self.annotations is None:
+            out, label = self.compose(image=image)["image"], self.labels[i]
+        else:
+            out, label = self.augment_annotated(image, i)
+        return torch.from_numpy(np.ascontiguousarray(out)).permute(2, 0, 1), label
+
+    def augment_annotated(self, image, i):
+        """File i's image augmented, and its targets moved from what the pipeline drew for it."""
+        targets = batch_targets([sample_targets(self.annotations, i)])
+        out = self.compose(image=image)["image"]
+        records = [stack_drawn([drawn_by(transform)]) for transform in self.compose.transforms]
+        return out, per_image(augment_targets(records, [image.shape[:2]], targets))[0]
 
 
 def seed_worker(worker_id):
@@ -178,20 +195,33 @@ def seed_worker(worker_id):
 
 
 def collate(batch):
-    """Stack same-size images into one NCHW tensor; keep a list when sizes differ."""
+    """Stack same-size images into one NCHW tensor (a list when sizes differ); the labels as one
+    tensor, or the targets as a list of dicts of tensors, one per image."""
     images, labels = zip(*batch)
     if len({tuple(i.shape) for i in images}) == 1:
         images = torch.stack(images)
+    if isinstance(labels[0], dict):
+        return images, [{kind: torch.as_tensor(value) for kind, value in label.items()} for label in labels]
     return images, torch.tensor(labels, dtype=torch.long)
 
 
-def make_loader(root, batch_size, workers=4, seed=SEED, num_samples=None, pin_memory=False):
+def to_device(value, device):
+    """A tensor, or a list of tensors or of dicts of them (targets), on `device`."""
+    if isinstance(value, dict):
+        return {key: to_device(item, device) for key, item in value.items()}
+    if isinstance(value, list):
+        return [to_device(item, device) for item in value]
+    return value.to(device, non_blocking=True)
+
+
+def make_loader(root, batch_size, workers=4, seed=SEED, num_samples=None, pin_memory=False, coco=None, masks=None):
     """DataLoader over an image folder: shuffled (seeded), sharded by rank under torchrun,
     augmenting on `workers` processes. Set `loader.dataset.epoch` before each epoch.
 
     `num_samples` draws that many samples with replacement (for benchmarks on small folders).
+    `coco`, `masks`: the annotated images only, with their targets (see AugmentedImageFolder).
     """
-    dataset = AugmentedImageFolder(root, seed)
+    dataset = AugmentedImageFolder(root, seed, coco, masks)
     rank, world_size, _ = distributed_context()
     generator = torch.Generator().manual_seed(seed)
     if world_size > 1:
@@ -205,21 +235,34 @@ def make_loader(root, batch_size, workers=4, seed=SEED, num_samples=None, pin_me
                       prefetch_factor=4 if workers > 0 else None)
 
 
-def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=None, num_samples=None):
-    """Yield (epoch, augmented batch NCHW on `device`, labels): the loop to train with."""
+def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=None, num_samples=None, coco=None,
+                     masks=None):
+    """Yield (epoch, augmented batch NCHW on `device`, labels): the loop to train with.
+
+    With `coco` (a COCO instances file) and/or `masks` (a folder of label-map PNGs named after
+    the images), the annotated images only, and in place of the labels their targets moved as
+    the pixels were: a list with one dict per image of "boxes" (K x 4, xyxy pixels), "box_labels",
+    "keypoints" (K x 2) with "keypoints_visible", and "mask" (H x W), those given, on `device`.
+
+    Example:
+        for epoch, images, labels in training_batches("train/", 64):
+            loss = criterion(model(images.float() / 255), labels)
+        for epoch, images, targets in training_batches("train/", 16, coco="instances.json"):
+            boxes = [t["boxes"] for t in targets]
+    """
     rank, world_size, local_rank = distributed_context()
     if device is None:
         device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
     device = torch.device(device)
-    loader = make_loader(root, batch_size, workers, seed, num_samples, pin_memory=device.type == "cuda")
+    loader = make_loader(root, batch_size, workers, seed, num_samples, pin_memory=device.type == "cuda", coco=coco,
+                         masks=masks)
     for epoch in range(epochs):
         loader.dataset.epoch = epoch
         loader.dataset.reseed(0)  # the main process augments when workers == 0
         if isinstance(loader.sampler, DistributedSampler):
             loader.sampler.set_epoch(epoch)
         for images, labels in loader:
-            move = lambda t: t.to(device, non_blocking=True)
-            yield epoch, (move(images) if torch.is_tensor(images) else [move(i) for i in images]), move(labels)
+            yield epoch, to_device(images, device), to_device(labels, device)
 
 
 def _save(args):
@@ -236,21 +279,22 @@ def _save(args):
     arrays = {"images": out} if not isinstance(out, list) else {f"image_{i:05d}": o for i, o in enumerate(out)}
     arrays.update(record_arrays(STEPS, records))
     if annotated:
-        arrays.update(target_arrays(augment_targets(records, images, targets)))
+        arrays.update(target_arrays(augment_targets(records, [image.shape[:2] for image in images], targets)))
     np.savez(args.save, **arrays)
     print(f"saved {len(images)} augmented images and their sampled parameters to {args.save}")
 
 
 def bench_rates(root, batch_size, batches=20, warmup=3, runs=1, workers=4, seed=SEED, device=None,
-                progress=None):
+                progress=None, coco=None, masks=None):
     """Images/s of the training loader (decode and augment on workers, collate, hand over)
     over `runs` stretches of `batches` batches after `warmup`; --bench prints one, the
-    workbench's estimate several."""
+    workbench's estimate several. `coco`, `masks`: with targets (see training_batches)."""
     device = torch.device(device or "cpu")
     # Samples to spare: the workers keep working until the last timed batch, as in training.
     spare = 4 * max(1, workers) + 1
     total = batch_size * (warmup + batches * runs + spare)
-    loop = training_batches(root, batch_size, epochs=1, workers=workers, seed=seed, device=device, num_samples=total)
+    loop = training_batches(root, batch_size, epochs=1, workers=workers, seed=seed, device=device, num_samples=total,
+                            coco=coco, masks=masks)
     try:
         return timed_rates(loop, lambda batch: len(batch[2]), batches, warmup, runs, None, progress)
     finally:
@@ -260,7 +304,8 @@ def bench_rates(root, batch_size, batches=20, warmup=3, runs=1, workers=4, seed=
 def _bench(args):
     device = args.device or "cpu"
     batches = bench_batches(args.batch_size, args.batches)
-    rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, device)
+    rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, device,
+                        coco=args.coco, masks=args.masks)
     print(f"device: {device}, batch size: {args.batch_size}, workers: {args.workers}, "
           f"{args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
     print("runs (images/s): " + ", ".join(f"{r:.1f}" for r in rates))
@@ -271,12 +316,15 @@ def _train(args):
     rank, world_size, _ = distributed_context()
     if world_size > 1:
         torch.distributed.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
-    seen = 0
+    seen = boxes = 0
     for epoch, images, labels in training_batches(args.images, args.batch_size, args.epochs, args.workers,
-                                                  args.seed, args.device):
+                                                  args.seed, args.device, coco=args.coco, masks=args.masks):
         # Your training step goes here: loss = criterion(model(images.float() / 255), labels) ...
-        seen += labels.shape[0]
-    print(f"rank {rank}/{world_size}: {seen} augmented images over {args.epochs} epoch(s)")
+        # (with --coco/--masks, `labels` holds each image's targets: see training_batches).
+        seen += len(labels)
+        boxes += sum(len(target.get("boxes", ())) for target in labels) if isinstance(labels, list) else 0
+    targets = f", {boxes} boxes" if args.coco else ""
+    print(f"rank {rank}/{world_size}: {seen} augmented images{targets} over {args.epochs} epoch(s)")
     if world_size > 1:
         torch.distributed.destroy_process_group()
 

@@ -192,15 +192,18 @@ def class_ids(text):
 
 @pipeline_def(enable_conditionals=True)
 def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_seed=SEED, augmented=True,
-                      num_classes=None, resize=None, shards=None, index_paths=None):
-    """Read, decode (nvJPEG when gpu), augment; outputs (images, labels).
+                      num_classes=None, resize=None, shards=None, index_paths=None, annotated=False):
+    """Read, decode (nvJPEG when gpu), augment; outputs (images, labels), and when `annotated`
+    each file's size as decoded and every draw (DRAWS), from which its targets are moved.
 
     The files come from `files` (with `labels`), or from the WebDataset tar files `shards` with
     their `index_paths` (write_shard_index; `labels` then lists the samples' class ids).
     Labels are class ids; when a step mixes the batch (MixUp, CutMix) they are float soft
     targets over `num_classes` (default: the largest label + 1) mixed like the images.
     `resize` (height, width) resizes every image before step RESIZE_AT (see SIZE_NOTE).
-    `augmented=False` stops after decoding (the workbench's estimate times decoding alone)."""
+    `augmented=False` stops after decoding (the workbench's estimate times decoding alone).
+    `annotated`: `labels` are the files' positions (make_loader reads their targets) and stay
+    unmixed; mixing steps mix the targets instead."""
     if shards:
         # "empty": a sample without a .cls member gets no bytes there, which class_ids reads as 0.
         encoded, text = fn.readers.webdataset(paths=shards, index_paths=index_paths, ext=[SHARD_IMAGE_EXTENSIONS, "cls"],
@@ -211,27 +214,32 @@ def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_se
         encoded, label = fn.readers.file(files=files, labels=labels, random_shuffle=True, shard_id=shard_id,
                                          num_shards=num_shards, name="Reader")
     decoder = "mixed" if gpu else "cpu"
-    first = 0
+    first, draws = 0, []
     if augmented and REGION_DECODE is not None:
-        images, _ = REGION_DECODE(encoded, aug_seed, decoder)  # decodes only the first crop's window
+        images, draws = REGION_DECODE(encoded, aug_seed, decoder)  # decodes only the first crop's window
         first = REGION_STEPS
     else:
         images = fn.decoders.image(encoded, device=decoder, output_type=types.RGB)
     if augmented:
         soft = None
-        if MIXING_STEPS:
+        if MIXING_STEPS and not annotated:
             soft = fn.one_hot(label, num_classes=num_classes or max(labels) + 1, dtype=types.FLOAT)
-        images, _, *mixed = augment(images, aug_seed, first=first, last=RESIZE_AT if resize else None, labels=soft)
+        images, step_draws, *mixed = augment(images, aug_seed, first=first, last=RESIZE_AT if resize else None,
+                                             labels=soft)
+        draws = draws + step_draws
         if resize:
             # The size asked for, where the batch must first be one size (see SIZE_NOTE), then the rest.
             images = fn.resize(images, size=list(resize), interp_type=types.INTERP_LINEAR, antialias=True)
-            images, _, *mixed = augment(images, aug_seed, first=RESIZE_AT, labels=mixed[0] if mixed else None)
+            images, step_draws, *mixed = augment(images, aug_seed, first=RESIZE_AT, labels=mixed[0] if mixed else None)
+            draws = draws + step_draws
         label = mixed[0] if mixed else label
-    return images, (label.gpu() if gpu else label)
+    outputs = (images, (label.gpu() if gpu else label))
+    # The size each file decodes to (its header's, as the decoder reads it), before any step.
+    return outputs + ((fn.peek_image_shape(encoded), *draws) if annotated else ())
 
 
 def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, augmented=True, resize=None,
-                shards=None):
+                shards=None, coco=None, masks=None):
     """A DALIGenericIterator over the training pipeline: shard = rank under torchrun, each
     rank seeded from (seed, rank); yields [{"images": tensor NHWC, "labels": tensor}]. It reads
     an image folder (`root`) or WebDataset tar shards (`shards`, e.g. "train-{0000..0099}.tar":
@@ -246,10 +254,19 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
     size (SIZE_NOTE says where); a chain that does not fix the size needs it for a folder of
     mixed sizes, whose first batch of several sizes raises an error otherwise.
 
+    `coco` (a COCO instances file) and/or `masks` (a folder of label-map PNGs named after the
+    images): the folder's annotated images only, and in place of the labels their targets moved
+    as the pixels were, from what this very batch drew (the pipeline outputs its draws): a list
+    with one dict per image of "boxes" (K x 4, xyxy pixels), "box_labels", "keypoints" (K x 2)
+    with "keypoints_visible", and "mask" (H x W), those given, as torch tensors where the images
+    are. They are moved on the host (numpy) by the code --save and the workbench use.
+
     Example:
         loader = make_loader("train/", 64, resize=(224, 224))   # or make_loader(shards="train-{0000..0099}.tar")
         for batch in loader:
             images, labels = batch[0]["images"], batch[0]["labels"]
+        for batch in make_loader("train/", 16, coco="instances.json", masks="masks/"):
+            images, targets = batch[0]["images"], batch[0]["labels"]   # targets[k]["boxes"], ...
     """
     from nvidia.dali.plugin.base_iterator import LastBatchPolicy
     from nvidia.dali.plugin.pytorch import DALIGenericIterator
@@ -272,16 +289,24 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
                 if pair:
                     raise mixed_sizes_error(*pair, SIZE_FIX) from error
                 raise
-            for images, _ in outputs:
+            for images, *_ in outputs:
                 # DALI carries each sample's file path (source_info), except through a mixing step.
                 check_one_size([tuple(shape[:2]) for shape in images.shape()], files, SIZE_FIX,
                                name_of=lambda k: images[k].source_info())
             return outputs
 
+        def __next__(self):
+            batches = super().__next__()
+            if annotations is not None:
+                for batch in batches:
+                    batch["labels"] = moved_targets(batch, annotations, resize)
+            return batches
+
     resize = loader_resize(resize)
     if (root is None) == (shards is None):
         raise ValueError("give the training images as a folder (root) or as WebDataset tar shards (shards=), "
                          "one of the two")
+    annotations = loader_annotations(root, coco, masks, TARGETS_REFUSED, shards)
     rank, world_size, local_rank = distributed_context()
     if gpu is None:
         import torch
@@ -296,6 +321,10 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
         files, labels = image_folder(root)
         if not files:
             raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {root}")
+        if annotations is not None:
+            # Each sample's label is its file's position: its targets are read by it (moved_targets).
+            files = [str(f) for f in annotations["files"]]
+            labels = list(range(len(files)))
     rank_seed = derive_seed(seed, rank)
     # DALI reads the shards' index files while it builds the pipeline: they can go afterwards.
     with tempfile.TemporaryDirectory(prefix="dali-shard-index-") as folder:
@@ -308,13 +337,27 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
         pipe = training_pipeline(files, labels, shard_id=rank, num_shards=world_size, gpu=gpu, aug_seed=rank_seed,
                                  augmented=augmented, resize=resize, batch_size=batch_size,
                                  num_threads=threads or _threads(), device_id=local_rank if gpu else None,
-                                 seed=rank_seed, **reader)
+                                 seed=rank_seed, annotated=annotations is not None, **reader)
         pipe.build()
     # Drop the ragged last batch, unless a shard holds less than one batch (small folders):
     # then fill it by repeating samples, or there would be nothing to train on.
     policy = LastBatchPolicy.DROP if len(labels) // world_size >= batch_size else LastBatchPolicy.FILL
-    return OneSizeIterator([pipe], ["images", "labels"], reader_name="Reader", last_batch_policy=policy,
-                           auto_reset=True)
+    outputs = ["images", "labels"] + (["sizes", *DRAWS] if annotations is not None else [])
+    return OneSizeIterator([pipe], outputs, reader_name="Reader", last_batch_policy=policy, auto_reset=True)
+
+
+def moved_targets(batch, annotations, resize=None):
+    """An annotated training batch's targets (see make_loader), read by each sample's position
+    ("labels") and moved with what the pipeline drew for it; the draws and sizes leave `batch`."""
+    import torch
+
+    positions = batch.pop("labels").reshape(-1).tolist()
+    sizes = [tuple(size[:2]) for size in batch.pop("sizes").cpu().tolist()]
+    draws = {name: batch.pop(name).cpu().numpy() for name in DRAWS}
+    moved = augment_targets(draws, sizes, batch_targets([sample_targets(annotations, i) for i in positions]), resize)
+    device = batch["images"].device
+    return [{kind: torch.as_tensor(value).to(device, non_blocking=True) for kind, value in target.items()}
+            for target in per_image(moved)]
 
 
 def _save(args):
@@ -330,7 +373,7 @@ def _save(args):
     if mixed:
         arrays["labels"] = mixed[0]
     if annotated:
-        arrays.update(target_arrays(augment_targets(params, images, targets)))
+        arrays.update(target_arrays(augment_targets(params, [image.shape[:2] for image in images], targets)))
     np.savez(args.save, **arrays)
     print(f"saved {len(images)} augmented images and their sampled parameters to {args.save}")
 
@@ -346,13 +389,13 @@ def endless(loader):
 
 
 def bench_rates(root=None, batch_size=64, batches=20, warmup=3, runs=1, threads=None, seed=SEED, gpu=None,
-                progress=None, augmented=True, resize=None, shards=None):
+                progress=None, augmented=True, resize=None, shards=None, coco=None, masks=None):
     """Images/s of the training loader (read, decode, augment, hand to PyTorch) over `runs`
     stretches of `batches` batches after `warmup`; --bench prints one, the workbench's
-    estimate several (and, with `augmented=False`, times decoding alone). `resize`, `shards`:
-    see make_loader."""
+    estimate several (and, with `augmented=False`, times decoding alone). `resize`, `shards`,
+    `coco`, `masks`: see make_loader."""
     loader = make_loader(root, batch_size, seed=seed, gpu=gpu, threads=threads, augmented=augmented, resize=resize,
-                         shards=shards)
+                         shards=shards, coco=coco, masks=masks)
     return timed_rates(endless(loader), lambda batch: batch[0]["images"].shape[0], batches, warmup, runs,
                        progress=progress)
 
@@ -361,7 +404,7 @@ def _bench(args):
     gpu = None if args.device is None else args.device != "cpu"
     batches = bench_batches(args.batch_size, args.batches)
     rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, gpu,
-                        resize=args.resize, shards=args.shards)
+                        resize=args.resize, shards=args.shards, coco=args.coco, masks=args.masks)
     print(f"batch size: {args.batch_size}, threads: {args.workers}, "
           f"{args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
     print("runs (images/s): " + ", ".join(f"{r:.1f}" for r in rates))
@@ -372,14 +415,17 @@ def _train(args):
     rank, world_size, _ = distributed_context()
     loader = make_loader(args.images, args.batch_size, seed=args.seed,
                          gpu=None if args.device is None else args.device != "cpu", threads=args.workers,
-                         resize=args.resize, shards=args.shards)
-    seen = 0
+                         resize=args.resize, shards=args.shards, coco=args.coco, masks=args.masks)
+    seen = boxes = 0
     for epoch in range(args.epochs):
         for batch in loader:
             images, labels = batch[0]["images"], batch[0]["labels"]
             # Your training step goes here: loss = criterion(model(images.permute(0, 3, 1, 2)), labels) ...
+            # (with --coco/--masks, `labels` holds each image's targets: see make_loader).
             seen += images.shape[0]
-    print(f"rank {rank}/{world_size}: {seen} augmented images over {args.epochs} epoch(s)")
+            boxes += sum(len(target.get("boxes", ())) for target in labels) if isinstance(labels, list) else 0
+    targets = f", {boxes} boxes" if args.coco else ""
+    print(f"rank {rank}/{world_size}: {seen} augmented images{targets} over {args.epochs} epoch(s)")
 
 
 def main(argv=None):

@@ -338,8 +338,7 @@ def augment_batch(augmentation, images, device, records=None, labels=None, fuse=
         if head_records is not None:
             head_records.append(step_records)
     if records is not None:
-        for k in range(len(head)):
-            records.append({key: np.concatenate([r[k][key] for r in head_records]) for key in head_records[0][k]})
+        records.extend(join_records(head_records))
     if len({tuple(o.shape) for o in outputs}) > 1:
         out = [o[0] for o in outputs]  # no step made the sizes equal (HEAD_STEPS covers all steps)
         return out if labels is None else (out, labels)
@@ -387,11 +386,13 @@ def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torc
 # ---------------------------------------------------------------------------------------
 class ImageFolderDataset(Dataset):
     """Image files under `root` (recursive, name order); the label is the index of the
-    first-level sub-folder (ImageFolder layout), 0 for files directly in `root`."""
+    first-level sub-folder (ImageFolder layout), 0 for files directly in `root`. With
+    `annotations` (loader_annotations: a COCO file and/or a mask folder), the annotated files
+    only, each labelled with its targets as read (sample_targets), to be moved after the chain."""
 
-    def __init__(self, root):
-        self.root = Path(root)
-        self.files = list_image_files(self.root)
+    def __init__(self, root, annotations=None):
+        self.root, self.annotations = Path(root), annotations
+        self.files = list_image_files(self.root) if annotations is None else annotations["files"]
         if not self.files:
             raise FileNotFoundError(f"no image files under {self.root}")
         folders = [f.relative_to(self.root).parts for f in self.files]
@@ -402,8 +403,12 @@ class ImageFolderDataset(Dataset):
     def __len__(self):
         return len(self.files)
 
+    def label(self, i):
+        """Sample i's class id, or its targets when the dataset is annotated."""
+        return self.labels[i] if self.annotations is None else sample_targets(self.annotations, i)
+
     def __getitem__(self, i):
-        return torch.from_numpy(decode_image(self.files[i])).permute(2, 0, 1).contiguous(), self.labels[i]
+        return torch.from_numpy(decode_image(self.files[i])).permute(2, 0, 1).contiguous(), self.label(i)
 
 
 # Every JPEG file starts with these bytes (the start-of-image marker, then another marker).
@@ -419,7 +424,7 @@ class EncodedImageFolderDataset(ImageFolderDataset):
         data = np.fromfile(self.files[i], dtype=np.uint8)
         if data[:3].tobytes() != JPEG_SIGNATURE:
             return super().__getitem__(i)
-        return torch.from_numpy(data), self.labels[i]
+        return torch.from_numpy(data), self.label(i)
 
 
 class TarShardDataset(Dataset):
@@ -442,6 +447,7 @@ class TarShardDataset(Dataset):
         self.locations = np.array(locations, dtype=np.int64)
         # The class ids are the columns of a mixing step's soft targets: 0 up to the largest.
         self.classes = list(range(max(self.labels) + 1))
+        self.annotations = None  # targets come with a folder of images only (see loader_annotations)
         # No file per sample that could be named: an error at a batch of several sizes names the
         # samples by their position in the batch (check_one_size).
         self.files = []
@@ -474,7 +480,12 @@ def collate_uint8(batch):
     images, labels = zip(*batch)
     if len({tuple(i.shape) for i in images}) == 1:
         images = torch.stack(images)
-    return images, torch.tensor(labels, dtype=torch.long)
+    return images, collate_labels(labels)
+
+
+def collate_labels(labels):
+    """Class ids as one tensor; targets (an annotated dataset's dicts of arrays) as a list."""
+    return list(labels) if isinstance(labels[0], dict) else torch.tensor(labels, dtype=torch.long)
 
 
 def collate_encoded(batch):
@@ -487,7 +498,7 @@ def collate_encoded(batch):
     packed = torch.cat(encoded) if encoded else torch.empty(0, dtype=torch.uint8)
     sizes = torch.tensor([payload.numel() if payload.dim() == 1 else -1 for payload in payloads])
     decoded = [payload for payload in payloads if payload.dim() != 1]
-    return (packed, sizes, decoded), torch.tensor(labels, dtype=torch.long)
+    return (packed, sizes, decoded), collate_labels(labels)
 
 
 def unpack_payloads(batch):
@@ -657,15 +668,20 @@ class GpuDecodingLoader:
 
     def __iter__(self):
         for payloads, labels in self.loader:
-            yield (decode_batch(unpack_payloads(payloads), self.decode, self.device),
-                   labels.to(self.device, non_blocking=True))
+            yield decode_batch(unpack_payloads(payloads), self.decode, self.device), labels_to(labels, self.device)
 
     def __len__(self):
         return len(self.loader)
 
 
+def labels_to(labels, device):
+    """A batch's labels on `device`: class ids (a tensor) moved; targets (a list) stay on the host,
+    where they are moved through the chain's draws (see training_batches)."""
+    return labels.to(device, non_blocking=True) if torch.is_tensor(labels) else labels
+
+
 def make_loader(root=None, batch_size=64, workers=4, seed=SEED, device="cpu", num_samples=None, decoder="auto",
-                shards=None):
+                shards=None, coco=None, masks=None):
     """Loader over an image folder (`root`) or WebDataset tar shards (`shards`, e.g.
     "train-{0000..0099}.tar": see shard_paths and TarShardDataset), one of the two: shuffled
     (seeded), sharded by rank under torchrun, reading on `workers` processes. With the PIL
@@ -680,16 +696,19 @@ def make_loader(root=None, batch_size=64, workers=4, seed=SEED, device="cpu", nu
     incomplete batch (drop_last). For exactly once, make the count a multiple of
     world_size x batch_size.
     `num_samples` draws that many samples with replacement (for benchmarks on small folders).
+    `coco`, `masks`: a folder's annotated images only, labelled with their targets (see
+    ImageFolderDataset and training_batches).
     """
     if (root is None) == (shards is None):
         raise ValueError("give the training images as a folder (root) or as WebDataset tar shards (shards=), "
                          "one of the two")
+    annotations = loader_annotations(root, coco, masks, TARGETS_REFUSED, shards)
     decoder = resolve_decoder(decoder, device)
     on_gpu = decoder != "pil"
     if shards is not None:
         dataset = EncodedTarShardDataset(shards) if on_gpu else TarShardDataset(shards)
     else:
-        dataset = EncodedImageFolderDataset(root) if on_gpu else ImageFolderDataset(root)
+        dataset = (EncodedImageFolderDataset if on_gpu else ImageFolderDataset)(root, annotations)
     rank, world_size, _ = distributed_context()
     generator = torch.Generator().manual_seed(seed)
     if world_size > 1:
@@ -722,7 +741,7 @@ class CudaPrefetcher:
         images, labels = batch
         move = lambda t: t.to(self.device, non_blocking=True)
         images = move(images) if torch.is_tensor(images) else [move(i) for i in images]
-        return images, move(labels)
+        return images, labels_to(labels, self.device)
 
     def __iter__(self):
         if self.device.type != "cuda":
@@ -738,7 +757,8 @@ class CudaPrefetcher:
             if upcoming is not None:
                 yield upcoming
             torch.cuda.current_stream(self.device).wait_stream(stream)
-            for t in (ready[0] if isinstance(ready[0], list) else [ready[0]]) + [ready[1]]:
+            tensors = (ready[0] if isinstance(ready[0], list) else [ready[0]]) + [ready[1]]
+            for t in filter(torch.is_tensor, tensors):  # (targets stay on the host: see labels_to)
                 t.record_stream(torch.cuda.current_stream(self.device))
             upcoming = ready
         if upcoming is not None:
@@ -849,18 +869,30 @@ def resized_crops(images, windows):
     return out.permute(0, 3, 1, 2).contiguous()
 
 
-def augment_training_batch(augmentation, images, device, labels=None, resize=None, torch_compile=False):
+def augment_training_batch(augmentation, images, device, labels=None, resize=None, torch_compile=False, records=None):
     """augment_batch as the training loader runs it: a list of mixed-size images whose chain
     starts with RandomResizedCrop is cropped in one batched op (resized_crop_windows, then
     resized_crops), then the other steps run on the batch; anything else goes to augment_batch.
-    `resize` (height, width): see augment_resized; `torch_compile`: see apply_steps."""
+    `resize` (height, width): see augment_resized; `torch_compile`: see apply_steps; `records`:
+    each enabled step's draws are appended, as augment_batch appends them."""
     if resize is not None:
-        return augment_resized(augmentation, images, device, resize, labels, torch_compile)
+        return augment_resized(augmentation, images, device, resize, labels, torch_compile, records)
     if RESIZED_CROP is None or torch.is_tensor(images):
-        return augment_batch(augmentation, images, device, labels=labels, torch_compile=torch_compile)
+        return augment_batch(augmentation, images, device, records, labels, torch_compile=torch_compile)
     windows = resized_crop_windows([image.shape[-2] for image in images], [image.shape[-1] for image in images])
     batch = resized_crops([image.to(device, non_blocking=True) for image in images], windows)
-    return apply_steps(augmentation[1:], batch, labels=labels, torch_compile=torch_compile)
+    if records is not None:
+        records.append(window_record(windows))
+    return apply_steps(augmentation[1:], batch, records, labels, torch_compile=torch_compile)
+
+
+def window_record(windows):
+    """resized_crop_windows' [x0, y0, width, height] windows as Kornia's RandomResizedCrop records
+    them: every sample applied, "src" its window's corner pixels (clockwise from top left)."""
+    x0, y0, width, height = windows.double().numpy().T
+    x1, y1 = x0 + width - 1, y0 + height - 1
+    corners = np.stack([np.stack([x0, y0], 1), np.stack([x1, y0], 1), np.stack([x1, y1], 1), np.stack([x0, y1], 1)], 1)
+    return {"batch_prob": np.ones(len(windows)), "src": corners.astype(np.float32)}
 
 
 def resize_batch(batch, size):
@@ -870,23 +902,40 @@ def resize_batch(batch, size):
                                            antialias=True)
 
 
-def augment_resized(augmentation, images, device, size, labels=None, torch_compile=False):
+def augment_resized(augmentation, images, device, size, labels=None, torch_compile=False, records=None):
     """The training loader's augmentation with a size asked for (resize=, --resize): the steps
     before RESIZE_AT run at each image's own size (on the whole batch when the sizes agree),
     every image is resized to `size`, then the rest of the chain runs on the batch. A chain that
-    fixes the size itself runs as usual and is resized at the end (RESIZE_AT is its length)."""
+    fixes the size itself runs as usual and is resized at the end (RESIZE_AT is its length).
+    `records`: see augment_training_batch (the resize, not a step of the chain, records nothing)."""
     if FIXES_SIZE:
-        out = augment_training_batch(augmentation, images, device, labels, torch_compile=torch_compile)
+        out = augment_training_batch(augmentation, images, device, labels, torch_compile=torch_compile,
+                                     records=records)
         return resize_batch(out, size) if labels is None else (resize_batch(out[0], size), out[1])
     head, tail = augmentation[:RESIZE_AT], augmentation[RESIZE_AT:]
     pieces = [images] if torch.is_tensor(images) else [image[None] for image in images]
-    batch = torch.cat([resize_batch(apply_steps(head, to_float(piece, device), torch_compile=torch_compile), size)
-                       for piece in pieces])
-    return apply_steps(tail, batch, labels=labels, torch_compile=torch_compile)
+    piece_records = [[] if records is not None else None for _ in pieces]
+    batch = torch.cat([resize_batch(apply_steps(head, to_float(piece, device), piece_records[k],
+                                                torch_compile=torch_compile), size)
+                       for k, piece in enumerate(pieces)])
+    if records is not None:
+        records.extend(join_records(piece_records))
+    return apply_steps(tail, batch, records, labels, torch_compile=torch_compile)
+
+
+def join_records(parts):
+    """The step records of consecutive parts of a batch (one list of records per part) as the
+    records of the whole batch: each value joined along the sample axis, a group's children too."""
+    return [join_record([part[k] for part in parts]) for k in range(len(parts[0]))] if parts else []
+
+
+def join_record(pieces):
+    return {key: join_records([piece[key] for piece in pieces]) if key == "steps"
+            else np.concatenate([piece[key] for piece in pieces]) for key in pieces[0]}
 
 
 def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, device=None, num_samples=None,
-                     decoder="auto", resize=None, shards=None, torch_compile=False):
+                     decoder="auto", resize=None, shards=None, torch_compile=False, coco=None, masks=None):
     """Yield (epoch, augmented float batch on `device`, labels): the loop to train with, over an
     image folder (`root`) or WebDataset tar shards (`shards`; see make_loader), one of the two.
 
@@ -899,12 +948,20 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
     mixed sizes, whose first batch of several sizes raises an error otherwise.
     `torch_compile`: the fused runs of steps go through torch.compile (see apply_steps); the
     first batch of each size compiles.
+    `coco` (a COCO instances file) and/or `masks` (a folder of label-map PNGs named after the
+    images): the folder's annotated images only, and in place of the labels their targets moved
+    as the pixels were, from the draws of this very batch: a list with one dict per image of
+    "boxes" (K x 4, xyxy pixels), "box_labels", "keypoints" (K x 2) with "keypoints_visible",
+    and "mask" (H x W), those given, on `device`. They are moved on the host (numpy), as
+    Chain.run and --save move them; MixUp and CutMix mix them as their definitions say.
 
     Example:
         for epoch, images, labels in training_batches("train/", 64, resize=(224, 224)):
             loss = criterion(model(images), labels)
         for epoch, images, labels in training_batches(shards="train-{0000..0099}.tar", batch_size=64):
             ...
+        for epoch, images, targets in training_batches("train/", 16, coco="instances.json", masks="masks/"):
+            boxes = [t["boxes"] for t in targets]
     """
     resize = loader_resize(resize)
     rank, world_size, local_rank = distributed_context()
@@ -912,10 +969,12 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
         device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
     device = torch.device(device)
     augmentation = place(build_augmentation(), device)
-    loader = make_loader(root, batch_size, workers, seed, device, num_samples, decoder, shards)
+    loader = make_loader(root, batch_size, workers, seed, device, num_samples, decoder, shards, coco, masks)
     # GPU-decoded batches are on the device already; PIL batches are copied ahead.
     batches = loader if isinstance(loader, GpuDecodingLoader) else CudaPrefetcher(loader, device)
-    mixing = mixes_batch(augmentation)
+    annotated = loader.dataset.annotations is not None
+    # Soft targets over classes where the batch mixes; an annotated batch mixes its targets instead.
+    mixing = mixes_batch(augmentation) and not annotated
     num_classes = max(1, len(loader.dataset.classes))
     for epoch in range(epochs):
         if isinstance(loader.sampler, DistributedSampler):
@@ -929,6 +988,7 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
                 # folder of mixed sizes fails at its first batch all the same. The files named are
                 # the first two of different sizes (a scan that stops there).
                 check_one_size([tuple(image.shape[-2:]) for image in images], loader.dataset.files, SIZE_FIX)
+            records = [] if annotated else None
             with torch.no_grad():
                 if mixing:
                     batch, labels = augment_training_batch(augmentation, images, device,
@@ -936,7 +996,12 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
                                                            torch_compile=torch_compile)
                 else:
                     batch = augment_training_batch(augmentation, images, device, resize=resize,
-                                                   torch_compile=torch_compile)
+                                                   torch_compile=torch_compile, records=records)
+            if annotated:
+                sizes = [tuple(image.shape[-2:]) for image in images]
+                moved = augment_targets(records, sizes, batch_targets(labels), resize)
+                labels = [{kind: torch.as_tensor(value).to(device, non_blocking=True) for kind, value in target.items()}
+                          for target in per_image(moved)]
             # Yield outside no_grad: grad mode is global, and the caller trains with it on.
             yield epoch, batch, labels
 
@@ -955,23 +1020,25 @@ def _save(args):
         arrays["labels"] = mixed[0]
     arrays.update(record_arrays(STEPS, records))
     if annotated:
-        arrays.update(target_arrays(augment_targets(records, images, targets)))
+        arrays.update(target_arrays(augment_targets(records, [image.shape[:2] for image in images], targets)))
     np.savez(args.save, **arrays)
     print(f"saved {len(images)} augmented images and their sampled parameters to {args.save}")
 
 
 def bench_rates(root=None, batch_size=64, batches=20, warmup=3, runs=1, workers=4, seed=SEED, device=None,
-                progress=None, decoder="auto", resize=None, shards=None, torch_compile=False):
+                progress=None, decoder="auto", resize=None, shards=None, torch_compile=False, coco=None, masks=None):
     """Images/s of the training loop (read and decode, copy, augment) over `runs` stretches of
     `batches` batches after `warmup`; --bench prints one, the workbench's estimate several.
-    `resize`, `shards`, `torch_compile`: see training_batches (compiling happens in the warm-up)."""
+    `resize`, `shards`, `torch_compile`, `coco`, `masks`: see training_batches (compiling happens
+    in the warm-up)."""
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     # Samples to spare: the workers keep decoding (and competing for the cores) until the last
     # timed batch, as they do in training; at the very end of a loader they would be idle.
     spare = 4 * max(1, workers) + 1
     total = batch_size * (warmup + batches * runs + spare)
     loop = training_batches(root, batch_size, epochs=1, workers=workers, seed=seed, device=device, num_samples=total,
-                            decoder=decoder, resize=resize, shards=shards, torch_compile=torch_compile)
+                            decoder=decoder, resize=resize, shards=shards, torch_compile=torch_compile, coco=coco,
+                            masks=masks)
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else None
     try:
         return timed_rates(loop, lambda batch: len(batch[1]), batches, warmup, runs, sync, progress)
@@ -983,7 +1050,8 @@ def _bench(args):
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     batches = bench_batches(args.batch_size, args.batches)
     rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, device,
-                        decoder=args.decoder, resize=args.resize, shards=args.shards, torch_compile=args.compile)
+                        decoder=args.decoder, resize=args.resize, shards=args.shards, torch_compile=args.compile,
+                        coco=args.coco, masks=args.masks)
     print(f"device: {device}, decoder: {resolve_decoder(args.decoder, device)}, batch size: {args.batch_size}, "
           f"workers: {args.workers}, {args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
     print("runs (images/s): " + ", ".join(f"{r:.1f}" for r in rates))
@@ -994,13 +1062,17 @@ def _train(args):
     rank, world_size, _ = distributed_context()
     if world_size > 1:
         torch.distributed.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
-    seen = 0
+    seen = boxes = 0
     for epoch, images, labels in training_batches(args.images, args.batch_size, args.epochs, args.workers,
                                                   args.seed, args.device, decoder=args.decoder, resize=args.resize,
-                                                  shards=args.shards, torch_compile=args.compile):
+                                                  shards=args.shards, torch_compile=args.compile, coco=args.coco,
+                                                  masks=args.masks):
         # Your training step goes here: loss = criterion(model(images), labels) ...
-        seen += labels.shape[0]
-    print(f"rank {rank}/{world_size}: {seen} augmented images over {args.epochs} epoch(s)")
+        # (with --coco/--masks, `labels` holds each image's targets: see training_batches).
+        seen += len(labels)
+        boxes += sum(len(target.get("boxes", ())) for target in labels) if isinstance(labels, list) else 0
+    targets = f", {boxes} boxes" if args.coco else ""
+    print(f"rank {rank}/{world_size}: {seen} augmented images{targets} over {args.epochs} epoch(s)")
     if world_size > 1:
         torch.distributed.destroy_process_group()
 

@@ -5,53 +5,59 @@ records `augment_images` returned, as `Chain.run` does, and --save uses it with 
 
 Example:
     >>> import workbench as wb
-    >>> "def augment_targets(records, images, targets):" in targets_section(wb.Chain().add("HorizontalFlip"), "dali")
+    >>> section = targets_section(wb.Chain().add("HorizontalFlip"), "dali")
+    >>> "def augment_targets(records, sizes, targets, resize=None):" in section
     True
 """
 from __future__ import annotations
 
-import ast
-import functools
 import inspect
-from pathlib import Path
 
 from ..errors import ExportError
 from ..literals import Name, comment, literal
 from ..plans import albumentations_names, kornia_names, row_plan, target_plan, target_settings
 from ..runtime import annotations, rows, targets
+from .source_copy import definitions, with_dependencies
 
 # Where each backend's `augment_images` records come from, and how they become records per step.
 RECORDS = {
     "kornia": "records",
     "albumentations": "records",
-    "dali": "records_from_draws(TARGET_ROWS, records, len(images))",
+    "dali": "records_from_draws(TARGET_ROWS, records, len(sizes))",
 }
 NAMES = {"kornia": kornia_names, "albumentations": albumentations_names, "dali": lambda spec: None}
+# The backends whose training loaders take resize= (RESIZE_AT says where it goes).
+RESIZING = ("kornia", "dali")
 
 
-@functools.cache
-def _functions(path: str) -> dict[str, tuple[int, str]]:
-    """name -> (line, source) of every top-level function of a module file."""
-    text = Path(path).read_text(encoding="utf-8")
-    return {node.name: (node.lineno, ast.get_source_segment(text, node))
-            for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)}
+def _augment_targets(backend: str) -> list[str]:
+    """The source lines of the export's augment_targets."""
+    resizing = backend in RESIZING
+    lines = [
+        "def augment_targets(records, sizes, targets" + (", resize=None):" if resizing else "):"),
+        '    """The targets of a batch ({kind: one entry per image}, as Chain.run takes them) after the chain, from',
+        '    the records augment_images (or the training loader) returned for it; `sizes`: each image\'s',
+        '    (height, width) as it entered (see runtime/targets.py\'s move_batch).' + (
+            '' if not resizing else ' `resize`: the training loader\'s resize=, which runs before\n'
+            '    enabled step RESIZE_AT.') + '"""',
+        "    if TARGETS_REFUSED:",
+        "        raise ValueError(TARGETS_REFUSED)",
+        f"    rows = sample_rows(TARGET_ROWS, {RECORDS[backend]}, len(sizes))",
+        "    plan = TARGET_PLAN",
+    ]
+    if resizing:
+        lines += ["    if resize is not None:",
+                  "        plan, rows = with_resize(plan, rows, RESIZE_AT, resize)"]
+    return lines + ["    return move_batch(plan, rows, sizes, targets, TARGET_SETTINGS)"]
 
 
-def _with_helpers(function) -> list[tuple[int, str]]:
-    """(line, source) of `function` and of the functions of its module it calls, transitively."""
-    defs = _functions(inspect.getsourcefile(function))
-    wanted, todo = set(), [function.__name__]
-    while todo:
-        name = todo.pop()
-        if name in wanted:
-            continue
-        wanted.add(name)
-        todo += [n.id for n in ast.walk(ast.parse(defs[name][1])) if isinstance(n, ast.Name) and n.id in defs]
-    return sorted(defs[name] for name in wanted)
+def _functions(module) -> dict[str, tuple[str, int, str]]:
+    """name -> (file, line, source) of every top-level function of a module."""
+    return definitions((inspect.getsourcefile(module),))
 
 
 def _module_source(module) -> list[str]:
-    return [source for _, source in sorted(_functions(inspect.getsourcefile(module)).values())]
+    return [source for _, _, source in sorted(_functions(module).values())]
 
 
 def _plan_literal(entries, names_entries) -> tuple[list, list]:
@@ -107,9 +113,10 @@ def targets_section(chain, backend: str) -> str:
     names = row_plan(chain.steps, NAMES[backend])
     plan_literal, row_literal = _plan_literal(plan, names)
     namers = _namers(plan, names)
-    helpers = sorted({item for f in namers for item in _with_helpers(f)})
+    helpers = sorted({item for f in namers
+                      for item in with_dependencies(_functions(inspect.getmodule(f)), [f.__name__])})
     settings = target_settings(chain)
-    defined = [name for module in (targets, rows, annotations) for name in _functions(inspect.getsourcefile(module))]
+    defined = [name for module in (targets, rows, annotations) for name in _functions(module)]
     clash = {n for n in (f.__name__ for f in namers)} & set(defined)
     if clash:
         raise ExportError(f"record functions {sorted(clash)} clash with the targets code's names")
@@ -123,7 +130,7 @@ def targets_section(chain, backend: str) -> str:
     ]
     if helpers:
         lines += [comment("How this backend's records name what the steps drew (from the workbench's op specs)."), ""]
-        lines += [part for _, source in helpers for part in (source, "", "")]
+        lines += [part for *_, source in helpers for part in (source, "", "")]
     lines += [
         comment("Each step's rows, as RunResult.params reports them: the names its records use."),
         f"TARGET_ROWS = {_listed(row_literal)}",
@@ -134,12 +141,6 @@ def targets_section(chain, backend: str) -> str:
         comment("Why this chain cannot move targets (None: it can)."),
         f"TARGETS_REFUSED = {literal(_refusal(chain))}",
         "", "",
-        "def augment_targets(records, images, targets):",
-        '    """The targets of `images` ({kind: one entry per image}, as Chain.run takes them) after the chain, from',
-        '    the records augment_images returned for them (see runtime/targets.py\'s move_batch)."""',
-        "    if TARGETS_REFUSED:",
-        "        raise ValueError(TARGETS_REFUSED)",
-        f"    rows = sample_rows(TARGET_ROWS, {RECORDS[backend]}, len(images))",
-        "    return move_batch(TARGET_PLAN, rows, [image.shape[:2] for image in images], targets, TARGET_SETTINGS)",
+        *_augment_targets(backend),
     ]
     return "\n".join(lines) + "\n"

@@ -89,21 +89,78 @@ def annotated_files(files, root, coco=None, masks=None):
     return [f for f in files if (Path(masks) / f"{Path(f).stem}.png").is_file()], None
 
 
+def any_keypoints(files, root, index):
+    """Whether any annotation of `files` in the COCO `index` (None: no COCO file) has keypoints."""
+    return index is not None and any(a.get("keypoints") for f in files for a in index[coco_name(f, root, index)][1])
+
+
+def image_targets(file, root, index=None, masks=None, keypoints=False):
+    """One image's targets {kind: value}: boxes and box_labels from the COCO `index`, with
+    `keypoints` its keypoints and keypoints_visible too (none: (0, 2)); its mask from the folder
+    `masks`. What the training loaders read for each sample."""
+    targets = {}
+    if index is not None:
+        boxes, labels, points, visible = coco_targets(index[coco_name(file, root, index)][1])
+        targets["boxes"], targets["box_labels"] = boxes, labels
+        if keypoints:
+            targets["keypoints"] = points if points is not None else np.zeros((0, 2))
+            targets["keypoints_visible"] = visible if visible is not None else np.zeros(0, bool)
+    if masks is not None:
+        targets["mask"] = read_mask(Path(masks) / f"{Path(file).stem}.png", file)
+    return targets
+
+
 def read_targets(files, root, index=None, masks=None):
     """The targets of `files` ({kind: one entry per file}, as chain.run takes them): boxes,
     box_labels and (where any annotation has them) keypoints and keypoints_visible from the COCO
     `index`; masks from the folder `masks`."""
-    targets = {}
-    if index is not None:
-        parsed = [coco_targets(index[coco_name(f, root, index)][1]) for f in files]
-        targets["boxes"] = [p[0] for p in parsed]
-        targets["box_labels"] = [p[1] for p in parsed]
-        if any(p[2] is not None for p in parsed):
-            targets["keypoints"] = [p[2] if p[2] is not None else np.zeros((0, 2)) for p in parsed]
-            targets["keypoints_visible"] = [p[3] if p[3] is not None else np.zeros(0, bool) for p in parsed]
-    if masks is not None:
-        targets["masks"] = [read_mask(Path(masks) / f"{Path(f).stem}.png", f) for f in files]
-    return targets
+    return batch_targets([image_targets(f, root, index, masks, any_keypoints(files, root, index)) for f in files])
+
+
+def batch_targets(samples):
+    """Per-image targets (image_targets) as {kind: one entry per image}, as chain.run takes them."""
+    kinds = samples[0].keys() if samples else ()
+    return {("masks" if kind == "mask" else kind): [sample[kind] for sample in samples] for kind in kinds}
+
+
+def per_image(moved):
+    """Moved targets (runtime/targets.py's move_batch: {kind: one entry per image}) as one dict
+    per image: "masks" becomes "mask"; "sizes" is left out."""
+    kinds = [kind for kind in moved if kind != "sizes"]
+    count = len(moved[kinds[0]]) if kinds else 0
+    return [{("mask" if kind == "masks" else kind): moved[kind][n] for kind in kinds} for n in range(count)]
+
+
+def annotated_folder(root, coco=None, masks=None):
+    """The annotated images under the folder `root` (see annotated_files) for a training loader
+    or --save: (files, COCO index or None, whether their annotations have keypoints). A
+    ValueError when none has annotations."""
+    root = Path(root)
+    files, index = annotated_files(list_image_files(root), root, coco, masks)
+    if not files:
+        raise ValueError(f"no image under {str(root)!r} has annotations in {str(coco or masks)!r}")
+    return files, index, any_keypoints(files, root, index)
+
+
+def loader_annotations(root, coco=None, masks=None, refused=None, shards=None):
+    """What a training loader reads targets from: None without `coco` and `masks`, else
+    {"root", "files" (the annotated images, see annotated_folder), "index" (COCO), "masks",
+    "keypoints"}, which sample_targets reads. A ValueError saying why when the chain cannot
+    move targets (`refused`) or the images come as `shards`."""
+    if coco is None and masks is None:
+        return None
+    if refused:
+        raise ValueError(f"coco/masks: {refused}")
+    if shards is not None or root is None:
+        raise ValueError("coco= and masks= (--coco, --masks) annotate a folder of images (root=, --images), not shards")
+    files, index, keypoints = annotated_folder(root, coco, masks)
+    return {"root": Path(root), "files": files, "index": index, "masks": masks, "keypoints": keypoints}
+
+
+def sample_targets(annotations, i):
+    """The targets of the training loader's sample i (see loader_annotations, image_targets)."""
+    return image_targets(annotations["files"][i], annotations["root"], annotations["index"], annotations["masks"],
+                         annotations["keypoints"])
 
 
 def annotated_inputs(args, refused=None):
@@ -114,12 +171,9 @@ def annotated_inputs(args, refused=None):
         raise SystemExit(f"--coco/--masks: {refused}")
     if getattr(args, "shards", None):
         raise SystemExit("--coco and --masks read a folder of images (--images), not --shards")
-    root = Path(args.images)
     try:
-        files, index = annotated_files(list_image_files(root), root, args.coco, args.masks)
-        if not files:
-            raise ValueError(f"no image under {args.images} has annotations in {args.coco or args.masks}")
-        targets = read_targets(files, root, index, args.masks)
+        files, index, keypoints = annotated_folder(args.images, args.coco, args.masks)
+        targets = batch_targets([image_targets(f, Path(args.images), index, args.masks, keypoints) for f in files])
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
     return [decode_image(f) for f in files], targets

@@ -244,10 +244,10 @@ def contract_parser(description, seed, workers_default, workers_help, shards=Fal
     parser.add_argument("--workers", type=int, default=workers_default, help=workers_help)
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cpu for --save, else cuda if present)")
-    parser.add_argument("--coco", help="with --save: a COCO instances file; only the images it lists are augmented, "
-                                       "and their boxes, labels and keypoints are saved moved as the pixels were")
-    parser.add_argument("--masks", help="with --save: a folder of label-map PNGs named after the images (cat.jpg: "
-                                        "cat.png), saved moved as the pixels were")
+    parser.add_argument("--coco", help="a COCO instances file: only the images it lists are augmented (saved, timed "
+                                       "or trained on), and their boxes, labels and keypoints move with the pixels")
+    parser.add_argument("--masks", help="a folder of label-map PNGs named after the images (cat.jpg: cat.png), "
+                                        "which move with the pixels (saved, timed or trained on)")
     return parser
 
 

@@ -381,6 +381,23 @@ def move_step(entry, row, sample, settings):
         erase_sample(sample, entry["erase"](entry["params"], row), settings)
 
 
+def with_resize(plan, rows, at, size):
+    """`plan` and each sample's `rows` with a resize to `size` (height, width) before the `at`-th
+    enabled step (at the end when there are fewer): the training loaders' resize= (--resize),
+    which the chain does not hold.
+
+    Example:
+        >>> plan, rows = with_resize([{"enabled": True}], [[{"applied": True}]], 0, (8, 8))
+        >>> plan[0]["params"], rows[0][0]
+        ({'size': [8, 8]}, {'applied': True})
+    """
+    enabled = [k for k, entry in enumerate(plan) if entry["enabled"]]
+    k = enabled[at] if at < len(enabled) else len(plan)
+    entry = {"enabled": True, "params": {"size": [int(size[0]), int(size[1])]}, "size": "fixed", "geometry": resize,
+             "erase": None, "mix": None}
+    return plan[:k] + [entry] + plan[k:], [list(r[:k]) + [{"applied": True}] + list(r[k:]) for r in rows]
+
+
 def move_batch(plan, rows, sizes, given, settings):
     """The targets of a batch after the chain: `given` holds the lists of the kinds given, one
     entry per image ("masks", "boxes" with "box_labels", "keypoints" with "keypoints_visible"),
