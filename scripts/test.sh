@@ -17,6 +17,7 @@ fi
 # pytest exits 5 when it collected nothing; that is a failure here like any other non-zero.
 # Two worker processes (WORKBENCH_TEST_WORKERS; 0 runs everything in this one), each taking whole
 # files: most tests wait on one core (an exported script, a DALI pipeline), and a notebook's cells
-# must share its kernel. On the 2-core CI machine this halves the run.
+# must share its kernel. On the 2-core CI machine this halves the run. The 20 slowest tests are
+# listed at the end, to see where the time goes.
 exec python -m pytest workbench tests notebooks --nbval-lax -p no:cacheprovider \
-  -n "${WORKBENCH_TEST_WORKERS:-2}" --dist loadfile "$@"
+  -n "${WORKBENCH_TEST_WORKERS:-2}" --dist loadfile --durations=20 "$@"

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+import torch
 from PIL import Image
 
 import workbench as wb
@@ -25,9 +26,10 @@ def shape_box(n, height, width):
     return x0, y0, x0 + width // 2, y0 + height // 3
 
 
-def annotated_folder(root, sizes, keypoints=True):
-    """PNG images with one bright rectangle each, its mask (label 1) and a COCO file with its box
-    and 3 keypoints inside it. Returns (images folder, COCO path, masks folder)."""
+def annotated_folder(root, sizes, keypoints=True, suffix=".png"):
+    """Images (PNG, or JPEG with suffix ".jpg") with one bright rectangle each, its mask (label 1)
+    and a COCO file with its box and 3 keypoints inside it. Returns (images folder, COCO path,
+    masks folder)."""
     images, masks = root / "images", root / "masks"
     images.mkdir()
     masks.mkdir()
@@ -36,9 +38,9 @@ def annotated_folder(root, sizes, keypoints=True):
         x0, y0, x1, y1 = shape_box(n, height, width)
         mask = np.zeros((height, width), np.uint8)
         mask[y0:y1, x0:x1] = 1
-        Image.fromarray(np.repeat(mask[:, :, None] * 255, 3, axis=2)).save(images / f"img{n}.png")
+        Image.fromarray(np.repeat(mask[:, :, None] * 255, 3, axis=2)).save(images / f"img{n}{suffix}", quality=95)
         Image.fromarray(mask).save(masks / f"img{n}.png")
-        coco["images"].append({"id": n, "file_name": f"img{n}.png", "height": height, "width": width})
+        coco["images"].append({"id": n, "file_name": f"img{n}{suffix}", "height": height, "width": width})
         annotation = {"id": n, "image_id": n, "category_id": 1, "bbox": [x0, y0, x1 - x0, y1 - y0]}
         if keypoints:
             annotation["keypoints"] = [x0 + 3, y0 + 3, 2, x1 - 4, y0 + 3, 2, (x0 + x1) // 2, y1 - 4, 2]
@@ -91,25 +93,25 @@ def geometric_chain(first=None, seed=3):
 CROP = ("RandomResizedCrop", {"size": [96, 96], "scale": [0.6, 1.0]})
 
 
-def kornia_batches(chain, folder, coco, masks, **kwargs):
+def kornia_batches(chain, folder, coco, masks, device="cpu", **kwargs):
     module = load_module(emit(chain, "kornia"), "kornia")
-    for _, images, labels in module.training_batches(str(folder), 3, workers=0, device="cpu", coco=coco, masks=masks,
-                                                     **kwargs):
-        yield images.permute(0, 2, 3, 1).numpy(), labels
+    for _, images, labels in module.training_batches(str(folder), 3, workers=0, device=device, coco=coco,
+                                                     masks=masks, **kwargs):
+        yield images.permute(0, 2, 3, 1).cpu().numpy(), labels
 
 
-def albumentations_batches(chain, folder, coco, masks, **kwargs):
+def albumentations_batches(chain, folder, coco, masks, device="cpu", **kwargs):
     module = load_module(emit(chain, "albumentations"), "albumentations")
-    for _, images, labels in module.training_batches(str(folder), 3, workers=0, device="cpu", coco=coco, masks=masks,
-                                                     **kwargs):
-        yield images.permute(0, 2, 3, 1).numpy(), labels
+    for _, images, labels in module.training_batches(str(folder), 3, workers=0, device=device, coco=coco,
+                                                     masks=masks, **kwargs):
+        yield images.permute(0, 2, 3, 1).cpu().numpy(), labels
 
 
-def dali_batches(chain, folder, coco, masks, **kwargs):
+def dali_batches(chain, folder, coco, masks, device="cpu", **kwargs):
     module = load_module(emit(chain, "dali"), "dali")
-    loader = module.make_loader(str(folder), 3, gpu=False, coco=coco, masks=masks, **kwargs)
+    loader = module.make_loader(str(folder), 3, gpu=device != "cpu", coco=coco, masks=masks, **kwargs)
     for batch in loader:
-        yield batch[0]["images"].numpy(), batch[0]["labels"]
+        yield batch[0]["images"].cpu().numpy(), batch[0]["labels"]
 
 
 LOADERS = {"kornia": kornia_batches, "dali": dali_batches, "albumentations": albumentations_batches}
@@ -131,7 +133,7 @@ def test_training_loaders_yield_targets_that_sit_on_the_augmented_shape(backend,
         assert isinstance(targets, list) and len(targets) == len(images)
         for image, target in zip(images, targets):
             assert sorted(target) == ["box_labels", "boxes", "keypoints", "keypoints_visible", "mask"]
-            check_on_shape(image, {k: v.numpy() for k, v in target.items()})
+            check_on_shape(image, {k: v.cpu().numpy() for k, v in target.items()})
             seen += 1
             visible += int(target["keypoints_visible"].sum())
     assert seen == 6 and visible > 6
@@ -202,3 +204,19 @@ def test_the_exported_script_trains_on_annotated_images(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     # Every image keeps its one box: the shapes sit well inside the images and the crops keep most of them.
     assert done.stdout.strip().endswith("rank 0/1: 12 augmented images, 12 boxes over 2 epoch(s)")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("backend", ["kornia", "dali"])
+@pytest.mark.parametrize("first, resize", [(CROP, None), (None, (80, 80))])
+def test_gpu_training_loaders_yield_targets_on_the_device_that_sit_on_the_shape(backend, first, resize, tmp_path):
+    # JPEG files: decoded on the GPU (nvJPEG through DALI, nvImageCodec or torchvision for Kornia).
+    folder, coco, masks = annotated_folder(tmp_path, MIXED, suffix=".jpg")
+    kwargs = {"resize": resize} if resize else {}
+    seen = 0
+    for images, targets in LOADERS[backend](geometric_chain(first), folder, str(coco), str(masks), "cuda", **kwargs):
+        for image, target in zip(images, targets):
+            assert all(value.device.type == "cuda" for value in target.values())
+            check_on_shape(image, {k: v.cpu().numpy() for k, v in target.items()})
+            seen += 1
+    assert seen == 6

@@ -206,10 +206,11 @@ def collate(batch):
 
 
 def to_device(value, device):
-    """A tensor, or a list of tensors or of dicts of them (targets), on `device`."""
+    """A tensor, or a list or tuple of tensors (images of several sizes) or of dicts of them
+    (targets), on `device`; a list comes back for a list or a tuple."""
     if isinstance(value, dict):
         return {key: to_device(item, device) for key, item in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return [to_device(item, device) for item in value]
     return value.to(device, non_blocking=True)
 
