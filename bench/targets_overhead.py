@@ -12,6 +12,7 @@ without `coco=`/`masks=`, alternating, the median images/s of `--runs`. Usage:
 
     python bench/targets_overhead.py [--images 16] [--runs 9] [--backend kornia]
     python bench/targets_overhead.py --loader [--batch-size 16] [--batches 8] [--workers 2] [--backend dali]
+    (either with --device cuda on a GPU machine)
 """
 from __future__ import annotations
 
@@ -45,9 +46,9 @@ def loader_rates(args, chain) -> tuple[list[float], list[float]]:
         sources = {"coco": str(SAMPLE_TARGETS / "instances.json"), "masks": str(SAMPLE_TARGETS / "masks")}
         common = {"batches": args.batches, "warmup": 2, "runs": 1, "seed": 1}
         if args.backend == "dali":
-            common.update(threads=args.workers, gpu=False)
+            common.update(threads=args.workers, gpu=args.device != "cpu")
         else:
-            common.update(workers=args.workers, device="cpu")
+            common.update(workers=args.workers, device=args.device)
         plain, moved = [], []
         for _ in range(args.runs):
             plain += module.bench_rates(folder, args.batch_size, **common)
@@ -64,6 +65,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--batches", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (Albumentations: cpu)")
     args = parser.parse_args()
     machine = (f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPU(s), "
                f"torch {torch.__version__}, workbench {wb.__version__}")
@@ -71,7 +73,8 @@ def main() -> None:
         chain = wb.Chain.from_dict({"seed": 1, "steps": CHAINS["example"]})
         plain, moved = (statistics.median(rates) for rates in loader_rates(args, chain))
         print(machine)
-        print(f"exported {args.backend} training loader, the 4 annotated sample photos, chain 'example', batch "
+        print(f"exported {args.backend} training loader on {args.device}, the 4 annotated sample photos, "
+              f"chain 'example', batch "
               f"{args.batch_size}, {args.workers} worker(s), {args.batches} batches per run, median of {args.runs}")
         print(f"without targets: {plain:.1f} images/s; with masks, boxes and keypoints: {moved:.1f} images/s "
               f"({moved / plain:.2f}x)")
@@ -85,7 +88,7 @@ def main() -> None:
 
     def timed(**kwargs) -> float:
         start = time.perf_counter()
-        chain.run(images, backend=args.backend, **kwargs)
+        chain.run(images, backend=args.backend, device=args.device, **kwargs)
         return time.perf_counter() - start
 
     timed(), timed(**targets)  # warm-up: module build, first calls
@@ -95,7 +98,8 @@ def main() -> None:
         moved.append(timed(**targets))
     base, with_targets = statistics.median(plain), statistics.median(moved)
     print(machine)
-    print(f"{args.images} images (the 4 annotated sample photos, 300x451 to 512x512), backend {args.backend}, "
+    print(f"{args.images} images (the 4 annotated sample photos, 300x451 to 512x512), "
+          f"backend {args.backend} on {args.device}, "
           f"chain 'example', median of {args.runs}")
     print(f"without targets: {base * 1000:.1f} ms; with masks, boxes and keypoints: {with_targets * 1000:.1f} ms; "
           f"targets cost {(with_targets - base) * 1000:.1f} ms ({with_targets / base:.2f}x)")
