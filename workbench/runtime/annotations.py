@@ -114,7 +114,8 @@ def read_targets(files, root, index=None, masks=None):
     """The targets of `files` ({kind: one entry per file}, as chain.run takes them): boxes,
     box_labels and (where any annotation has them) keypoints and keypoints_visible from the COCO
     `index`; masks from the folder `masks`."""
-    return batch_targets([image_targets(f, root, index, masks, any_keypoints(files, root, index)) for f in files])
+    keypoints = any_keypoints(files, root, index)
+    return batch_targets([image_targets(f, root, index, masks, keypoints) for f in files])
 
 
 def batch_targets(samples):
@@ -172,8 +173,8 @@ def annotated_inputs(args, refused=None):
     if getattr(args, "shards", None):
         raise SystemExit("--coco and --masks read a folder of images (--images), not --shards")
     try:
-        files, index, keypoints = annotated_folder(args.images, args.coco, args.masks)
-        targets = batch_targets([image_targets(f, Path(args.images), index, args.masks, keypoints) for f in files])
+        files, index, _ = annotated_folder(args.images, args.coco, args.masks)
+        targets = read_targets(files, Path(args.images), index, args.masks)
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
     return [decode_image(f) for f in files], targets
