@@ -70,6 +70,33 @@ def test_mixing_and_groups_move_targets_alike_in_the_export(backend):
     assert sum(len(b) for b in res.boxes) > sum(len(b) for b in targets["boxes"])
 
 
+# Displacement fields and policies on each backend that runs them.
+FIELD_STEPS = {
+    "kornia": [{"op": "GridDistortion", "p": 1.0}, {"op": "OpticalDistortion", "p": 1.0,
+                                                    "params": {"distort_limit": [-0.2, 0.2]}},
+               {"op": "TrivialAugment", "params": {"ops": {"rotate": [-30, 30], "shear_y": [-16.7, 16.7]}}}],
+    "dali": [{"op": "GridDistortion", "p": 1.0}, {"op": "RandAugment", "params": {"n": 2, "magnitude": 20}}],
+    "albumentations": [{"op": "GridDistortion", "p": 1.0}, {"op": "OpticalDistortion", "p": 1.0,
+                                                            "params": {"mode": "fisheye", "distort_limit": [-0.3, 0.3]}}],
+}
+
+
+@pytest.mark.parametrize("backend", wb.BACKENDS)
+def test_fields_and_policies_move_targets_alike_in_the_export(backend):
+    chain = wb.Chain.from_dict({"seed": 5, "steps": [{"op": "Resize", "params": {"size": [128, 128]}},
+                                                     *FIELD_STEPS[backend]]})
+    images, targets = wb.load_annotated()
+    res = chain.run(images, backend=backend, **targets)
+    module = load_module(emit(chain, backend), backend)
+    out, records, *_ = module.augment_images(images, seed=chain.seed, device="cpu")
+    moved = module.augment_targets(records, [image.shape[:2] for image in images], dict(targets))
+    assert np.array_equal(np.asarray(out), np.asarray(res.images))
+    assert_same_targets(moved, res)
+    # The fields moved the masks: not one of them is left as it was resized.
+    resized = wb.Chain.from_dict({"seed": 5, "steps": chain.to_dict()["steps"][:1]}).run(images, **targets)
+    assert not any(np.array_equal(a, b) for a, b in zip(res.masks, resized.masks))
+
+
 def test_a_chain_that_cannot_move_targets_refuses_coco_in_the_export(tmp_path):
     chain = wb.Chain(seed=0).add("ElasticTransform")
     script = tmp_path / "augment.py"

@@ -54,7 +54,9 @@ def target_plan(steps) -> list[dict[str, Any]]:
             entry["steps"] = target_plan(step.steps)
         else:
             rule = step.spec.targets
-            entry.update(geometry=rule.geometry, size=rule.size, erase=rule.erase, mix=rule.mix)
+            if rule.plan_params is not None:
+                entry["params"] = {**step.params, **rule.plan_params(step.params)}
+            entry.update(geometry=rule.geometry, size=rule.size, field=rule.field, erase=rule.erase, mix=rule.mix)
         plan.append(entry)
     return plan
 

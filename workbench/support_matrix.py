@@ -45,7 +45,7 @@ def targets_text(spec) -> str:
     rule = spec.targets
     if rule.unsupported:
         return "no"
-    if rule.geometry is not None:
+    if rule.geometry is not None or rule.field is not None:
         return "moved"
     if rule.erase is not None:
         return "left alone; masks marked on request"
@@ -88,9 +88,10 @@ def support_matrix_markdown() -> str:
                          + _range_text(param))
         if spec.targets.unsupported:
             lines.append(f"- targets: `run` refuses masks, boxes and keypoints with this op ({spec.targets.unsupported})")
-        elif spec.targets.geometry is not None:
+        elif spec.targets.geometry is not None or spec.targets.field is not None:
+            mover = spec.targets.geometry or spec.targets.field
             lines.append("- targets: masks, boxes and keypoints move as the pixels do, from each sample's draws "
-                         f"(`{spec.targets.geometry.__name__}` in workbench/runtime/targets.py)")
+                         f"(`{mover.__name__}` in workbench/runtime/targets.py)")
         for backend in BACKEND_NAMES:
             if not spec.supports(backend):
                 why = spec.unsupported.get(backend, "no lowering")

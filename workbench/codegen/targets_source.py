@@ -71,9 +71,10 @@ def _plan_literal(entries, names_entries) -> tuple[list, list]:
             continue
         plan.append({"enabled": entry["enabled"], "params": entry["params"], "size": entry["size"], "mix": entry["mix"],
                      "geometry": Name(entry["geometry"].__name__) if entry["geometry"] else None,
+                     "field": Name(entry["field"].__name__) if entry["field"] else None,
                      "erase": Name(entry["erase"].__name__) if entry["erase"] else None})
         # Steps that leave targets alone need no names: their rows only say whether they applied.
-        moves = entry["geometry"] or entry["erase"] or entry["mix"]
+        moves = entry["geometry"] or entry["field"] or entry["erase"] or entry["mix"]
         named = names["names"] if moves else {}
         row.append({"op": names["op"], "enabled": names["enabled"],
                     "names": Name(named.__name__) if callable(named) else named})
@@ -87,7 +88,7 @@ def _namers(plan: list, row: list) -> list:
     for entry, names in zip(plan, row):
         if entry.get("steps") is not None:
             found += _namers(entry["steps"], names["steps"])
-        elif callable(names["names"]) and (entry["geometry"] or entry["erase"] or entry["mix"]):
+        elif callable(names["names"]) and (entry["geometry"] or entry["field"] or entry["erase"] or entry["mix"]):
             if names["names"].__name__ == "<lambda>":
                 raise ExportError(f"{names['op']}: its records are named by a lambda, which cannot be copied into "
                                   "the export; give it a named function (AlbumentationsLowering.record)")
@@ -134,7 +135,8 @@ def targets_section(chain, backend: str) -> str:
     lines += [
         comment("Each step's rows, as RunResult.params reports them: the names its records use."),
         f"TARGET_ROWS = {_listed(row_literal)}",
-        comment("What each step does to targets: its map (geometry), output size, erased regions or mixing."),
+        comment("What each step does to targets: its map (geometry) and output size, its displacement field, erased"),
+        comment("regions or mixing."),
         f"TARGET_PLAN = {_listed(plan_literal)}",
         comment("The chain's target settings (chain.targets)."),
         f"TARGET_SETTINGS = {literal(settings)}",

@@ -22,7 +22,8 @@ import math
 
 import numpy as np
 
-from ..runtime.kornia_modules.distortion import distortion_grid_axis, distortion_optical_maps
+from ..runtime import targets
+from ..runtime.targets import grid_axis, optical_maps
 from .geometric import _CV_INTERP, _INTERP, _ZERO_BORDER, _interp_from, _zero_border_from
 from ..literals import Name
 from .dali_helpers import INTERP, RandomOp, assign
@@ -77,10 +78,11 @@ def _elastic_from(t):
             "interpolation": _interp_from(t)}
 
 
-# Boxes, keypoints and masks do not follow a displacement field yet (runtime/targets.py moves them by matrices).
-_NO_FIELD = TargetRule(unsupported="its displacement field is not a matrix, and the workbench does not yet move boxes, "
-                                   "keypoints or masks through displacement fields; leave it out of a chain run with "
-                                   "targets")
+# The elastic field comes from each library's own noise generator (Kornia reports only its seed,
+# Albumentations nothing), so no backend-neutral code can rebuild it from the draws.
+_NO_FIELD = TargetRule(unsupported="its noise field is drawn inside each library's own generator and not reported, "
+                                   "so the targets cannot follow it; for a detection or segmentation chain, use "
+                                   "GridDistortion or OpticalDistortion, whose fields follow from their draws")
 
 ELASTIC_TRANSFORM = OpSpec(
     name="ElasticTransform", family="geometric", targets=_NO_FIELD, default_p=0.5,
@@ -143,8 +145,6 @@ def _grid_reference(image, row):
 def _steps_from_axis(values: np.ndarray, num_steps: int) -> np.ndarray | None:
     """The steps of generate_grid that give `values` along one side if it has `num_steps` cells
     (NaN for a cell that shows no step: empty, or one pixel at the end)."""
-    import torch
-
     size = len(values)
     cell = size // num_steps
     if cell == 0:
@@ -162,7 +162,7 @@ def _steps_from_axis(values: np.ndarray, num_steps: int) -> np.ndarray | None:
         else:
             break
         steps[i] = (cur - values[start]) / cell
-    rebuilt = distortion_grid_axis(torch.from_numpy(np.nan_to_num(steps)[None]), size, num_steps)[0].numpy()
+    rebuilt = grid_axis(steps, size, num_steps)
     return steps if np.abs(rebuilt - values).max() <= 1e-3 + 1e-6 * size else None
 
 
@@ -294,7 +294,7 @@ def _grid_from(t):
 
 
 GRID_DISTORTION = OpSpec(
-    name="GridDistortion", family="geometric", targets=_NO_FIELD, default_p=0.5,
+    name="GridDistortion", family="geometric", targets=TargetRule(field=targets.grid_distortion), default_p=0.5,
     min_input=lambda a: (max(2, a["num_steps"]), f"each of its {a['num_steps']} grid cells per side needs "
                           "a pixel; lower num_steps"),
     # Steps are random per cell: each backend against Albumentations' grid at its own reported steps.
@@ -354,8 +354,6 @@ def _optical_reference(mode: str):
 def _optical_record(raw) -> dict:
     """A.OpticalDistortion keeps only its maps: k from the top-left pixel's source under each
     model, the model whose maps (at that k) are the recorded ones."""
-    import torch
-
     map_x, map_y = _maps_of(raw)
     height, width = map_x.shape
     if height < 2 or width < 2:
@@ -367,9 +365,9 @@ def _optical_record(raw) -> dict:
                   "fisheye": (map_x[0, 0] - width / 2.0) / (-width / 2.0) - 1.0}
     best, error = math.nan, math.inf
     for mode, k in candidates.items():
-        mx, my = distortion_optical_maps(torch.tensor([k], dtype=torch.float64), height, width, mode, "cpu",
-                                         torch.float64)
-        gap = max(np.abs(mx[0].numpy() - map_x).max(), np.abs(my[0].numpy() - map_y).max())
+        ys, xs = np.mgrid[0:height, 0:width]
+        source = optical_maps(k, height, width, mode, np.stack([xs.ravel(), ys.ravel()], axis=1).astype(np.float64))
+        gap = max(np.abs(source[:, 0] - map_x.ravel()).max(), np.abs(source[:, 1] - map_y.ravel()).max())
         if gap < error:
             best, error = float(k), gap
     return {"k": best}
@@ -381,7 +379,8 @@ def _optical_from(t):
 
 
 OPTICAL_DISTORTION = OpSpec(
-    name="OpticalDistortion", family="geometric", targets=_NO_FIELD, default_p=0.5,
+    name="OpticalDistortion", family="geometric", targets=TargetRule(field=targets.optical_distortion),
+    default_p=0.5,
     # k is drawn per sample: each backend against Albumentations' maps at its own reported k.
     # Measured on the 8 photos, seed 3: Kornia 0.000/255 and 119 dB, Albumentations 0.236/255 and 59.2 dB
     # (8-bit rounding).

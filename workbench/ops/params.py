@@ -14,6 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import ChainError, show
+from ..runtime.targets import policy_ops
 
 
 def _fail(where: str, name: str, message: str) -> ChainError:
@@ -343,27 +344,22 @@ class OpRanges(Param):
 
     def readable_draws(self, row: dict[str, Any], value: dict[str, Any]) -> None:
         """Name the ops a policy step reported by index (see `policy_draws`): the i-th op of the set."""
-        names = list(value)
-        policy_draws(row, lambda choice: [names[int(c)] for c in choice])
+        policy_draws(row, [[name] for name in value])
 
 
-def policy_draws(row: dict[str, Any], op_names) -> None:
+def policy_draws(row: dict[str, Any], op_names: list[list[str]]) -> None:
     """Turn a policy step's raw per-sample draws in `row` into readable ones, in place.
 
     Backends report `policy_choice` (the chosen candidates, by position), `op_applied` (1 per op
     of those that ran) and `op_magnitude` (the value each op used; NaN or absent for ops
-    without one); `op_names(choice)` names the ops the chosen candidates hold, in order. The
-    row gets `ops` (the ops that ran, in order) and `magnitudes` (theirs, None for none).
+    without one); `op_names[c]` names the ops candidate c holds, in order. The row gets `ops`
+    (the ops that ran, in order) and `magnitudes` (theirs, None for none), as
+    runtime/targets.py's policy_ops reads the raw draws for the targets.
     """
-    def values(key):
-        raw = row.pop(key, None)
-        return None if raw is None else [float(v) for v in (raw if isinstance(raw, list) else [raw])]
-
-    choice, applied, magnitudes = values("policy_choice") or [], values("op_applied"), values("op_magnitude")
-    names = op_names([int(c) for c in choice])
-    ran = [j for j in range(len(names)) if applied is None or applied[j] > 0.5]
-    row["ops"] = [names[j] for j in ran]
-    row["magnitudes"] = [None if magnitudes is None or math.isnan(magnitudes[j]) else magnitudes[j] for j in ran]
+    raw = {key: row.pop(key) for key in ("policy_choice", "op_applied", "op_magnitude") if key in row}
+    names, magnitudes = policy_ops({"op_names": op_names}, raw)
+    row["ops"] = names
+    row["magnitudes"] = [None if math.isnan(m) else m for m in magnitudes]
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..literals import Name, identifier, literal
+from ..runtime import targets
 from .dali_helpers import RandomOp
 from .params import Choice, Number, OpRanges, PolicyOp, policy_draws
 from .spec import DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule
@@ -138,15 +139,22 @@ def auto_augment_bin(op: str, magnitude_bin: int) -> tuple[float, float]:
     return float(round(points[magnitude_bin], 6)), float(round(points[magnitude_bin + 1], 6))
 
 
+def _op_names(a) -> dict[str, list]:
+    """The op names each candidate of a policy step stands for, by position (the raw draws name
+    candidates by position): a sub-policy's two ops, or one op of the set."""
+    if "policy" in a:
+        return {"op_names": [[entry[0] for entry in sub] for sub in AUTO_AUGMENT_POLICIES[a["policy"]]]}
+    return {"op_names": [[name] for name in a["ops"]]}
+
+
 class _PolicyName(Choice):
     """The AutoAugment policy's name; names the ops a sample's sub-policy ran."""
 
     def readable_draws(self, row: dict[str, Any], value: str) -> None:
-        table = AUTO_AUGMENT_POLICIES[value]
         choice = row.get("policy_choice")
         if choice is not None:
             row["subpolicy"] = int(choice[0] if isinstance(choice, list) else choice)
-        policy_draws(row, lambda chosen: [entry[0] for k in chosen for entry in table[k]])
+        policy_draws(row, _op_names({"policy": value})["op_names"])
 
 
 # ---------------------------------------------------------------------------------------
@@ -382,13 +390,13 @@ _UNSUPPORTED = {"albumentations": "Albumentations 2.0.8 has no RandAugment-style
 # Kornia's policy modules take no p, and a policy's own draws already decide what each image gets.
 _P_WHY = "a policy's own draws decide which ops each image gets, and Kornia's policy modules have no p"
 
-# A policy draws rotations, shears and shifts among its ops, in its own conventions per backend.
-_NO_TARGETS = TargetRule(unsupported="its rotations, shears and shifts are drawn inside the policy and not yet "
-                                     "followed by the targets; for a detection or segmentation chain, add Rotate, "
-                                     "Shear and Translate steps and a colour policy's ops as steps instead")
+# Every backend reports each sample's ops and magnitudes in Kornia's conventions: the rotations,
+# shears and shifts among them compose into one matrix per sample; the plan carries the names each
+# candidate stands for, with which the exports read the raw draws.
+_POLICY_TARGETS = TargetRule(geometry=targets.policy, plan_params=_op_names)
 
 RAND_AUGMENT = OpSpec(
-    name="RandAugment", family="policies", targets=_NO_TARGETS, always_applies=True, always_applies_why=_P_WHY,
+    name="RandAugment", family="policies", targets=_POLICY_TARGETS, always_applies=True, always_applies_why=_P_WHY,
     doc="Apply n different ops drawn from the op set, each at strength magnitude/30 of its range "
         "(posterize from its top; rotate, shear and translate with a random sign), as Kornia's RandAugment.",
     params=(
@@ -414,7 +422,7 @@ RAND_AUGMENT = OpSpec(
 )
 
 TRIVIAL_AUGMENT = OpSpec(
-    name="TrivialAugment", family="policies", targets=_NO_TARGETS, always_applies=True, always_applies_why=_P_WHY,
+    name="TrivialAugment", family="policies", targets=_POLICY_TARGETS, always_applies=True, always_applies_why=_P_WHY,
     doc="Apply one op drawn from the op set at a magnitude drawn uniformly from its range (rotate, shear and "
         "translate with a random sign), as Kornia's TrivialAugment.",
     params=(OpRanges("ops", "the ops to draw from and the range each one's magnitude is drawn from",
@@ -430,7 +438,7 @@ TRIVIAL_AUGMENT = OpSpec(
 )
 
 AUTO_AUGMENT = OpSpec(
-    name="AutoAugment", family="policies", targets=_NO_TARGETS, always_applies=True, always_applies_why=_P_WHY,
+    name="AutoAugment", family="policies", targets=_POLICY_TARGETS, always_applies=True, always_applies_why=_P_WHY,
     doc="Apply one of the AutoAugment paper's learned sub-policies (two ops, each run with its probability at a "
         "magnitude from its bin), as Kornia's AutoAugment tabulates them.",
     params=(_PolicyName("policy", "the learned policy: its sub-policies", "imagenet",

@@ -174,7 +174,9 @@ class TargetRule:
     of workbench/runtime/targets.py, which every backend's run and every export share).
 
     `geometry`: the op's forward map (input to output pixel edges) from its params and the
-    sample's row; `erase`: the rectangles an occlusion step erased (masks are marked there only
+    sample's row; `field`: for a displacement field that no matrix describes (the distortions), its
+    (to_source, to_target) point maps from its params, the sample's row and the image size;
+    `erase`: the rectangles an occlusion step erased (masks are marked there only
     when the chain asks); `mix`: "mixup" or "cutmix" (see runtime/targets.py's mix_samples);
     `unsupported`: why the op cannot move targets (a run with targets refuses it, naming this).
     An op with none of them leaves targets alone (colour, blur, noise, weather, normalize).
@@ -184,6 +186,10 @@ class TargetRule:
     # The output size, as runtime/targets.py's output_size reads it: "same", "fixed" (params
     # "size"), "padding" (the reported padding) or "scale" (the reported scale).
     size: str = "same"
+    field: Callable[..., Any] | None = None
+    # Plain data the map needs beyond the step's params, added to them in the target plan: a
+    # policy's op names by choice, which an exported file has no table to look up.
+    plan_params: Callable[[Mapping[str, Any]], dict] | None = None
     erase: Callable[..., Any] | None = None
     mix: str | None = None
     unsupported: str = ""
@@ -241,9 +247,10 @@ class OpSpec:
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
             raise ValueError(f"op {self.name}: family must be one of {FAMILIES}")
-        if self.family in ("geometric", "policies") and not (self.targets.geometry or self.targets.unsupported):
+        rule = self.targets
+        if self.family in ("geometric", "policies") and not (rule.geometry or rule.field or rule.unsupported):
             raise ValueError(f"op {self.name}: a {self.family} op moves pixels, so its spec must say how targets "
-                             "follow (TargetRule.geometry) or why they cannot (TargetRule.unsupported)")
+                             "follow (TargetRule.geometry or .field) or why they cannot (TargetRule.unsupported)")
         if not self.name.isidentifier():
             raise ValueError(f"op name {self.name!r} must be a Python identifier")
 

@@ -180,6 +180,47 @@ def zoom_perspective(params, row, height, width, out_height, out_width):
     return centres_to_edges(matrix)
 
 
+def policy_ops(params, row):
+    """The ops a policy step ran on a sample and their magnitudes: its row's `ops` and `magnitudes`
+    where the workbench named them, else from the raw draws (the chosen candidates' positions
+    `policy_choice`, which of their ops ran `op_applied`, `op_magnitude`), named by
+    params["op_names"] (the op names each candidate holds, in order).
+
+    Example:
+        >>> policy_ops({"op_names": [["rotate"], ["invert"]]}, {"policy_choice": [1.0, 0.0], "op_magnitude": [0.0, 9.0]})
+        (['invert', 'rotate'], [0.0, 9.0])
+    """
+    if "ops" in row:
+        return list(row["ops"]), list(row["magnitudes"])
+
+    def listed(value):
+        return [float(v) for v in np.atleast_1d(np.asarray(value, dtype=np.float64))]
+    names = [name for c in listed(row.get("policy_choice", [])) for name in params["op_names"][int(c)]]
+    applied = listed(row["op_applied"]) if "op_applied" in row else [1.0] * len(names)
+    magnitudes = listed(row["op_magnitude"]) if "op_magnitude" in row else [math.nan] * len(names)
+    ran = [j for j in range(len(names)) if applied[j] > 0.5]
+    return [names[j] for j in ran], [magnitudes[j] for j in ran]
+
+
+def policy(params, row, height, width, out_height, out_width):
+    """A policy's (RandAugment, TrivialAugment, AutoAugment) ops at their magnitudes (policy_ops),
+    composed in the order they ran: rotate and shear_x / shear_y in degrees about the centre, as
+    Rotate and Shear; translate_x / translate_y in pixels; the colour ops move nothing. (Kornia runs
+    them with align_corners=True, which is exact in pixel centres, and DALI's policy ops follow it.)"""
+    m = np.eye(3)
+    for name, magnitude in zip(*policy_ops(params, row)):
+        if name == "rotate":
+            m = rotation(params, {"angle": magnitude}, height, width, height, width) @ m
+        elif name in ("shear_x", "shear_y"):
+            sheared = {"shear_x": 0.0, "shear_y": 0.0, name: magnitude}
+            m = shear(params, sheared, height, width, height, width) @ m
+        elif name == "translate_x":
+            m = translation(float(magnitude), 0.0) @ m
+        elif name == "translate_y":
+            m = translation(0.0, float(magnitude)) @ m
+    return m
+
+
 def output_size(kind, params, row, height, width):
     """A step's output size (height, width): "same" as its input, "fixed" at params["size"],
     "padding" grown by the reported padding [left, right, top, bottom], "scale" resized by the
@@ -193,6 +234,125 @@ def output_size(kind, params, row, height, width):
         scale = float(row["scale"])
         return max(1, round(height * scale)), max(1, round(width * scale))
     return height, width
+
+
+# ----- displacement fields: each output pixel reads its own source point ---------------------------
+# Each takes (params, row, height, width) and returns (to_source, to_target): functions of (K x 2)
+# points (x, y), pixel centres at integers as cv2.remap's maps, giving where an output point reads
+# its pixels from, and where an input point ends up (the inverse). The output keeps the input's size.
+def grid_axis(steps, size, num_steps):
+    """Source coordinates of the `size` pixels along one side, as A.GridDistortion's generate_grid
+    lays them from the num_steps + 1 `steps` (runtime/kornia_modules/distortion.py's
+    distortion_grid_axis, for one sample): cell i covers pixels [i c, min((i + 1) c, size)),
+    c = size // num_steps, and runs linearly, both ends included, from the previous cells' sum of
+    c x step to that plus its own; pixels past the last cell read 0.
+
+    Example:
+        >>> grid_axis([1.0, 1.0, 1.0], 4, 2).tolist()
+        [0.0, 2.0, 2.0, 4.0]
+    """
+    steps = np.nan_to_num(np.asarray(steps, dtype=np.float64).reshape(-1))
+    cell = size // num_steps
+    if cell == 0:
+        return np.zeros(size)
+    pixel = np.arange(size, dtype=np.float64)
+    index = np.arange(size) // cell
+    start = index * cell
+    length = (np.minimum(start + cell, size) - start).astype(np.float64)
+    inside = index <= num_steps
+    index = np.minimum(index, num_steps)
+    edges = np.concatenate([[0.0], np.cumsum(cell * steps)])
+    prev, cur = edges[index], edges[index + 1]
+    t = np.where(length > 1, (pixel - start) / np.maximum(length - 1, 1.0), 0.0)
+    return np.where(inside, prev + (cur - prev) * t, 0.0)
+
+
+def _axis_inverse(values, points):
+    """Where source coordinates land along one side whose pixels read `values` (non-decreasing over
+    the cells): linear between the pixels, and moved one for one past either end."""
+    pixels = np.arange(len(values), dtype=np.float64)
+    out = np.interp(points, values, pixels)
+    out = np.where(points < values[0], points - values[0], out)
+    return np.where(points > values[-1], pixels[-1] + points - values[-1], out)
+
+
+def grid_distortion(params, row, height, width):
+    """A.GridDistortion's separable maps from the reported steps_x and steps_y (the column a pixel
+    reads depends on its column alone, the row on its row)."""
+    num_steps = int(params["num_steps"])
+    covered_x, covered_y = min(width, (num_steps + 1) * (width // num_steps)), \
+        min(height, (num_steps + 1) * (height // num_steps))
+    xs, ys = grid_axis(row["steps_x"], width, num_steps), grid_axis(row["steps_y"], height, num_steps)
+
+    def to_source(points):
+        points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+        pixels = np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64)
+        return np.stack([np.interp(points[:, 0], pixels[0], xs), np.interp(points[:, 1], pixels[1], ys)], axis=1)
+
+    def to_target(points):
+        points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+        return np.stack([_axis_inverse(xs[:max(covered_x, 1)], points[:, 0]),
+                         _axis_inverse(ys[:max(covered_y, 1)], points[:, 1])], axis=1)
+    return to_source, to_target
+
+
+def optical_maps(k, height, width, mode, points):
+    """Where A.OpticalDistortion's output points (K x 2, pixel centres) read from, for coefficient k
+    (runtime/kornia_modules/distortion.py's distortion_optical_maps, at any point): "camera" is
+    OpenCV's model with k1 = k2 = k about ((W - 1) / 2, (H - 1) / 2) in units of W and H, read
+    about (W / 2, H / 2); "fisheye" scales the radius about (W / 2, H / 2) by 1 + k (r / r_max)^2.
+
+    Example:
+        >>> optical_maps(0.0, 4, 4, "fisheye", np.array([[1.0, 3.0]])).tolist()
+        [[1.0, 3.0]]
+    """
+    points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    if mode == "camera":
+        x, y = (points[:, 0] - (width - 1) / 2.0) / width, (points[:, 1] - (height - 1) / 2.0) / height
+        r2 = x * x + y * y
+        radial = 1.0 + k * r2 + k * r2 * r2
+        return np.stack([width / 2.0 + width * x * radial, height / 2.0 + height * y * radial], axis=1)
+    x, y = points[:, 0] - width / 2.0, points[:, 1] - height / 2.0
+    radial = 1.0 + k * (x * x + y * y) / ((width / 2.0) ** 2 + (height / 2.0) ** 2)
+    return np.stack([width / 2.0 + x * radial, height / 2.0 + y * radial], axis=1)
+
+
+def _radius_inverse(reach, c1, c2):
+    """r >= 0 with r (1 + c1 r^2 + c2 r^4) = reach, by Newton's method from r = reach (the radial
+    map is near the identity); where the lens folds (the map turns back), the fold's radius."""
+    r = reach.copy()
+    for _ in range(50):
+        slope = 1.0 + 3.0 * c1 * r * r + 5.0 * c2 * r ** 4
+        step = (r * (1.0 + c1 * r * r + c2 * r ** 4) - reach) / np.where(np.abs(slope) > 1e-9, slope, 1e-9)
+        r = np.maximum(r - np.clip(step, -0.5 * r - 1e-12, None), 0.0)
+        if np.abs(step).max(initial=0.0) < 1e-12:
+            break
+    return r
+
+
+def optical_distortion(params, row, height, width):
+    """A.OpticalDistortion's radial map at the reported k; its inverse solved per point along the
+    radius (the map scales each point's offset from the centre by a function of its length)."""
+    k, mode = float(np.asarray(row["k"], dtype=np.float64).reshape(-1)[0]), params["mode"]
+
+    def to_source(points):
+        return optical_maps(k, height, width, mode, points)
+
+    def to_target(points):
+        points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+        if mode == "camera":
+            units, centre, c1, c2 = np.array([width, height], np.float64), np.array([width / 2.0, height / 2.0]), k, k
+            back = np.array([(width - 1) / 2.0, (height - 1) / 2.0])
+        else:
+            largest = (width / 2.0) ** 2 + (height / 2.0) ** 2
+            units, centre, c1, c2 = np.ones(2), np.array([width / 2.0, height / 2.0]), k / largest, 0.0
+            back = centre
+        offset = (points - centre) / units
+        reach = np.hypot(offset[:, 0], offset[:, 1])
+        radius = _radius_inverse(reach, c1, c2)
+        scale = np.where(reach > 0, radius / np.where(reach > 0, reach, 1.0), 1.0)
+        return back + offset * scale[:, None] * units
+    return to_source, to_target
 
 
 # ----- regions an occlusion step erased, from its draws ----------------------------------------------
@@ -289,6 +449,59 @@ def move_sample(sample, matrix, out_height, out_width, settings):
     sample["size"] = (out_height, out_width)
 
 
+def box_outlines(boxes, spacing=1.0):
+    """Points along each box's four sides (pixel edges), at most `spacing` apart, corners included;
+    returns (points, owner): owner[i] is the box point i belongs to. Through a displacement field
+    the box's image is enclosed by its outline's image, which these points trace.
+
+    Example:
+        >>> points, owner = box_outlines(np.array([[0.0, 0.0, 2.0, 1.0]]))
+        >>> len(points), int(owner.max())
+        (10, 0)
+    """
+    points, owner = [], []
+    for n, (x0, y0, x1, y1) in enumerate(np.asarray(boxes, dtype=np.float64).reshape(-1, 4)):
+        xs = np.linspace(x0, x1, max(2, int(math.ceil((x1 - x0) / spacing)) + 1))
+        ys = np.linspace(y0, y1, max(2, int(math.ceil((y1 - y0) / spacing)) + 1))
+        outline = np.concatenate([np.stack([xs, np.full_like(xs, y0)], 1), np.stack([xs, np.full_like(xs, y1)], 1),
+                                  np.stack([np.full_like(ys, x0), ys], 1), np.stack([np.full_like(ys, x1), ys], 1)])
+        points.append(outline)
+        owner.append(np.full(len(outline), n))
+    if not points:
+        return np.zeros((0, 2)), np.zeros(0, dtype=np.int64)
+    return np.concatenate(points), np.concatenate(owner)
+
+
+def move_sample_field(sample, field, settings):
+    """One sample's targets through a displacement field's (to_source, to_target) (see
+    grid_distortion): the mask read at each output pixel's source point (the input pixel it falls
+    in), each box as the box enclosing its moved outline, keypoints as points. The size stays."""
+    to_source, to_target = field
+    height, width = sample["size"]
+    if sample.get("mask") is not None:
+        mask = sample["mask"]
+        ys, xs = np.mgrid[0:height, 0:width]
+        source = to_source(np.stack([xs.ravel(), ys.ravel()], axis=1).astype(np.float64))
+        cols, rows = np.floor(source[:, 0] + 0.5), np.floor(source[:, 1] + 0.5)
+        ok = (cols >= 0) & (cols < mask.shape[1]) & (rows >= 0) & (rows < mask.shape[0])
+        out = np.full(height * width, settings["mask_fill"], dtype=mask.dtype)
+        out[ok] = mask[rows[ok].astype(np.int64), cols[ok].astype(np.int64)]
+        sample["mask"] = out.reshape(height, width)
+    if sample.get("boxes") is not None:
+        points, owner = box_outlines(sample["boxes"])
+        moved = to_target(points - 0.5) + 0.5
+        count = len(sample["boxes"])
+        low, high = np.full((count, 2), np.inf), np.full((count, 2), -np.inf)
+        np.minimum.at(low, owner, moved)
+        np.maximum.at(high, owner, moved)
+        sample["boxes"], kept = clip_boxes(np.concatenate([low, high], axis=1), height, width,
+                                           settings["min_visibility"])
+        sample["labels"] = sample["labels"][kept]
+    if sample.get("keypoints") is not None:
+        points = to_target(sample["keypoints"])
+        sample["keypoints"], sample["visible"] = points, sample["visible"] & inside(points, height, width)
+
+
 def erase_sample(sample, rectangles, settings):
     """Write settings["mark_erased"] into the mask where an occlusion step erased pixels."""
     if sample.get("mask") is None or settings["mark_erased"] is None:
@@ -348,7 +561,8 @@ def move_steps(plan, rows, samples, settings):
     """Move every sample's targets through the steps of `plan`, in order.
 
     `plan`: one entry per step of the chain: a dict with "enabled", and "geometry" (a map function
-    above) with "size" (a kind of output_size), or "erase" (a function giving the
+    above) with "size" (a kind of output_size), or "field" (a displacement field's function
+    above), or "erase" (a function giving the
     erased rectangles), or "mix" ("mixup" / "cutmix"), or "steps" (a group's children, run in
     their order where the sample's row says they applied), and "params". Entries with none of
     these leave targets alone (colour, blur, noise, weather, normalize). `rows[n]`: sample n's rows,
@@ -376,7 +590,11 @@ def move_step(entry, row, sample, settings):
         height, width = sample["size"]
         out_height, out_width = output_size(entry["size"], entry["params"], row, height, width)
         matrix = entry["geometry"](entry["params"], row, height, width, out_height, out_width)
-        move_sample(sample, matrix, out_height, out_width, settings)
+        if (out_height, out_width) != (height, width) or not np.array_equal(matrix, np.eye(3)):
+            move_sample(sample, matrix, out_height, out_width, settings)
+    elif entry.get("field") is not None:
+        height, width = sample["size"]
+        move_sample_field(sample, entry["field"](entry["params"], row, height, width), settings)
     elif entry.get("erase") is not None:
         erase_sample(sample, entry["erase"](entry["params"], row), settings)
 
@@ -394,7 +612,7 @@ def with_resize(plan, rows, at, size):
     enabled = [k for k, entry in enumerate(plan) if entry["enabled"]]
     k = enabled[at] if at < len(enabled) else len(plan)
     entry = {"enabled": True, "params": {"size": [int(size[0]), int(size[1])]}, "size": "fixed", "geometry": resize,
-             "erase": None, "mix": None}
+             "field": None, "erase": None, "mix": None}
     return plan[:k] + [entry] + plan[k:], [list(r[:k]) + [{"applied": True}] + list(r[k:]) for r in rows]
 
 
