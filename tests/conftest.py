@@ -1,6 +1,7 @@
 """Shared fixtures: small real photographs and the DESIGN.md example chain."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -15,6 +16,8 @@ os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")  # no PyPI version check 
 
 import workbench as wb
 from workbench.examples import IMAGENET_TRAIN
+from workbench.ops import REGISTRY
+from workbench.ops.spec import TargetRule
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -68,6 +71,17 @@ def square_folder(tmp_path_factory, small_images) -> Path:
     for i, img in enumerate(small_images):
         Image.fromarray(np.ascontiguousarray(img[:, 16:112])).save(folder / f"img_{i:02d}.png")
     return folder
+
+
+@pytest.fixture
+def unfollowed_op(monkeypatch) -> str:
+    """The name of an op whose targets cannot follow: ElasticTransform's lowerings with a TargetRule
+    that refuses. Every op of the catalogue moves targets; the refusal must still hold for the next
+    op that cannot (a spec without geometry must say why)."""
+    spec = dataclasses.replace(wb.get_op("ElasticTransform"), name="UnfollowedWarp",
+                               targets=TargetRule(unsupported="its field is not reported"))
+    monkeypatch.setitem(REGISTRY, spec.name, spec)
+    return spec.name
 
 
 @pytest.fixture

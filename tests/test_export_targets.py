@@ -72,11 +72,13 @@ def test_mixing_and_groups_move_targets_alike_in_the_export(backend):
 
 # Displacement fields and policies on each backend that runs them.
 FIELD_STEPS = {
-    "kornia": [{"op": "GridDistortion", "p": 1.0}, {"op": "OpticalDistortion", "p": 1.0,
+    "kornia": [{"op": "ElasticTransform", "p": 1.0, "params": {"alpha": 60.0, "sigma": 6.0}},
+               {"op": "GridDistortion", "p": 1.0}, {"op": "OpticalDistortion", "p": 1.0,
                                                     "params": {"distort_limit": [-0.2, 0.2]}},
                {"op": "TrivialAugment", "params": {"ops": {"rotate": [-30, 30], "shear_y": [-16.7, 16.7]}}}],
     "dali": [{"op": "GridDistortion", "p": 1.0}, {"op": "RandAugment", "params": {"n": 2, "magnitude": 20}}],
-    "albumentations": [{"op": "GridDistortion", "p": 1.0}, {"op": "OpticalDistortion", "p": 1.0,
+    "albumentations": [{"op": "ElasticTransform", "p": 1.0, "params": {"alpha": 60.0, "sigma": 6.0}},
+                       {"op": "GridDistortion", "p": 1.0}, {"op": "OpticalDistortion", "p": 1.0,
                                                             "params": {"mode": "fisheye", "distort_limit": [-0.3, 0.3]}}],
 }
 
@@ -97,14 +99,14 @@ def test_fields_and_policies_move_targets_alike_in_the_export(backend):
     assert not any(np.array_equal(a, b) for a, b in zip(res.masks, resized.masks))
 
 
-def test_a_chain_that_cannot_move_targets_refuses_coco_in_the_export(tmp_path):
-    chain = wb.Chain(seed=0).add("ElasticTransform")
+def test_a_chain_that_cannot_move_targets_refuses_coco_in_the_export(unfollowed_op, tmp_path):
+    chain = wb.Chain(seed=0).add(unfollowed_op)
     script = tmp_path / "augment.py"
     chain.export("kornia", path=script)
     done = subprocess.run([sys.executable, str(script), "--images", str(wb.SAMPLE_DATA), "--coco",
                            str(SAMPLE_TARGETS / "instances.json"), "--save", str(tmp_path / "o.npz")],
                           capture_output=True, text=True, timeout=300)
-    assert done.returncode != 0 and "ElasticTransform cannot move masks, boxes or keypoints" in done.stderr
+    assert done.returncode != 0 and f"{unfollowed_op} cannot move masks, boxes or keypoints" in done.stderr
     assert not (tmp_path / "o.npz").exists()
 
 

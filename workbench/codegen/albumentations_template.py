@@ -444,6 +444,24 @@ class WbSmallestMaxSize(A.SmallestMaxSize):
         return super().apply(img, scale=scale, **params) if out is None else out
 '''
 
+# A.ElasticTransform draws its noise straight from the transform's generator, so nothing it
+# reports rebuilds the field; this one draws a seed there and the noise from it, as A does, and
+# reports the seed: the targets follow the very field (elastic_field, in the targets section).
+ELASTIC = '''\
+class WbElasticTransform(A.ElasticTransform):
+    """A.ElasticTransform with its noise drawn from np.random.default_rng(seed), the seed drawn
+    from the transform's own generator and reported (`seed`); the field is elastic_field's."""
+
+    def get_params_dependent_on_data(self, params, data):
+        seed = int(self.random_generator.integers(0, 2 ** 31 - 1))
+        height, width = params["shape"][:2]
+        settings = {"alpha": self.alpha, "sigma": self.sigma, "approximate": self.approximate,
+                    "same_dxdy": self.same_dxdy, "noise_distribution": self.noise_distribution}
+        dx, dy = elastic_field(settings, seed, height, width)
+        xs, ys = np.meshgrid(np.arange(width), np.arange(height))
+        return {"map_x": (xs + dx).astype(np.float32), "map_y": (ys + dy).astype(np.float32), "seed": seed}
+'''
+
 # A class -> (the workbench's subclass the export writes in its place, the source that defines it).
 LOCAL_TRANSFORMS = {"Resize": ("WbResize", RESIZES), "LongestMaxSize": ("WbLongestMaxSize", RESIZES),
-                    "SmallestMaxSize": ("WbSmallestMaxSize", RESIZES)}
+                    "SmallestMaxSize": ("WbSmallestMaxSize", RESIZES), "ElasticTransform": ("WbElasticTransform", ELASTIC)}

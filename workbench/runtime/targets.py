@@ -355,6 +355,109 @@ def optical_distortion(params, row, height, width):
     return to_source, to_target
 
 
+def elastic_noise(seed, fields, height, width, distribution):
+    """The (fields, H, W) float32 noise of an elastic sample with `seed`, drawn as
+    A.ElasticTransform draws it from a generator (np.random.default_rng(seed)): standard normal
+    divided by its largest magnitude, or uniform in [-1, 1].
+
+    Example:
+        >>> noise = elastic_noise(3, 2, 4, 5, "gaussian")
+        >>> noise.shape, float(np.abs(noise).max())
+        ((2, 4, 5), 1.0)
+    """
+    generator = np.random.default_rng(int(seed))
+    if distribution == "gaussian":
+        noise = generator.standard_normal((fields, height, width), dtype=np.float32)
+        largest = np.abs(noise).max()
+        return noise / largest if largest > 1e-6 else noise
+    return generator.uniform(-1, 1, size=(fields, height, width)).astype(np.float32)
+
+
+def gaussian_kernel(sigma, size):
+    """OpenCV's Gaussian kernel: `size` taps (0: round(8 sigma + 1) made odd, OpenCV's size for
+    float images), exp(-x^2 / (2 sigma^2)) normalised to sum 1."""
+    if size <= 0:
+        size = int(round(sigma * 8 + 1)) | 1
+    x = np.arange(size, dtype=np.float64) - (size - 1) / 2.0
+    kernel = np.exp(-(x * x) / (2.0 * sigma * sigma))
+    return kernel / kernel.sum()
+
+
+def blur_axis(values, kernel, axis):
+    """A 2-d array filtered along `axis` by the symmetric `kernel`, the edge pixels repeated beyond
+    the border (cv2.BORDER_REPLICATE), through the FFT."""
+    radius = (len(kernel) - 1) // 2
+    padded = np.pad(values, [(radius, radius) if a == axis else (0, 0) for a in range(2)], mode="edge")
+    size = padded.shape[axis] + len(kernel) - 1
+    spectrum = np.fft.rfft(padded, n=size, axis=axis)
+    spectrum = spectrum * np.fft.rfft(kernel, n=size).reshape([-1 if a == axis else 1 for a in range(2)])
+    full = np.fft.irfft(spectrum, n=size, axis=axis)
+    return np.take(full, np.arange(len(kernel) - 1, len(kernel) - 1 + values.shape[axis]), axis=axis)
+
+
+def elastic_field(params, seed, height, width):
+    """A.ElasticTransform's displacement (dx, dy), each H x W in pixels, for the sample whose
+    noise has `seed` (elastic_noise): the fields stacked one above the other, blurred together
+    by a Gaussian of sigma (17 taps when approximate), times alpha."""
+    fields = 1 if params["same_dxdy"] else 2
+    noise = elastic_noise(seed, fields, height, width, params["noise_distribution"]).astype(np.float64)
+    kernel = gaussian_kernel(float(params["sigma"]), 17 if params["approximate"] else 0)
+    stacked = blur_axis(blur_axis(noise.reshape(fields * height, width), kernel, 1), kernel, 0)
+    out = stacked.reshape(fields, height, width) * float(params["alpha"])
+    return out[0], out[-1]
+
+
+def _bilinear(grid, points):
+    """`grid` (H x W) read at (K x 2) points (x, y) in pixel centres, linearly between pixels and
+    the edge values beyond."""
+    height, width = grid.shape
+    x = np.clip(points[:, 0], 0, width - 1)
+    y = np.clip(points[:, 1], 0, height - 1)
+    x0, y0 = np.minimum(np.floor(x).astype(np.int64), width - 2 if width > 1 else 0), \
+        np.minimum(np.floor(y).astype(np.int64), height - 2 if height > 1 else 0)
+    x1, y1 = np.minimum(x0 + 1, width - 1), np.minimum(y0 + 1, height - 1)
+    fx, fy = x - x0, y - y0
+    top = grid[y0, x0] * (1 - fx) + grid[y0, x1] * fx
+    bottom = grid[y1, x0] * (1 - fx) + grid[y1, x1] * fx
+    return top * (1 - fy) + bottom * fy
+
+
+def invert_points(to_source, points, iterations=40):
+    """Where `points` (K x 2) land under a warp that reads each output point q at to_source(q):
+    the q with to_source(q) = p, by Newton's method from q = p with the Jacobian taken across half
+    a pixel; where the warp folds (several q), the one Newton reaches from p."""
+    points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    q = points.copy()
+    for _ in range(iterations):
+        miss = to_source(q) - points
+        if np.abs(miss).max(initial=0.0) < 1e-9:
+            break
+        dx = (to_source(q + [0.25, 0.0]) - to_source(q - [0.25, 0.0])) / 0.5
+        dy = (to_source(q + [0.0, 0.25]) - to_source(q - [0.0, 0.25])) / 0.5
+        det = dx[:, 0] * dy[:, 1] - dy[:, 0] * dx[:, 1]
+        safe = np.abs(det) > 1e-6
+        det = np.where(safe, det, 1.0)
+        step = np.stack([(dy[:, 1] * miss[:, 0] - dy[:, 0] * miss[:, 1]) / det,
+                         (dx[:, 0] * miss[:, 1] - dx[:, 1] * miss[:, 0]) / det], axis=1)
+        # Where the warp folds (no inverse Jacobian), step by the miss itself.
+        q = q - np.clip(np.where(safe[:, None], step, miss), -4.0, 4.0)
+    return q
+
+
+def elastic_distortion(params, row, height, width):
+    """A.ElasticTransform's field for the reported seed: each output pixel reads its own position
+    plus (dx, dy), linearly between pixels (the edge values beyond); the inverse by Newton's method."""
+    dx, dy = elastic_field(params, row["seed"], height, width)
+
+    def to_source(points):
+        points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+        return points + np.stack([_bilinear(dx, points), _bilinear(dy, points)], axis=1)
+
+    def to_target(points):
+        return invert_points(to_source, points)
+    return to_source, to_target
+
+
 # ----- regions an occlusion step erased, from its draws ----------------------------------------------
 def erased_rectangles(params, row):
     """[x0, y0, x1, y1) rectangles from the reported x, y, width, height (one each, or lists;

@@ -9,15 +9,18 @@ and blurs dx and dy apart, so it is not used.
 
 The elastic noise field is as large as the image, so it cannot be a sampled tensor with the
 batch first that stays one shape across image sizes: WbElasticTransform draws a per-sample
-`seed` in generate_parameters and draws the field from it in apply_transform with a CPU
-generator of its own (deterministic: replaying the recorded params gives the same image, on
-every device). `distortion_elastic_noise` gives the field for a seed.
+`seed` in generate_parameters and draws the noise from it in apply_transform with NumPy's
+generator, as Albumentations does (deterministic: replaying the recorded params gives the same
+image, on every device; and runtime/targets.py rebuilds the same field from the seed to move
+masks, boxes and keypoints). `distortion_elastic_noise` gives the noise for a seed.
 """
 from __future__ import annotations
 
 import kornia
 import kornia.augmentation as K
 import torch
+
+from ..targets import elastic_noise
 
 
 def distortion_remap(input, map_x, map_y, mode):
@@ -78,14 +81,10 @@ def distortion_blur_axis(x, kernel, dim):
 
 
 def distortion_elastic_noise(seed, fields, height, width, distribution):
-    """The (fields, H, W) float32 noise of the sample with `seed` (CPU generator): standard
-    normal divided by its largest magnitude (both fields together), or uniform in [-1, 1]."""
-    generator = torch.Generator().manual_seed(int(seed))
-    if distribution == "gaussian":
-        noise = torch.randn((fields, height, width), generator=generator, dtype=torch.float32)
-        largest = noise.abs().max()
-        return noise / largest if float(largest) > 1e-6 else noise
-    return torch.rand((fields, height, width), generator=generator, dtype=torch.float32) * 2.0 - 1.0
+    """The (fields, H, W) float32 noise of the sample with `seed`, on the CPU: runtime/targets.py's
+    elastic_noise (NumPy's generator, as A.ElasticTransform draws it), so that the targets rebuild
+    the same field from the reported seed."""
+    return torch.from_numpy(elastic_noise(seed, fields, height, width, distribution))
 
 
 def distortion_elastic_field(noise, alpha, sigma, approximate):
