@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+from PIL import Image
 
 import workbench as wb
 from workbench.model import FORMAT_VERSION, Step
@@ -216,6 +217,27 @@ def test_export_reproduces_groups_bit_for_bit(backend, small_folder, tmp_path):
     assert [list(np.flatnonzero(s) + 1) if a > 0.5 else None
             for s, a in zip(saved[prefix + "selected"], saved[prefix + ("applied" if backend == "dali"
                                                                          else "batch_prob")])] == chosen
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_groups_on_images_of_several_sizes_report_each_samples_child(backend, tmp_path):
+    """Images of several sizes run one by one on Kornia, whose records are then joined: a child
+    that no image of a part chose has drawn nothing there (this raised a KeyError once)."""
+    images = [np.ascontiguousarray(wb.load_images(wb.SAMPLE_DATA)[k][:h, :w]) for k, (h, w) in
+              enumerate([(60, 80), (72, 64), (50, 90), (64, 64), (80, 70), (66, 66)])]
+    chain = wb.Chain.from_dict({"seed": 2, "steps": [{"op": "OneOf", "steps": [
+        {"op": "Rotate", "p": 1.0}, {"op": "Affine", "p": 1.0}]}, {"op": "Resize", "params": {"size": [48, 48]}}]})
+    res = chain.run(images, backend=backend)
+    chosen = [row[0]["chosen"] for row in res.params]
+    assert sorted({c[0] for c in chosen}) == [1, 2]
+    for row, [k] in zip(res.params, chosen):
+        drawn, other = row[0]["steps"][k - 1], row[0]["steps"][2 - k]
+        assert "angle" in drawn and "angle" not in other
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    for n, image in enumerate(images):
+        Image.fromarray(image).save(folder / f"{n}.png")
+    assert_save_equals_run(chain, folder, tmp_path, seeds=[2], backend=backend)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -930,8 +930,22 @@ def join_records(parts):
 
 
 def join_record(pieces):
-    return {key: join_records([piece[key] for piece in pieces]) if key == "steps"
-            else np.concatenate([piece[key] for piece in pieces]) for key in pieces[0]}
+    """One step's records of consecutive parts joined (see join_records). A value a part lacks (a
+    group's child that none of its samples chose draws nothing) is NaN there, as sample_rows reads
+    what was not drawn; values of several lengths are padded with NaN to the longest."""
+    out = {}
+    for key in dict.fromkeys(key for piece in pieces for key in piece):
+        if key == "steps":
+            out[key] = join_records([piece[key] for piece in pieces])
+            continue
+        values = [np.asarray(piece[key]) if key in piece else None for piece in pieces]
+        tail = tuple(max(sizes) for sizes in zip(*(v.shape[1:] for v in values if v is not None)))
+        if any(v is None or v.shape[1:] != tail for v in values):
+            values = [np.full((len(piece["batch_prob"]), *tail), np.nan) if v is None else
+                      np.pad(v.astype(np.float64), [(0, 0)] + [(0, t - n) for t, n in zip(tail, v.shape[1:])],
+                             constant_values=np.nan) for piece, v in zip(pieces, values)]
+        out[key] = np.concatenate(values)
+    return out
 
 
 def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, device=None, num_samples=None,
