@@ -5,6 +5,7 @@ import dataclasses
 import os
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -87,6 +88,12 @@ def unfollowed_op(monkeypatch) -> str:
 @pytest.fixture
 def design_chain() -> wb.Chain:
     return wb.Chain.from_dict(DESIGN_CHAIN)
+
+
+def op_rng(op: str) -> np.random.Generator:
+    """A generator seeded by the op's name, the same in every process (str's hash() is salted per
+    process, which would test other parameters on every run and make a failure unrepeatable)."""
+    return np.random.default_rng(zlib.crc32(op.encode()))
 
 
 def random_step_dict(op: str, rng: np.random.Generator, p: float | None = None) -> dict:

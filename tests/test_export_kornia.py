@@ -11,12 +11,12 @@ import torch
 
 import workbench as wb
 
-from conftest import class_folder, import_export, imported_modules, assert_bench_output, DESIGN_CHAIN, ENV, ROOT, assert_save_equals_run, random_step_dict, run_script
+from conftest import class_folder, import_export, imported_modules, assert_bench_output, DESIGN_CHAIN, ENV, ROOT, assert_save_equals_run, random_step_dict, op_rng, run_script
 
 @pytest.mark.parametrize("op", wb.list_ops(backend="kornia"))
 def test_every_op_save_equals_run(op, small_folder, square_folder, tmp_path):
     folder = square_folder if wb.get_op(op).square_input else small_folder
-    rng = np.random.default_rng(abs(hash(op)) % 2**32)
+    rng = op_rng(op)
     step = random_step_dict(op, rng, p=None if wb.get_op(op).always_applies else 0.7)
     chain = wb.Chain.from_dict({"seed": 11, "steps": [step, {"op": "HorizontalFlip", "p": 0.5}]})
     assert_save_equals_run(chain, folder, tmp_path, seeds=(0, 2024))
