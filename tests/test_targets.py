@@ -445,3 +445,52 @@ def test_axis_aligned_mask_warps_take_a_shortcut_to_the_same_pixels():
         # The general path: the same map with a shear too small to move any pixel centre.
         sheared = matrix @ np.array([[1.0, 1e-300, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
         assert np.array_equal(runtime.warp_mask(mask, matrix, oh, ow, 7), runtime.warp_mask(mask, sheared, oh, ow, 7))
+
+
+def test_masks_moved_as_tensors_are_the_host_masks_bit_for_bit():
+    """The training loaders move masks on the GPU (warp_masks_on_device, a step's masks at once):
+    the same float64 arithmetic term for term, so the same labels as on the host, through maps,
+    projective maps, fields, policies, groups, erasing and mixing; here with CPU tensors."""
+    import torch
+
+    from workbench.plans import target_plan, target_settings
+    from workbench.runtime import targets as runtime
+
+    images, targets = wb.load_annotated()
+    steps = [
+        [{"op": "Rotate", "p": 1.0, "params": {"degrees": [-40, 40]}}, {"op": "Perspective", "p": 1.0},
+         {"op": "RandomResizedCrop", "params": {"size": [200, 200]}}, {"op": "HorizontalFlip"},
+         {"op": "CoarseDropout", "p": 1.0}, {"op": "CutMix"}, {"op": "MixUp"}],
+        [{"op": "LongestMaxSize", "params": {"max_size": 256}}, {"op": "PadIfNeeded", "params": {"min_size": [256, 256]}},
+         {"op": "OneOf", "steps": [{"op": "Rotate", "p": 1.0}, {"op": "Affine", "p": 1.0}]},
+         {"op": "GridDistortion", "p": 1.0}, {"op": "ElasticTransform", "p": 1.0, "params": {"alpha": 50.0, "sigma": 6.0}},
+         {"op": "TrivialAugment"}, {"op": "D4"}, {"op": "Shear", "p": 1.0}],
+    ]
+    for seed, chain_steps in enumerate(steps):
+        chain = wb.Chain.from_dict({"seed": seed, "steps": chain_steps})
+        chain.targets.mark_erased, chain.targets.mask_fill = 255, 9
+        res = chain.run(images, **targets)
+        plan, settings = target_plan(chain.steps), target_settings(chain)
+        sizes = [image.shape[:2] for image in images]
+        on_host = runtime.move_batch(plan, res.params, sizes, targets, settings)
+        tensors = [torch.tensor(mask) for mask in targets["masks"]]
+        moved = runtime.move_batch(plan, res.params, sizes, {**targets, "masks": tensors}, settings)
+        assert all(torch.is_tensor(m) for m in moved["masks"])
+        for a, b, given, out in zip(on_host["masks"], moved["masks"], tensors, res.masks):
+            assert a.dtype == b.numpy().dtype and np.array_equal(a, b.numpy()) and np.array_equal(a, out)
+        assert all(np.array_equal(a, b) for a, b in zip(on_host["boxes"], moved["boxes"]))
+        assert all(np.array_equal(t.numpy(), m) for t, m in zip(tensors, targets["masks"]))  # inputs untouched
+    # Many random maps at once, of one size: projective or not, mirrored, partly outside.
+    rng = np.random.default_rng(1)
+    masks = [rng.integers(0, 6, (31, 45)).astype(np.uint8) for _ in range(24)]
+    matrices = []
+    for n in range(24):
+        m = runtime.rotation({}, {"angle": rng.uniform(-180, 180)}, 31, 45, 31, 45) @ runtime.scaling(
+            *rng.uniform(0.5, 2.0, 2))
+        if n % 3 == 0:
+            m = runtime.homography([[0, 0], [45, 0], [45, 31], [0, 31]],
+                                   rng.uniform(-6, 6, (4, 2)) + [[0, 0], [45, 0], [45, 31], [0, 31]]) @ m
+        matrices.append(runtime.horizontal_flip({}, {}, 31, 45, 31, 45) @ m if n % 2 else m)
+    moved = runtime.warp_masks_on_device([torch.tensor(m) for m in masks], matrices, 40, 37, 7)
+    for mask, matrix, out in zip(masks, matrices, moved):
+        assert np.array_equal(runtime.warp_mask(mask, matrix, 40, 37, 7), out.numpy())

@@ -354,8 +354,13 @@ def moved_targets(batch, annotations, resize=None):
     positions = batch.pop("labels").reshape(-1).tolist()
     sizes = [tuple(size[:2]) for size in batch.pop("sizes").cpu().tolist()]
     draws = {name: batch.pop(name).cpu().numpy() for name in DRAWS}
-    moved = augment_targets(draws, sizes, batch_targets([sample_targets(annotations, i) for i in positions]), resize)
     device = batch["images"].device
+    given = batch_targets([sample_targets(annotations, i) for i in positions])
+    if device.type != "cpu" and given.get("masks") is not None:
+        # The masks move on the device, as tensors, all of a step's at once (runtime/targets.py's
+        # warp_masks_on_device): the same pixels as on the host; boxes and keypoints stay there.
+        given["masks"] = [torch.as_tensor(mask).to(device, non_blocking=True) for mask in given["masks"]]
+    moved = augment_targets(draws, sizes, given, resize)
     return [{kind: torch.as_tensor(value).to(device, non_blocking=True) for kind, value in target.items()}
             for target in per_image(moved)]
 

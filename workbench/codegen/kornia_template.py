@@ -923,6 +923,15 @@ def augment_resized(augmentation, images, device, size, labels=None, torch_compi
     return apply_steps(tail, batch, records, labels, torch_compile=torch_compile)
 
 
+def targets_on(targets, device):
+    """A batch's targets with the masks on the images' device when that is a GPU: there they move
+    as tensors, all of a step's at once (runtime/targets.py's warp_masks_on_device), the same
+    pixels as on the host; boxes and keypoints stay on the host, where they are cheap."""
+    if torch.device(device).type != "cpu" and targets.get("masks") is not None:
+        targets["masks"] = [torch.as_tensor(mask).to(device, non_blocking=True) for mask in targets["masks"]]
+    return targets
+
+
 def join_records(parts):
     """The step records of consecutive parts of a batch (one list of records per part) as the
     records of the whole batch: each value joined along the sample axis, a group's children too."""
@@ -1013,7 +1022,7 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
                                                    torch_compile=torch_compile, records=records)
             if annotated:
                 sizes = [tuple(image.shape[-2:]) for image in images]
-                moved = augment_targets(records, sizes, batch_targets(labels), resize)
+                moved = augment_targets(records, sizes, targets_on(batch_targets(labels), device), resize)
                 labels = [{kind: torch.as_tensor(value).to(device, non_blocking=True) for kind, value in target.items()}
                           for target in per_image(moved)]
             # Yield outside no_grad: grad mode is global, and the caller trains with it on.

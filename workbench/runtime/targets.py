@@ -61,11 +61,15 @@ def homography(source, target):
 
 
 def apply_matrix(matrix, points):
-    """Points (K x 2) through a 3 x 3 map (projective division included)."""
+    """Points (K x 2) through a 3 x 3 map (projective division included). Written out term by
+    term, each product and sum rounded on its own, so that the masks moved on a device
+    (warp_masks_on_device) compute the very same floats."""
     points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
-    out = points @ matrix[:2, :2].T + matrix[:2, 2]
+    x, y = points[:, 0], points[:, 1]
+    out = np.stack([x * matrix[0, 0] + y * matrix[0, 1] + matrix[0, 2],
+                    x * matrix[1, 0] + y * matrix[1, 1] + matrix[1, 2]], axis=1)
     if matrix[2, 0] or matrix[2, 1]:
-        out = out / (points @ matrix[2, :2] + matrix[2, 2])[:, None]
+        out = out / (x * matrix[2, 0] + y * matrix[2, 1] + matrix[2, 2])[:, None]
     return out
 
 
@@ -528,12 +532,72 @@ def warp_mask(mask, matrix, out_height, out_width, fill):
     return out.reshape(out_height, out_width)
 
 
-def move_sample(sample, matrix, out_height, out_width, settings):
+def on_device(mask):
+    """Whether a mask is a tensor (torch, on the images' device) rather than a numpy array."""
+    return hasattr(mask, "device") and hasattr(mask, "gather")
+
+
+def _copy(mask):
+    return mask.clone() if on_device(mask) else np.array(mask)
+
+
+def _to_device(like, values):
+    """A numpy array (float64, int64 or bool) as a tensor of its own dtype on `like`'s device."""
+    values = np.asarray(values)
+    kind = {"f": like.new_zeros(()).double(), "i": like.new_zeros(()).long(), "b": like.new_zeros(()).bool()}
+    return kind[values.dtype.kind].new_tensor(values)
+
+
+def warp_masks_on_device(masks, matrices, out_height, out_width, fill):
+    """Masks held as tensors (each H x W, one size, on one device) through their samples' maps,
+    all at once: warp_mask's arithmetic, term for term in float64 on the device, so the result
+    equals warp_mask's bit for bit (tests/test_targets.py checks it) without a trip to the host.
+    Only tensor methods: this module needs no torch.
+
+    Example:
+        >>> import torch
+        >>> flipped = warp_masks_on_device([torch.tensor([[1, 2, 3]])], [horizontal_flip({}, {}, 1, 3, 1, 3)], 1, 3, 0)
+        >>> flipped[0].tolist()
+        [[3, 2, 1]]
+    """
+    first = masks[0]
+    count, (height, width) = len(masks), tuple(first.shape)
+    stacked = first.new_empty((count, height, width))
+    for n, mask in enumerate(masks):
+        stacked[n].copy_(mask)
+    inverse = np.stack([np.linalg.inv(m) for m in matrices])
+    projective = (inverse[:, 2, 0] != 0) | (inverse[:, 2, 1] != 0)
+    m = _to_device(first, inverse).reshape(count, 3, 3, 1, 1)
+    xs = _to_device(first, np.arange(out_width, dtype=np.float64) + 0.5).reshape(1, 1, out_width)
+    ys = _to_device(first, np.arange(out_height, dtype=np.float64) + 0.5).reshape(1, out_height, 1)
+    sx = xs * m[:, 0, 0] + ys * m[:, 0, 1] + m[:, 0, 2]
+    sy = xs * m[:, 1, 0] + ys * m[:, 1, 1] + m[:, 1, 2]
+    if projective.any():
+        scale = (xs * m[:, 2, 0] + ys * m[:, 2, 1] + m[:, 2, 2])
+        # (apply_matrix divides only for projective maps: the others keep their coordinates as they are)
+        keep = _to_device(first, ~projective).reshape(count, 1, 1)
+        scale = scale.where(~keep, scale.new_ones(()))
+        sx, sy = sx / scale, sy / scale
+    cols, rows = sx.floor(), sy.floor()
+    ok = (cols >= 0) & (cols < width) & (rows >= 0) & (rows < height)
+    index = rows.clamp(0, height - 1).long() * width + cols.clamp(0, width - 1).long()
+    out = stacked.reshape(count, -1).gather(1, index.reshape(count, -1)).reshape(count, out_height, out_width)
+    return list(out.where(ok, out.new_full((), fill)).unbind(0))
+
+
+def move_sample(sample, matrix, out_height, out_width, settings, pending=None):
     """One sample's targets (a dict: mask, boxes, labels, keypoints, visible) through a step's
     map. A mirroring map swaps the keypoints of settings["flip_pairs"] (left/right ids) within each
-    instance of settings["keypoints_per_instance"] keypoints (0: the whole list is one)."""
+    instance of settings["keypoints_per_instance"] keypoints (0: the whole list is one). A mask on
+    a device joins `pending` (see warp_pending), to be moved with the step's other samples."""
     if sample.get("mask") is not None:
-        sample["mask"] = warp_mask(sample["mask"], matrix, out_height, out_width, settings["mask_fill"])
+        if not on_device(sample["mask"]):
+            sample["mask"] = warp_mask(sample["mask"], matrix, out_height, out_width, settings["mask_fill"])
+        elif pending is not None:
+            pending.append((sample, matrix, out_height, out_width))
+        else:
+            sample["mask"] = warp_masks_on_device([sample["mask"]], [matrix], out_height, out_width,
+                                                  settings["mask_fill"])[0]
     if sample.get("boxes") is not None:
         sample["boxes"], kept = move_boxes(sample["boxes"], matrix, out_height, out_width, settings["min_visibility"])
         sample["labels"] = sample["labels"][kept]
@@ -587,8 +651,12 @@ def move_sample_field(sample, field, settings):
         source = to_source(np.stack([xs.ravel(), ys.ravel()], axis=1).astype(np.float64))
         cols, rows = np.floor(source[:, 0] + 0.5), np.floor(source[:, 1] + 0.5)
         ok = (cols >= 0) & (cols < mask.shape[1]) & (rows >= 0) & (rows < mask.shape[0])
-        out = np.full(height * width, settings["mask_fill"], dtype=mask.dtype)
-        out[ok] = mask[rows[ok].astype(np.int64), cols[ok].astype(np.int64)]
+        index = np.where(ok, rows * mask.shape[1] + cols, 0).astype(np.int64)
+        if on_device(mask):  # the field is rebuilt on the host; the pixels stay where they are
+            read = mask.reshape(-1)[_to_device(mask, index)]
+            out = read.where(_to_device(mask, ok), read.new_full((), settings["mask_fill"]))
+        else:
+            out = np.where(ok, mask.reshape(-1)[index], np.asarray(settings["mask_fill"], dtype=mask.dtype))
         sample["mask"] = out.reshape(height, width)
     if sample.get("boxes") is not None:
         points, owner = box_outlines(sample["boxes"])
@@ -631,14 +699,14 @@ def mix_samples(samples, rows, kind, settings):
         other = before[int(row["partner"])]
         if kind == "mixup":
             if sample.get("mask") is not None and float(row["weight"]) > 0.5:
-                sample["mask"] = other["mask"].copy()
+                sample["mask"] = _copy(other["mask"])
             if sample.get("boxes") is not None:
                 sample["boxes"] = np.concatenate([sample["boxes"], other["boxes"]])
                 sample["labels"] = np.concatenate([sample["labels"], other["labels"]])
             continue
         x0, y0, x1, y1 = (float(v) for v in row["box"])
         if sample.get("mask") is not None:
-            mask = sample["mask"].copy()
+            mask = _copy(sample["mask"])
             mask[int(y0):int(y1), int(x0):int(x1)] = other["mask"][int(y0):int(y1), int(x0):int(x1)]
             sample["mask"] = mask
         if sample.get("boxes") is not None:
@@ -677,12 +745,28 @@ def move_steps(plan, rows, samples, settings):
         if entry.get("mix"):
             mix_samples(samples, [r[k] for r in rows], entry["mix"], settings)
             continue
+        pending = []
         for sample, sample_rows in zip(samples, rows):
-            move_step(entry, sample_rows[k], sample, settings)
+            move_step(entry, sample_rows[k], sample, settings, pending)
+        warp_pending(pending, settings)
 
 
-def move_step(entry, row, sample, settings):
-    """One sample's targets through one step (see move_steps), given its row for that step."""
+def warp_pending(pending, settings):
+    """The device masks a step left pending (sample, map, out height, out width), moved together
+    where they share their size before and after (warp_masks_on_device)."""
+    groups = {}
+    for item in pending:
+        groups.setdefault((tuple(item[0]["mask"].shape), item[2], item[3]), []).append(item)
+    for (_, out_height, out_width), items in groups.items():
+        moved = warp_masks_on_device([s["mask"] for s, *_ in items], [m for _, m, *_ in items], out_height,
+                                     out_width, settings["mask_fill"])
+        for (sample, *_), mask in zip(items, moved):
+            sample["mask"] = mask
+
+
+def move_step(entry, row, sample, settings, pending=None):
+    """One sample's targets through one step (see move_steps), given its row for that step; device
+    masks join `pending` (a group's children move them at once: they run in turn)."""
     if not row.get("applied"):
         return
     if entry.get("steps") is not None:
@@ -694,7 +778,7 @@ def move_step(entry, row, sample, settings):
         out_height, out_width = output_size(entry["size"], entry["params"], row, height, width)
         matrix = entry["geometry"](entry["params"], row, height, width, out_height, out_width)
         if (out_height, out_width) != (height, width) or not np.array_equal(matrix, np.eye(3)):
-            move_sample(sample, matrix, out_height, out_width, settings)
+            move_sample(sample, matrix, out_height, out_width, settings, pending)
     elif entry.get("field") is not None:
         height, width = sample["size"]
         move_sample_field(sample, entry["field"](entry["params"], row, height, width), settings)
@@ -729,7 +813,7 @@ def move_batch(plan, rows, sizes, given, settings):
     for n, size in enumerate(sizes):
         sample = {"size": tuple(size)}
         if given.get("masks") is not None:
-            sample["mask"] = np.array(given["masks"][n])
+            sample["mask"] = _copy(given["masks"][n])
         if given.get("boxes") is not None:
             sample["boxes"] = np.array(given["boxes"][n], dtype=np.float64).reshape(-1, 4)
             sample["labels"] = np.array(given["box_labels"][n]).reshape(-1)
