@@ -20,7 +20,7 @@ import kornia
 import kornia.augmentation as K
 import torch
 
-from ..targets import elastic_noise
+from ..targets import elastic_noise, gaussian_kernel
 
 
 def distortion_remap(input, map_x, map_y, mode):
@@ -51,13 +51,9 @@ class _DistortionBase(K.GeometricAugmentationBase2D):
 # ElasticTransform
 
 def distortion_gaussian_kernel(sigma, size):
-    """OpenCV's Gaussian kernel (float64): `size` taps (0 = OpenCV's automatic size for float
-    images, round(8 sigma + 1) made odd), exp(-x^2 / (2 sigma^2)) normalised to sum 1."""
-    if size <= 0:
-        size = int(round(sigma * 8 + 1)) | 1
-    x = torch.arange(size, dtype=torch.float64) - (size - 1) / 2.0
-    kernel = torch.exp(-(x * x) / (2.0 * sigma * sigma))
-    return kernel / kernel.sum()
+    """OpenCV's Gaussian kernel (float64) as a tensor: runtime/targets.py's gaussian_kernel (`size`
+    taps, 0 = OpenCV's automatic size for float images)."""
+    return torch.from_numpy(gaussian_kernel(sigma, size))
 
 
 def distortion_blur_axis(x, kernel, dim):
