@@ -119,3 +119,21 @@ def test_saved_target_arrays_read_back_per_image():
     back = targets_from_arrays(arrays)
     assert [b.shape for b in back["boxes"]] == [(2, 4), (0, 4)] and back["box_labels"][0].tolist() == [1, 2]
     assert all(np.array_equal(a, b) for a, b in zip(back["masks"], moved["masks"]))
+
+
+@pytest.mark.parametrize("backend", wb.BACKENDS)
+def test_an_export_defines_each_name_once(backend):
+    """An export is the workbench's code copied from several modules (runtime, targets, Kornia
+    modules, templates): a name defined twice would silently replace the first definition (a
+    helper named like a template's once broke --save)."""
+    import ast
+    from collections import Counter
+
+    chain = wb.Chain(seed=0)
+    for op in wb.list_ops(backend=backend):
+        chain.add(op)
+    tree = ast.parse(emit(chain, backend))
+    names = Counter(node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef)))
+    names.update(target.id for node in tree.body if isinstance(node, ast.Assign) for target in node.targets
+                 if isinstance(target, ast.Name))
+    assert [name for name, count in names.items() if count > 1] == []

@@ -532,13 +532,13 @@ def warp_mask(mask, matrix, out_height, out_width, fill):
     return out.reshape(out_height, out_width)
 
 
-def on_device(mask):
+def is_tensor_mask(mask):
     """Whether a mask is a tensor (torch, on the images' device) rather than a numpy array."""
     return hasattr(mask, "device") and hasattr(mask, "gather")
 
 
 def _copy(mask):
-    return mask.clone() if on_device(mask) else np.array(mask)
+    return mask.clone() if is_tensor_mask(mask) else np.array(mask)
 
 
 def _to_device(like, values):
@@ -591,7 +591,7 @@ def move_sample(sample, matrix, out_height, out_width, settings, pending=None):
     instance of settings["keypoints_per_instance"] keypoints (0: the whole list is one). A mask on
     a device joins `pending` (see warp_pending), to be moved with the step's other samples."""
     if sample.get("mask") is not None:
-        if not on_device(sample["mask"]):
+        if not is_tensor_mask(sample["mask"]):
             sample["mask"] = warp_mask(sample["mask"], matrix, out_height, out_width, settings["mask_fill"])
         elif pending is not None:
             pending.append((sample, matrix, out_height, out_width))
@@ -652,7 +652,7 @@ def move_sample_field(sample, field, settings):
         cols, rows = np.floor(source[:, 0] + 0.5), np.floor(source[:, 1] + 0.5)
         ok = (cols >= 0) & (cols < mask.shape[1]) & (rows >= 0) & (rows < mask.shape[0])
         index = np.where(ok, rows * mask.shape[1] + cols, 0).astype(np.int64)
-        if on_device(mask):  # the field is rebuilt on the host; the pixels stay where they are
+        if is_tensor_mask(mask):  # the field is rebuilt on the host; the pixels stay where they are
             read = mask.reshape(-1)[_to_device(mask, index)]
             out = read.where(_to_device(mask, ok), read.new_full((), settings["mask_fill"]))
         else:
