@@ -259,7 +259,8 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
     as the pixels were, from what this very batch drew (the pipeline outputs its draws): a list
     with one dict per image of "boxes" (K x 4, xyxy pixels), "box_labels", "keypoints" (K x 2)
     with "keypoints_visible", and "mask" (H x W), those given, as torch tensors where the images
-    are. They are moved on the host (numpy) by the code --save and the workbench use.
+    are. They move by the code --save and the workbench use: boxes and keypoints on the host
+    (numpy), masks too on the CPU and as tensors on a GPU (the same pixels; see moved_targets).
 
     Example:
         loader = make_loader("train/", 64, resize=(224, 224))   # or make_loader(shards="train-{0000..0099}.tar")

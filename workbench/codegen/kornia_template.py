@@ -975,8 +975,9 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
     images): the folder's annotated images only, and in place of the labels their targets moved
     as the pixels were, from the draws of this very batch: a list with one dict per image of
     "boxes" (K x 4, xyxy pixels), "box_labels", "keypoints" (K x 2) with "keypoints_visible",
-    and "mask" (H x W), those given, on `device`. They are moved on the host (numpy), as
-    Chain.run and --save move them; MixUp and CutMix mix them as their definitions say.
+    and "mask" (H x W), those given, on `device`. They move as Chain.run and --save move them:
+    boxes and keypoints on the host (numpy), masks too on the CPU and as tensors on a GPU (the
+    same pixels; see targets_on); MixUp and CutMix mix them as their definitions say.
 
     Example:
         for epoch, images, labels in training_batches("train/", 64, resize=(224, 224)):
