@@ -12,10 +12,13 @@ one call): on a shared machine they are the noise floor any comparison lives wit
 Default: the realistic chain (RandomResizedCrop 224, HorizontalFlip, ColorJitter p=0.8,
 Normalize) on the bundled sample photos (`workbench/sample_data`, read as they are: 12 files,
 8 sizes, JPEG and PNG), on every backend. `--grid` adds the older grid of chains x batch sizes
-x image sizes on re-encoded JPEG folders. Usage:
+x image sizes on re-encoded JPEG folders. `--annotated` measures both sides with the sample photos'
+masks, boxes and keypoints (`chain.estimate(coco=, masks=)` against `--bench --coco --masks`: the 4
+annotated photos); `--coco`/`--masks` name other annotation files for `--images`. Usage:
 
     python bench/estimate_accuracy.py [--quick] [--repeats 5] [--batch-size 32] [--workers 2]
                                       [--device cpu|cuda] [--backends kornia,dali] [--grid]
+                                      [--annotated | --coco FILE --masks DIR]
 """
 from __future__ import annotations
 
@@ -37,6 +40,8 @@ from common import chain_named, machine_line, table  # noqa: E402
 from workbench.data import SAMPLE_DATA  # noqa: E402
 from workbench.estimate import RateSpread  # noqa: E402
 from workbench.estimate.files import prepare_input  # noqa: E402
+from workbench.runtime.annotations import annotated_folder  # noqa: E402
+from workbench.targets import annotation_sources  # noqa: E402
 
 TARGET = 0.10
 REALISTIC = [
@@ -49,11 +54,13 @@ GRID = {"chains": ["light", "example", "heavy"], "batches": [16, 64], "sizes": [
 BACKENDS = ["kornia", "dali", "albumentations"]
 
 
-def bench_runs(script: Path, images: Path, batch: int, workers: int, device: str) -> list[float]:
+def bench_runs(script: Path, images: Path, batch: int, workers: int, device: str,
+               annotations: dict | None = None) -> list[float]:
     """The per-run images/s that the exported script's `--bench` prints (its last line, images/s,
-    is their median)."""
+    is their median); `annotations` ({"coco", "masks"}) become --coco and --masks."""
+    extra = [arg for key, path in (annotations or {}).items() if path is not None for arg in (f"--{key}", str(path))]
     out = subprocess.run([sys.executable, str(script), "--images", str(images), "--bench", "--batch-size", str(batch),
-                          "--workers", str(workers), "--device", device],
+                          "--workers", str(workers), "--device", device, *extra],
                          capture_output=True, text=True, check=True).stdout
     lines = out.strip().splitlines()
     runs = next(line for line in lines if line.startswith("runs (images/s): "))
@@ -93,8 +100,8 @@ class OtherLoad:
 
 
 def compare(chain, backend: str, script: Path, images: Path, batch: int, workers: int, device: str,
-            repeats: int) -> dict:
-    """`repeats` alternating pairs of (estimate, --bench) on the same files and settings."""
+            repeats: int, annotations: dict | None = None) -> dict:
+    """`repeats` alternating pairs of (estimate, --bench) on the same files, targets and settings."""
     est, bench, est_runs, bench_runs_all, seconds = [], [], [], [], {"estimate": 0.0, "--bench": 0.0}
     load, other = [os.getloadavg()[0]], {"estimate": [], "--bench": []}
     for k in range(repeats):
@@ -104,12 +111,12 @@ def compare(chain, backend: str, script: Path, images: Path, batch: int, workers
             meter = OtherLoad().__enter__()
             if side == "estimate":
                 e = chain.estimate(backend=backend, device=device, batch_size=batch, workers=workers, images=images,
-                                   progress=False)
+                                   progress=False, **(annotations or {}))
                 est.append(e.images_per_s)
                 est_runs += e.run_rates
                 notes = e.notes
             else:
-                rates = bench_runs(script, images, batch, workers, device)
+                rates = bench_runs(script, images, batch, workers, device, annotations)
                 bench.append(statistics.median(rates))
                 bench_runs_all += rates
             meter.__exit__()
@@ -141,6 +148,9 @@ def main() -> None:
     parser.add_argument("--backends", default=",".join(BACKENDS))
     parser.add_argument("--images", default=str(SAMPLE_DATA), help="folder of images (default: the sample photos)")
     parser.add_argument("--grid", action="store_true", help="also the grid of chains x batch sizes x image sizes")
+    parser.add_argument("--annotated", action="store_true", help="with the sample photos' masks, boxes and keypoints")
+    parser.add_argument("--coco", help="a COCO instances file for --images: both sides move its boxes and keypoints")
+    parser.add_argument("--masks", help="a folder of label-map PNGs for --images: both sides move the masks")
     args = parser.parse_args()
     repeats = args.repeats or (3 if args.quick else 5)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
@@ -150,13 +160,17 @@ def main() -> None:
     import workbench as wb
 
     chain = wb.Chain.from_dict({"seed": 7, "steps": REALISTIC})
-    images = Path(args.images)
+    images, annotations = Path(args.images), None
+    if args.annotated or args.coco or args.masks:
+        folder, coco, masks = annotation_sources(args.images, args.coco, args.masks)
+        images, annotations = Path(folder), {"coco": coco, "masks": masks}
     rows, results = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         for backend in backends:
             script = Path(tmp) / f"realistic_{backend}.py"
             chain.export(backend, path=script.name, folder=tmp)
-            r = compare(chain, backend, script, images, args.batch_size, args.workers, args.device, repeats)
+            r = compare(chain, backend, script, images, args.batch_size, args.workers, args.device, repeats,
+                        annotations)
             results[backend] = r
             rows.append([backend, f"{r['estimate']:.1f}", f"{r['bench']:.1f}", f"{100 * r['error']:+.1f}%",
                          "yes" if abs(r["error"]) <= TARGET else "**no**", spread_cell(r["est"]),
@@ -166,16 +180,20 @@ def main() -> None:
                          f"{r['other']:.2f}"])
         grid_rows = measure_grid(args, tmp) if args.grid else []
 
+    count = len(annotated_folder(images, **annotations)[0] if annotations else wb.load_images(images))
     print()
-    print(f"### Estimate vs exported --bench ({args.device}), sample photos as they are")
+    print(f"### Estimate vs exported --bench ({args.device}), "
+          + ("with masks, boxes and keypoints (--coco --masks)" if annotations else "sample photos as they are"))
     print()
     print(f"{machine_line(args.device)}; batch {args.batch_size}, {args.workers} workers/threads; chain RandomResizedCrop "
-          f"224, HorizontalFlip, ColorJitter p=0.8, Normalize on {images} ({len(wb.load_images(images))} files); "
+          f"224, HorizontalFlip, ColorJitter p=0.8, Normalize on {images} ({count} files); "
           f"{repeats} alternating (estimate, --bench) repeats, each side the median of 5 runs after 3 warm-up "
           f"batches; figures are medians over the repeats.")
     command = (f"python bench/estimate_accuracy.py{' --quick' if args.quick else ''} --repeats {repeats} "
                f"--batch-size {args.batch_size} --workers {args.workers} --device {args.device} "
-               f"--backends {','.join(backends)}{' --grid' if args.grid else ''}")
+               f"--backends {','.join(backends)}{' --grid' if args.grid else ''}"
+               + (" --annotated" if args.annotated else "")
+               + "".join(f" --{k} {v}" for k, v in (("coco", args.coco), ("masks", args.masks)) if v))
     print(f"Command: `{command}` ({time.time() - started:.0f} s)")
     print()
     print(table(["backend", "estimate images/s", "--bench images/s", "error", f"within {100 * TARGET:.0f}%",

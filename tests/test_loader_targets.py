@@ -10,43 +10,15 @@ import sys
 import numpy as np
 import pytest
 import torch
-from PIL import Image
 
 import workbench as wb
 from workbench.codegen import emit, load_module
 
+from conftest import annotated_folder
+
 # (height, width) of the images in the folders; the shape is a bright rectangle in each.
 SAME = [(96, 128)] * 6
 MIXED = [(96, 128), (120, 90), (100, 100), (80, 140), (128, 96), (110, 120)]
-
-
-def shape_box(n, height, width):
-    """A rectangle well inside the image, placed differently in each image: [x0, y0, x1, y1)."""
-    x0, y0 = width // 5 + 3 * n % 7, height // 4 + 2 * n % 5
-    return x0, y0, x0 + width // 2, y0 + height // 3
-
-
-def annotated_folder(root, sizes, keypoints=True, suffix=".png"):
-    """Images (PNG, or JPEG with suffix ".jpg") with one bright rectangle each, its mask (label 1)
-    and a COCO file with its box and 3 keypoints inside it. Returns (images folder, COCO path,
-    masks folder)."""
-    images, masks = root / "images", root / "masks"
-    images.mkdir()
-    masks.mkdir()
-    coco = {"images": [], "annotations": [], "categories": [{"id": 1, "name": "shape"}]}
-    for n, (height, width) in enumerate(sizes):
-        x0, y0, x1, y1 = shape_box(n, height, width)
-        mask = np.zeros((height, width), np.uint8)
-        mask[y0:y1, x0:x1] = 1
-        Image.fromarray(np.repeat(mask[:, :, None] * 255, 3, axis=2)).save(images / f"img{n}{suffix}", quality=95)
-        Image.fromarray(mask).save(masks / f"img{n}.png")
-        coco["images"].append({"id": n, "file_name": f"img{n}{suffix}", "height": height, "width": width})
-        annotation = {"id": n, "image_id": n, "category_id": 1, "bbox": [x0, y0, x1 - x0, y1 - y0]}
-        if keypoints:
-            annotation["keypoints"] = [x0 + 3, y0 + 3, 2, x1 - 4, y0 + 3, 2, (x0 + x1) // 2, y1 - 4, 2]
-        coco["annotations"].append(annotation)
-    (root / "instances.json").write_text(json.dumps(coco))
-    return images, root / "instances.json", masks
 
 
 def iou(a, b):

@@ -4,6 +4,7 @@ and a chain that cannot move targets still previewing its images with the reason
 import html
 import io
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +13,8 @@ from PIL import Image
 import workbench as wb
 from workbench.errors import InputError
 from workbench.render import MASK_OPACITY, draw_targets, fit_tile, label_colour, preview_grid
+
+from conftest import annotated_folder
 
 GREY = 128
 H, W = 64, 96  # with cell=96 a tile shows the image at scale 1, 16 grey rows above and below
@@ -190,3 +193,35 @@ def test_preview_grid_draws_given_and_moved_targets(unfollowed_op):
     assert np.array_equal(plain, preview_grid(flip_chain(), [grey_image()], draws=1, cell=96, gap=4))
     with pytest.raises(wb.errors.UnsupportedOpError, match="UnfollowedWarp cannot move boxes"):
         preview_grid(wb.Chain().add("UnfollowedWarp"), [grey_image()], draws=1, targets=targets)
+
+
+# ----- annotation files: the app reads them, and its estimate measures moving them ---------------
+def test_an_app_given_annotation_files_draws_their_targets_and_estimates_with_them(tmp_path):
+    folder, coco, masks = annotated_folder(tmp_path, [(64, 80)] * 3)
+    Image.fromarray(grey_image()).save(folder / "unannotated.png")
+    app = wb.Workbench(images=folder, coco=coco, masks=masks, chain=flip_chain(), debounce_s=0, draws=1,
+                       max_images=2)
+    assert [Path(image.source).name for image in app.images] == ["img0.png", "img1.png"]  # the annotated ones
+    assert app.targets.kinds() == ["masks", "boxes", "keypoints"] and app.show["masks"].value
+    moved = app.results["kornia"][0]
+    assert moved.boxes[0][0, 0] == 80 - app.targets.boxes[0][0, 2]  # flipped with the image
+    panel = app.estimates
+    panel.batch_size.value, panel.workers.value = 4, 0
+    app.estimate()
+    est = panel.wait(300)
+    assert list(est.stages) == ["decode", "augment", "targets"] and "moving targets" in panel.report.value
+    assert "measured the images alone" not in panel.report.value
+    with pytest.raises(InputError, match=r"targets=\) or as files \(coco=, masks=\), not both"):
+        wb.Workbench(images=folder, coco=coco, targets={"boxes": [[BOX]]})
+
+
+def test_an_app_given_targets_as_arrays_says_its_estimate_measured_the_images_alone(tmp_path):
+    folder, coco, masks = annotated_folder(tmp_path, [(64, 80)] * 2)
+    images, targets = wb.load_annotated(folder, coco=coco, masks=masks)
+    app = wb.Workbench(images=folder, targets=targets, chain=flip_chain(), debounce_s=0, draws=1)
+    panel = app.estimates
+    panel.batch_size.value, panel.workers.value = 4, 0
+    app.estimate()
+    est = panel.wait(300)
+    assert "targets" not in est.stages
+    assert "measured the images alone: the estimate reads targets from files" in html.unescape(panel.report.value)

@@ -4,6 +4,7 @@ Example:
     workbench preview chain.yaml --images sample_data -o grid.png
     workbench export chain.yaml --backend kornia -o train_aug.py
     workbench estimate chain.yaml --backend dali --batch-size 64 --image-size 224 --target 800
+    workbench estimate chain.yaml --images data/images --coco data/instances.json --masks data/masks
     workbench ops --markdown -o docs/ops.md
 """
 from __future__ import annotations
@@ -17,7 +18,7 @@ from PIL import Image
 
 from .chain import Chain
 from .data import load_images
-from .targets import load_annotated
+from .targets import annotation_sources, load_annotated
 from .errors import WorkbenchError
 from .estimate.files import image_size_from_text
 from .ops import REGISTRY
@@ -29,9 +30,7 @@ def _preview(args) -> int:
     chain = Chain.load(args.chain)
     targets = None
     if args.coco or args.masks or args.annotated:
-        images, targets = load_annotated(args.images, coco=args.coco, masks=args.masks)
-        images = images[: args.max_images]
-        targets = {kind: values[: args.max_images] for kind, values in targets.items()}
+        images, targets = load_annotated(args.images, coco=args.coco, masks=args.masks, limit=args.max_images)
     else:
         images = load_images(args.images)[: args.max_images]
     grid = preview_grid(chain, images, draws=args.draws, backend=args.backend, device=args.device,
@@ -56,6 +55,8 @@ def _estimate(args) -> int:
                    progress=not args.quiet)
     if args.compile:
         options["torch_compile"] = True
+    if args.coco or args.masks or args.annotated:
+        options["images"], options["coco"], options["masks"] = annotation_sources(args.images, args.coco, args.masks)
     if args.compare:
         result = chain.compare_backends(None if args.backend is None else args.backend.split(","), **options)
         estimates = list(result.estimates.values())
@@ -145,6 +146,11 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--compile", action="store_true",
                    help="Kornia: run the fused steps through torch.compile, as the export's --compile; reports the "
                         "first compiled call")
+    m.add_argument("--coco", help="a COCO instances file: the loader reads the images it lists and moves their boxes "
+                                  "and keypoints, as the export's --bench --coco")
+    m.add_argument("--masks", help="a folder of label-map PNGs named after the images: the loader moves them too")
+    m.add_argument("--annotated", action="store_true",
+                   help="without --images: the sample photos with their masks, boxes and keypoints")
     m.add_argument("--plot", help="write the breakdown plot to this PNG file")
     m.add_argument("--json", help="write the estimate(s) to this JSON file")
     m.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

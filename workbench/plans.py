@@ -61,6 +61,18 @@ def target_plan(steps) -> list[dict[str, Any]]:
     return plan
 
 
+def unfollowed_op(chain):
+    """The first enabled op (groups opened up) whose targets cannot follow its pixels (its
+    TargetRule says why), or None: a run, an export's loaders and the estimate refuse targets then.
+
+    Example:
+        >>> from workbench.model import ChainModel
+        >>> unfollowed_op(ChainModel().add("Rotate").add("GridDistortion")) is None
+        True
+    """
+    return next((op for op in chain.enabled_ops() if op.spec.targets.unsupported), None)
+
+
 def target_settings(chain) -> dict[str, Any]:
     """The chain's target settings as runtime/targets.py reads them.
 

@@ -160,8 +160,27 @@ def check_targets(images: list[np.ndarray], masks: Any = None, boxes: Any = None
 
 
 # ----- reading targets from files ------------------------------------------------------------
+def annotation_sources(source: str | Path | None, coco: str | Path | None = None,
+                       masks: str | Path | None = None) -> tuple[Path | str, Path | None, Path | None]:
+    """(images, coco, masks) as load_annotated reads them: the sample photos (source None, or
+    the sample folder) come with their hand-made annotations, for whichever of coco and masks is
+    not given (both when neither is); other folders keep what is given.
+
+    Example:
+        >>> images, coco, masks = annotation_sources(None)
+        >>> images == SAMPLE_DATA, coco.name, masks.name
+        (True, 'instances.json', 'masks')
+    """
+    if source is None or resolve_source(source) == SAMPLE_DATA:
+        source = SAMPLE_DATA
+        coco = SAMPLE_TARGETS / "instances.json" if coco is None and masks is None else coco
+        masks = SAMPLE_TARGETS / "masks" if masks is None else masks
+    return source, coco, masks
+
+
 def load_annotated(source: str | Path | None = None, coco: str | Path | None = None,
-                   masks: str | Path | None = None) -> tuple[list[np.ndarray], dict[str, Any]]:
+                   masks: str | Path | None = None, limit: int | None = None
+                   ) -> tuple[list[np.ndarray], dict[str, Any]]:
     """Images and their targets, ready for `chain.run(images, **targets)`.
 
     `source`: the images (a folder, searched recursively, or a glob; None: the bundled sample
@@ -172,16 +191,14 @@ def load_annotated(source: str | Path | None = None, coco: str | Path | None = N
     `masks`: a folder with one label-map PNG per image, named after the image (cat.jpg:
     cat.png); without `coco`, only the images that have a mask are loaded. An exported file's
     `--save` with `--coco` and `--masks` picks and reads the same (runtime/annotations.py).
+    `limit`: the first `limit` annotated images only (in name order), the others left unread.
 
     Example:
         >>> images, targets = load_annotated()
         >>> len(images) == len(targets["masks"]) == len(targets["boxes"]), sorted(targets)
         (True, ['box_labels', 'boxes', 'keypoints', 'keypoints_visible', 'masks'])
     """
-    if source is None or resolve_source(source) == SAMPLE_DATA:
-        source = SAMPLE_DATA
-        coco = SAMPLE_TARGETS / "instances.json" if coco is None and masks is None else coco
-        masks = SAMPLE_TARGETS / "masks" if masks is None else masks
+    source, coco, masks = annotation_sources(source, coco, masks)
     if coco is None and masks is None:
         raise InputError("load_annotated needs a COCO file (coco=...) or a mask folder (masks=...) beside the images")
     files = image_files(source)
@@ -192,6 +209,7 @@ def load_annotated(source: str | Path | None = None, coco: str | Path | None = N
             raise ValueError(f"none of the images in {str(source)!r} is listed in {str(coco)!r} (COCO file_name must be "
                              "the image's path under the folder, or its name)" if coco is not None else
                              f"no image in {str(source)!r} has a mask in {str(masks)!r} (cat.jpg needs cat.png)")
+        files = files[:limit]
         targets = read_targets(files, root, index, masks)
     except ValueError as exc:
         raise InputError(str(exc)) from None

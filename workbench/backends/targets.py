@@ -2,12 +2,10 @@
 backend reported (workbench/runtime/targets.py does the geometry, for every backend alike)."""
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..errors import UnsupportedOpError, WorkbenchError
-from ..plans import target_plan, target_settings
+from ..plans import target_plan, target_settings, unfollowed_op
 from ..runtime.targets import move_batch
 from ..targets import Targets
 
@@ -16,10 +14,12 @@ KINDS = ("masks", "boxes", "box_labels", "keypoints", "keypoints_visible")
 
 def check_target_ops(chain, targets: Targets) -> None:
     """Refuse a chain whose ops cannot move the targets given, naming the step and the fix."""
+    unfollowed = unfollowed_op(chain)
+    if unfollowed is not None:
+        raise UnsupportedOpError(f"{unfollowed.op} cannot move {', '.join(targets.kinds())}: "
+                                 f"{unfollowed.spec.targets.unsupported}")
     for op in chain.enabled_ops():
         rule = op.spec.targets
-        if rule.unsupported:
-            raise UnsupportedOpError(f"{op.op} cannot move {', '.join(targets.kinds())}: {rule.unsupported}")
         if (chain.targets.mark_erased is not None and targets.masks is not None and op.spec.family == "occlusion"
                 and rule.erase is None):
             raise UnsupportedOpError(f"{op.op} cannot mark the pixels it erases in masks (its erased regions are not "

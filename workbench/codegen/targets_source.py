@@ -15,7 +15,7 @@ import inspect
 
 from ..errors import ExportError
 from ..literals import Name, comment, literal
-from ..plans import albumentations_names, kornia_names, row_plan, target_plan, target_settings
+from ..plans import albumentations_names, kornia_names, row_plan, target_plan, target_settings, unfollowed_op
 from ..runtime import annotations, rows, targets
 from .source_copy import definitions, with_dependencies
 
@@ -102,10 +102,8 @@ def _listed(entries: list) -> str:
 
 
 def _refusal(chain) -> str | None:
-    for op in chain.enabled_ops():
-        if op.spec.targets.unsupported:
-            return f"{op.op} cannot move masks, boxes or keypoints: {op.spec.targets.unsupported}"
-    return None
+    op = unfollowed_op(chain)
+    return None if op is None else f"{op.op} cannot move masks, boxes or keypoints: {op.spec.targets.unsupported}"
 
 
 def targets_section(chain, backend: str) -> str:

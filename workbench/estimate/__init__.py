@@ -1,5 +1,5 @@
 """Throughput estimate: how many images/s a chain's exported loader delivers on this machine,
-and where the time goes (decode, host-to-device, augment; each step).
+and where the time goes (decode, host-to-device, augment, moving targets; each step).
 
 Example:
     >>> import workbench as wb
@@ -17,10 +17,12 @@ from typing import Any, Sequence
 
 from ..backends import BACKENDS, check_compile_backend, check_sizes, resolve_device
 from ..codegen.loader_sizes import resize_position
+from ..plans import unfollowed_op
 from ..runtime.common import bench_batches
 from ..errors import ChainError, UnsupportedOpError, WorkbenchError
 from .advice import Advice, advise
-from .files import BenchInput, check_image_size, prepare_input
+from .breakdown import STAGE_LABELS
+from .files import BenchInput, check_image_size, prepare_annotated, prepare_input
 from .isolated import measure_isolated
 from .machine import describe_machine, machine_info
 from .measure import PHASES, Settings, measure
@@ -29,7 +31,8 @@ from .result import Comparison, Estimate, RateSpread, StageCost, StepCost
 
 def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: int = 64, image_size=None,
              workers: int | None = None, images: Any = None, runs: int = 5, batches: int | None = None,
-             warmup: int = 3, progress: Any = True, isolate: bool = True, torch_compile: bool = False) -> Estimate:
+             warmup: int = 3, progress: Any = True, isolate: bool = True, torch_compile: bool = False,
+             coco: Any = None, masks: Any = None) -> Estimate:
     """Measure `chain`'s exported training loader for `backend` on `device`.
 
     Decodes real files (`images`: a folder, glob, arrays...; the sample images by default;
@@ -41,6 +44,10 @@ def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: in
     (on a GPU) and augmentation are timed alone, and each enabled step alone. `torch_compile`
     (Kornia only): the loader and the augmentation run their fused steps through torch.compile,
     as `--bench --compile` does, and `compile_seconds` reports the first compiled call.
+    `coco` (a COCO instances file) and/or `masks` (a folder of label-map PNGs): the loader reads
+    the annotated files of the folder `images` as they are and moves their targets with every
+    batch, as `--bench --coco ... --masks ...` does (see prepare_annotated); a "targets" stage
+    then times moving one batch's targets alone.
 
     Example:
         >>> import workbench as wb
@@ -50,7 +57,12 @@ def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: in
         (2, (16, 16))
     """
     settings = _settings(chain, backend, device, batch_size, workers, runs, batches, warmup, torch_compile)
-    inp = prepare_input(images, check_image_size(image_size), mixed_sizes=reads_mixed_sizes(chain, backend))
+    size, mixed = check_image_size(image_size), reads_mixed_sizes(chain, backend)
+    if coco is not None or masks is not None:
+        check_moves_targets(chain)
+        inp = prepare_annotated(images, coco, masks, size, mixed_sizes=mixed)
+    else:
+        inp = prepare_input(images, size, mixed_sizes=mixed)
     _check_chain_fits(chain, inp)
     phases = Phases(resolve_progress(progress), PHASES)
     result = (measure_isolated if isolate else measure)(chain, inp, settings, phases)
@@ -128,6 +140,20 @@ def reads_mixed_sizes(chain, backend: str) -> bool:
     return backend == "albumentations" or not resize_position(chain.enabled_steps())[1]
 
 
+def check_moves_targets(chain) -> None:
+    """Refuse, before measuring, a chain with a step whose targets cannot follow its pixels (the
+    exported loader would refuse coco= and masks=), naming the step and why.
+
+    Example:
+        >>> import workbench as wb
+        >>> check_moves_targets(wb.Chain().add("Rotate").add("ElasticTransform"))  # every op moves them
+    """
+    op = unfollowed_op(chain)
+    if op is not None:
+        raise UnsupportedOpError(f"cannot estimate with targets: {op.op} cannot move masks, boxes or keypoints "
+                                 f"({op.spec.targets.unsupported})")
+
+
 def _check_chain_fits(chain, inp: BenchInput) -> None:
     import numpy as np
 
@@ -136,7 +162,7 @@ def _check_chain_fits(chain, inp: BenchInput) -> None:
 
 def _estimate_from(chain, inp: BenchInput, s: Settings, m) -> Estimate:
     stages = {}
-    for name in ("decode", "host_to_device", "augment"):
+    for name in STAGE_LABELS:
         if name in m.stage_seconds:
             seconds = m.stage_seconds[name]
             rate = s.batch_size / seconds if seconds > 0 else float("inf")

@@ -103,6 +103,8 @@ def _for_stage(est, stage: str, step: StepCost | None, comparison) -> list[str]:
         if est.device == "cpu":
             out.append("Augmenting on the CPU takes cores from decoding; a GPU machine runs these ops for a "
                        "fraction of the cost.")
+    elif stage == "targets":
+        out += _for_targets(est, gpu)
     elif stage == "host_to_device":
         out.append("The copy to the GPU limits: keep batches uint8 until they are on the GPU (the exports do), "
                    "or decode on the GPU with the DALI export so only compressed files cross the bus.")
@@ -111,6 +113,26 @@ def _for_stage(est, stage: str, step: StepCost | None, comparison) -> list[str]:
             if other.backend != est.backend and other.images_per_s > est.images_per_s * 1.05:
                 out.append(f"Switch backend: {other.label} delivers {other.images_per_s:.0f} images/s "
                            f"({other.images_per_s / est.images_per_s:.2f}x).")
+    return out
+
+
+def _for_targets(est, gpu: bool) -> list[str]:
+    """What makes moving targets cheaper: masks are the cost (a resampled label map per warp and
+    sample; boxes and keypoints are a few points), more so through a displacement field."""
+    out = []
+    fields = [s.op for s in est.steps if get_op(s.op).targets.field is not None]
+    if fields:
+        out.append(f"{', '.join(fields)} move{'s' if len(fields) == 1 else ''} each mask pixel by pixel through "
+                   "a displacement field, the costliest move; a matrix-based op (Affine, Perspective) moves masks "
+                   "with one map.")
+    if est.backend == "albumentations":
+        out.append(f"Each worker moves its own samples' targets: more workers (this machine has "
+                   f"{os.cpu_count() or 1} cores, the estimate used {est.workers}) move more at once.")
+    elif est.device == "cpu":
+        out.append("On a GPU the Kornia and DALI loaders move masks on the device, all of a step's at once"
+                   + (": device='cuda'." if gpu else "."))
+    out.append("Masks cost most; boxes and keypoints alone are a few points per object: give masks= only where the "
+               "model learns from them.")
     return out
 
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-STAGE_LABELS = {"decode": "decode", "host_to_device": "host-to-device", "augment": "augment"}
+STAGE_LABELS = {"decode": "decode", "host_to_device": "host-to-device", "augment": "augment",
+                "targets": "moving targets"}
 
 
 @dataclass

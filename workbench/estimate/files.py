@@ -1,4 +1,5 @@
-"""The real image files an estimate decodes: the user's own, or re-encoded at one size."""
+"""The real image files an estimate decodes: the user's own, or re-encoded at one size; with
+targets, the user's annotated files as they are."""
 from __future__ import annotations
 
 import atexit
@@ -12,6 +13,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from ..runtime.annotations import annotated_folder, read_targets
 from ..runtime.common import decode_image
 from ..data import as_image_list, image_files, resolve_source
 from ..errors import InputError
@@ -27,7 +29,8 @@ _prepared: dict[str, Path] = {}
 
 @dataclass
 class BenchInput:
-    """A folder of same-size image files for the loaders to read, and how it was made."""
+    """A folder of same-size image files for the loaders to read, and how it was made; with
+    targets, the annotations the loaders read beside it (`coco`, `masks`: see prepare_annotated)."""
 
     folder: Path
     size: tuple[int, int]
@@ -35,6 +38,13 @@ class BenchInput:
     notes: list[str] = field(default_factory=list)
     # Every size among the files looked at (one, unless a folder of mixed sizes is used as it is).
     sizes: list[tuple[int, int]] = field(default_factory=list)
+    coco: Path | None = None
+    masks: Path | None = None
+
+    @property
+    def annotated(self) -> bool:
+        """Whether the loaders read targets beside the images."""
+        return self.coco is not None or self.masks is not None
 
 
 def check_image_size(image_size: Any) -> tuple[int, int] | None:
@@ -124,6 +134,73 @@ def prepare_input(images: Any = None, image_size: tuple[int, int] | None = None,
     notes.insert(0, f"decodes {origin}, re-encoded as JPEG (quality {JPEG_QUALITY}) at "
                     f"{image_size[0]}x{image_size[1]}")
     return BenchInput(folder, image_size, sorted(folder.iterdir()), notes, [image_size])
+
+
+def prepare_annotated(images: Any, coco: Any, masks: Any, image_size: tuple[int, int] | None = None,
+                      mixed_sizes: bool = False) -> BenchInput:
+    """The annotated files of the folder `images` (None: the sample photos), as the exported
+    loaders read them with coco= / masks= (--coco, --masks): the files that the COCO file lists
+    (or, without one, that have a mask), decoded as they are, since their targets are tied to
+    their pixels. A folder of several sizes only where the loader reads one (`mixed_sizes`, see
+    prepare_input); errors (InputError) say what to change.
+
+    Example:
+        >>> from workbench.targets import SAMPLE_TARGETS
+        >>> inp = prepare_annotated(None, SAMPLE_TARGETS / "instances.json", None, mixed_sizes=True)
+        >>> len(inp.files), inp.annotated, inp.masks
+        (4, True, None)
+    """
+    source = resolve_source(images)
+    if not (isinstance(source, (str, Path)) and Path(source).is_dir()):
+        raise InputError("coco= and masks= annotate a folder of image files (the exported loaders read --images DIR "
+                         f"--coco ...): give that folder as images=, got {type(images).__name__}"
+                         + (f" {str(images)!r}" if isinstance(images, (str, Path)) else ""))
+    for name, path, folder in (("coco", coco, False), ("masks", masks, True)):
+        if path is not None and not (Path(path).is_dir() if folder else Path(path).is_file()):
+            raise InputError(f"{name}={str(path)!r}: no such {'folder' if folder else 'file'}")
+    try:
+        files = annotated_folder(source, coco, masks)[0]
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    sizes = [_size_of(f) for f in files[:MAX_FILES]]
+    distinct = sorted(set(sizes))
+    if image_size is not None and distinct != [tuple(image_size)]:
+        raise InputError(f"image_size={list(image_size)}: with targets the estimate decodes your annotated files as "
+                         "they are (their masks, boxes and keypoints belong to those pixels); leave image_size out, "
+                         "or annotate files of that size")
+    if len(distinct) > 1 and not mixed_sizes:
+        raise InputError(f"your annotated images have {len(distinct)} sizes ({', '.join(f'{h}x{w}' for h, w in distinct[:3])}"
+                         f"{', ...' if len(distinct) > 3 else ''}), and this chain's loader makes batches of one size: "
+                         "start the chain with a step that fixes the size (Resize, RandomResizedCrop, CenterCrop, ...), "
+                         "as training on these files would need")
+    size = distinct[0] if len(distinct) == 1 else _median_size(sizes)
+    read = " and ".join(f"{name} {str(path)!r}" for name, path in (("COCO file", coco), ("masks from", masks)) if path)
+    notes = [f"decodes your {len(files)} annotated file(s) as they are and moves their targets ({read}) with "
+             "every batch, as the exported --bench --coco/--masks does"]
+    if len(distinct) > 1:
+        notes.append(f"the stages and steps alone are timed on the images resized to their median {size[0]}x{size[1]}")
+    return BenchInput(Path(source), size, files, notes, distinct, None if coco is None else Path(coco),
+                      None if masks is None else Path(masks))
+
+
+def annotated_batch(inp: BenchInput, batch_size: int) -> tuple[list[np.ndarray], dict[str, list]]:
+    """batch_size of `inp`'s annotated files (repeated in order), decoded at their own sizes, and
+    their targets ({kind: one entry per image}, as Chain.run and the exports' augment_targets take
+    them).
+
+    Example:
+        >>> from workbench.targets import SAMPLE_TARGETS
+        >>> inp = prepare_annotated(None, None, SAMPLE_TARGETS / "masks", mixed_sizes=True)
+        >>> images, targets = annotated_batch(inp, 6)
+        >>> len(images), sorted(targets), targets["masks"][4].shape == images[4].shape[:2]
+        (6, ['masks'], True)
+    """
+    files, index, keypoints = annotated_folder(inp.folder, inp.coco, inp.masks)
+    files = files[:min(batch_size, MAX_FILES)]
+    images = [decode_image(f) for f in files]
+    targets = read_targets(files, inp.folder, index, inp.masks)
+    return ([images[i % len(images)] for i in range(batch_size)],
+            {kind: [values[i % len(values)] for i in range(batch_size)] for kind, values in targets.items()})
 
 
 def first_batch(inp: BenchInput, batch_size: int) -> np.ndarray:

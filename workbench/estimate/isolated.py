@@ -28,7 +28,8 @@ def measure_isolated(chain, inp: BenchInput, settings: Settings, phases) -> Meas
     """`measure` in a child process; progress is relayed to `phases` as it arrives. A progress
     callback that raises (EstimateCancelled, from a cancel button) stops the child too."""
     request = {"chain": chain.to_dict(), "folder": str(inp.folder), "size": list(inp.size),
-               "files": [str(f) for f in inp.files], "settings": asdict(settings)}
+               "files": [str(f) for f in inp.files], "settings": asdict(settings),
+               "coco": None if inp.coco is None else str(inp.coco), "masks": None if inp.masks is None else str(inp.masks)}
     env = dict(os.environ, KORNIA_INSTALLATION_MODE="RAISE")
     with tempfile.TemporaryFile("w+") as errors:
         proc = subprocess.Popen([sys.executable, "-m", "workbench.estimate.isolated"], stdin=subprocess.PIPE,
@@ -79,7 +80,9 @@ def _send(message: dict) -> None:
 def main() -> int:
     request = json.load(sys.stdin)
     try:
-        inp = BenchInput(Path(request["folder"]), tuple(request["size"]), [Path(f) for f in request["files"]])
+        annotations = {k: Path(request[k]) if request.get(k) else None for k in ("coco", "masks")}
+        inp = BenchInput(Path(request["folder"]), tuple(request["size"]), [Path(f) for f in request["files"]],
+                         **annotations)
         m = measure(ChainModel.from_dict(request["chain"]), inp, Settings(**request["settings"]), _Relay())
     except Exception as exc:  # reported to the parent, which raises it with this text
         _send({"error": f"measuring failed ({type(exc).__name__}): {exc}"})

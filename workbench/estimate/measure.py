@@ -1,5 +1,6 @@
 """Measure a chain on one backend: the whole training loader of its export, then each stage
-and each step alone. Everything runs the code `export()` writes (loaded as a module)."""
+and each step alone (with targets, moving a batch's targets too). Everything runs the code
+`export()` writes (loaded as a module)."""
 from __future__ import annotations
 
 import statistics
@@ -9,11 +10,11 @@ import numpy as np
 
 from ..codegen import emit, load_module
 from ..runtime.common import timed_rates
-from .files import BenchInput, first_batch
+from .files import BenchInput, annotated_batch, first_batch
 from .progress import Phases
 from .timing import median_seconds
 
-PHASES = {"whole loader": 5.0, "decoding alone": 3.0, "augmentation": 2.0}
+PHASES = {"whole loader": 5.0, "decoding alone": 3.0, "augmentation": 2.0, "targets": 0.5}
 
 
 @dataclass
@@ -57,13 +58,15 @@ def _measure_albumentations(chain, inp: BenchInput, s: Settings, phases: Phases)
     module = load_module(emit(chain, "albumentations"), "albumentations")
     root = str(inp.folder)
     rates = module.bench_rates(root, s.batch_size, s.batches, s.warmup, s.runs, s.workers, chain.seed, s.device,
-                               progress=phases.tick("whole loader"))
+                               progress=phases.tick("whole loader"), **annotations(inp))
 
     # Decoding alone: the same loader and workers with an empty pipeline (workers receive
     # their copy of the dataset when iteration starts, so the swap reaches them).
     loader = module.make_loader(root, s.batch_size, s.workers, chain.seed,
                                 num_samples=s.batch_size * (s.warmup + s.batches * s.runs))
     loader.dataset.compose = module.A.Compose([])
+    if inp.annotated:  # the annotated files alone, without their targets (moved in the targets stage)
+        loader.dataset.files, loader.dataset.labels = list(inp.files), [0] * len(inp.files)
     decode = timed_rates(iter(loader), lambda batch: len(batch[1]), s.batches, s.warmup, s.runs,
                          progress=phases.tick("decoding alone"))
     del loader  # stops its worker processes
@@ -85,6 +88,11 @@ def _measure_albumentations(chain, inp: BenchInput, s: Settings, phases: Phases)
     for k, transform in enumerate(compose.transforms):
         steps.append(median_seconds(lambda: [transform(image=image) for image in inputs[k]], s.runs, 1))
         tick(k + 1, len(compose.transforms))
+    if inp.annotated:
+        # Each worker moves its own sample's targets, on the host, beside its Compose.
+        stages["targets"] = targets_seconds(module, inp, chain.seed, s, phases)
+        details["targets"] = (f"moving a batch's {target_kinds(inp)} on one CPU core, as each worker moves its "
+                              f"sample's (the loader runs {max(1, s.workers)} at once)")
     return Measurement(rates, stages, details, steps)
 
 
@@ -107,10 +115,11 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
             compile_seconds = median_seconds(lambda: module.augment_batch(augmentation, x, device, torch_compile=True),
                                              1, 0, sync)
     rates = module.bench_rates(root, s.batch_size, s.batches, s.warmup, s.runs, s.workers, chain.seed, s.device,
-                               progress=phases.tick("whole loader"), torch_compile=s.torch_compile)
+                               progress=phases.tick("whole loader"), torch_compile=s.torch_compile, **annotations(inp))
 
+    # (with targets: the annotated files, each read with its targets, which the loader moves later)
     loader = module.make_loader(root, s.batch_size, s.workers, chain.seed, s.device,
-                                num_samples=s.batch_size * (s.warmup + s.batches * s.runs))
+                                num_samples=s.batch_size * (s.warmup + s.batches * s.runs), **annotations(inp))
     # GPU-decoded batches are ready only when the GPU is done: wait for it, as the loader's user would.
     decode = timed_rates(iter(loader), lambda batch: len(batch[1]), s.batches, s.warmup, s.runs, sync,
                          progress=phases.tick("decoding alone"))
@@ -118,8 +127,9 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
     stages = {"decode": s.batch_size / statistics.median(decode)}
     decoder = module.resolve_decoder("auto", s.device)
     readers = f"{s.workers} DataLoader worker process(es)" if s.workers else "the main process (workers=0)"
-    details = {"decode": f"PIL in {readers}" if decoder == "pil" else
-               f"{decoder} on {s.device}, batched, file bytes read in {readers}"}
+    details = {"decode": (f"PIL in {readers}" if decoder == "pil" else
+                          f"{decoder} on {s.device}, batched, file bytes read in {readers}")
+               + (", each sample's targets read there too" if inp.annotated else "")}
 
     if cuda:
         pinned = batch.pin_memory()
@@ -139,6 +149,9 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
         for k, step in enumerate(augmentation):
             steps.append(median_seconds(lambda: step(inputs[k]), s.runs, 1, sync))
             tick(k + 1, len(augmentation))
+    if inp.annotated:
+        stages["targets"] = targets_seconds(module, inp, chain.seed, s, phases, device if cuda else None, sync)
+        details["targets"] = moving_detail(inp, cuda)
     return Measurement(rates, stages, details, steps, compile_seconds=compile_seconds)
 
 
@@ -152,10 +165,12 @@ def _measure_dali(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measur
                                   f"as --bench --workers 0 does"]
     root = str(inp.folder)
     rates = module.bench_rates(root, s.batch_size, s.batches, s.warmup, s.runs, s.workers, chain.seed, gpu,
-                               progress=phases.tick("whole loader"))
+                               progress=phases.tick("whole loader"), **annotations(inp))
     # Decoding alone: the export's own training pipeline stopped after decoding, run bare (its
     # PyTorch iterator wants one size per batch, which only the chain gives a folder of mixed sizes).
     files, labels = module.image_folder(root)
+    if inp.annotated:  # the annotated files alone (their targets move in the targets stage)
+        files, labels = [str(f) for f in inp.files], list(range(len(inp.files)))
     pipe = module.training_pipeline(files, labels, gpu=gpu, aug_seed=chain.seed, augmented=False,
                                     batch_size=s.batch_size, num_threads=threads, device_id=0 if gpu else None,
                                     seed=chain.seed)
@@ -181,7 +196,56 @@ def _measure_dali(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measur
     for k in range(count):
         steps.append(segment.seconds(inputs[k], k, k + 1))
         tick(k + 1, count)
+    if inp.annotated:
+        if gpu:
+            import torch
+
+            device = torch.device("cuda", 0)
+            stages["targets"] = targets_seconds(module, inp, chain.seed, s, phases, device,
+                                                lambda: torch.cuda.synchronize(device))
+        else:
+            stages["targets"] = targets_seconds(module, inp, chain.seed, s, phases)
+        details["targets"] = moving_detail(inp, gpu)
     return Measurement(rates, stages, details, steps, notes)
+
+
+def annotations(inp: BenchInput) -> dict:
+    """The loaders' coco= and masks= for `inp` (none without targets)."""
+    if not inp.annotated:
+        return {}
+    return {"coco": None if inp.coco is None else str(inp.coco), "masks": None if inp.masks is None else str(inp.masks)}
+
+
+def target_kinds(inp: BenchInput) -> str:
+    """What the loader moves, in words: "boxes, keypoints and masks" (of those inp's files give)."""
+    if inp.coco is None:
+        return "masks"
+    return "boxes, keypoints and masks" if inp.masks is not None else "boxes and keypoints"
+
+
+def moving_detail(inp: BenchInput, gpu: bool) -> str:
+    """How the Kornia and DALI loaders move a batch's targets, in words."""
+    where = "boxes and keypoints on the host, masks on the GPU as tensors" if gpu and inp.masks is not None else \
+        "on the host (numpy)"
+    return f"moving a batch's {target_kinds(inp)} from its draws, {where}, as the loader does after augmenting"
+
+
+def targets_seconds(module, inp: BenchInput, seed: int, s: Settings, phases: Phases, device=None, sync=None) -> float:
+    """Seconds to move one batch of `inp`'s annotated images' targets with the export's own
+    augment_targets, from the draws its augment_images made for that batch (on the CPU: the
+    draws' values, not where they were drawn, decide the work); `device`: a GPU whose masks the
+    loader moves there (as tensors, the Kornia and DALI loaders on a GPU)."""
+    tick = phases.tick("targets")
+    images, targets = annotated_batch(inp, s.batch_size)
+    records = module.augment_images(images, seed=seed, device="cpu")[1]
+    sizes = [image.shape[:2] for image in images]
+    if device is not None and targets.get("masks") is not None:
+        import torch
+
+        targets["masks"] = [torch.as_tensor(mask).to(device) for mask in targets["masks"]]
+    seconds = median_seconds(lambda: module.augment_targets(records, sizes, dict(targets)), s.runs, 1, sync)
+    tick(1, 1)
+    return seconds
 
 
 class _SegmentTimer:

@@ -27,7 +27,7 @@ from ..errors import InputError, WorkbenchError
 from ..examples import example_chain
 from ..ops import FAMILIES, GROUPS, REGISTRY
 from ..render import TARGET_KINDS, fit_tile, mix_caption, targets_of, to_display
-from ..targets import Targets, check_targets
+from ..targets import Targets, annotation_sources, check_targets, load_annotated
 from .controls import control_for
 from .estimate_panel import EstimatePanel
 
@@ -46,7 +46,11 @@ class Workbench:
     lists aligned with the images, cut to `max_images` as they are). Every preview tile then
     shows them (the originals as given, the draws as the chain moved them), with a checkbox
     per kind to hide or show it; a chain whose ops cannot move them still previews its images,
-    says why, and shows no targets on the draws.
+    says why, and shows no targets on the draws. `coco` (a COCO instances file) and/or `masks` (a
+    folder of label-map PNGs) instead: the app loads the annotated images of the folder `images`
+    and their targets (as `wb.load_annotated`; `images` None: the sample photos' own), and its
+    estimate measures the loader moving them too, as `--bench --coco --masks` does. (Targets
+    given as arrays are drawn, but the estimate, which reads files, measures the images alone.)
 
     Example:
         >>> app = Workbench(images="sample_data", max_images=1, draws=1, debounce_s=0)
@@ -62,9 +66,19 @@ class Workbench:
 
     def __init__(self, images: Any = None, chain: Chain | None = None, backend: str = "kornia",
                  device: str = "cpu", draws: int = 3, max_images: int = 4, cell: int = 150,
-                 debounce_s: float = 0.15, targets: dict[str, Any] | Targets | None = None):
-        self.source = resolve_source(images)  # all of it is what the estimate decodes
-        self.images, skipped = _load(self.source, max_images)
+                 debounce_s: float = 0.15, targets: dict[str, Any] | Targets | None = None,
+                 coco: str | Path | None = None, masks: str | Path | None = None):
+        # What the estimate reads: all of the images, and the annotation files where given.
+        self.annotations: dict[str, Any] = {}
+        if coco is not None or masks is not None:
+            if targets is not None:
+                raise InputError("give the targets as arrays (targets=) or as files (coco=, masks=), not both")
+            folder, coco, masks = annotation_sources(images, coco, masks)
+            self.images, targets = load_annotated(folder, coco, masks, limit=max_images)
+            self.source, self.annotations, skipped = resolve_source(folder), {"coco": coco, "masks": masks}, []
+        else:
+            self.source = resolve_source(images)
+            self.images, skipped = _load(self.source, max_images)
         self.targets = _checked_targets(self.images, targets, max_images, skipped)
         self.chain = chain if chain is not None else example_chain()
         self.cell = cell
@@ -531,7 +545,9 @@ class Workbench:
         """Start measuring the chain with the throughput panel's settings on the selected backend
         and device (or every backend, with 'compare backends') on a background thread, which it
         returns; the panel shows progress, then the plot and the advice (`self.estimates.wait()`)."""
-        return self.estimates.run(self.chain, self.backend.value, self.device.value, self.source)
+        return self.estimates.run(self.chain, self.backend.value, self.device.value, self.source,
+                                  without_targets=self.targets is not None and not self.annotations,
+                                  **self.annotations)
 
 
 def _load(images: Any, limit: int) -> tuple[list[np.ndarray], list[str]]:

@@ -67,6 +67,7 @@ class EstimatePanel:
         self.result: Estimate | Comparison | None = None
         self._thread: threading.Thread | None = None
         self._cancel = threading.Event()
+        self._left_out = ""  # what the running estimate leaves out, said with its result
         self.widget = w.VBox([
             w.HBox([self.batch_size, self.image_size, self.workers]),
             w.HBox([self.target, self.compare, self.compile, self.bar, self.label, self.cancel_button]),
@@ -77,10 +78,13 @@ class EstimatePanel:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def run(self, chain, backend: str, device: str, images: Any) -> threading.Thread | None:
+    def run(self, chain, backend: str, device: str, images: Any, coco: Any = None, masks: Any = None,
+            without_targets: bool = False) -> threading.Thread | None:
         """Start measuring with the panel's settings; returns the measuring thread (None when
         the settings are refused or a measurement is already running: the app's message line
-        says why). Later edits of `chain` do not change what is measured."""
+        says why). Later edits of `chain` do not change what is measured. `coco`, `masks`: the
+        images' annotation files, whose targets the loader then moves too; `without_targets`:
+        the app shows targets that are not files, which the report says it left out."""
         if self.running:
             self.say("an estimate is running: wait for it, or press cancel", True)
             return None
@@ -88,6 +92,8 @@ class EstimatePanel:
             options = dict(device=device, batch_size=self.batch_size.value,
                            image_size=parse_image_size(self.image_size.value), workers=self.workers.value,
                            images=images)
+            if coco is not None or masks is not None:
+                options.update(coco=coco, masks=masks)
             if self.compile.value:
                 options["torch_compile"] = True
             chain = chain.copy()  # a validated snapshot: edits made while measuring wait for the next estimate
@@ -97,6 +103,8 @@ class EstimatePanel:
         self._cancel.clear()
         self.bar.value, self.label.value = 0.0, "starting"
         self.cancel_button.disabled = False
+        self._left_out = ("measured the images alone: the estimate reads targets from files; give the app coco= "
+                          "and/or masks= to measure the loader moving them" if without_targets else "")
         self._thread = threading.Thread(target=self._measure, args=(chain, backend, options, self.target.value or None),
                                         name="workbench-estimate", daemon=True)
         self._thread.start()
@@ -136,7 +144,7 @@ class EstimatePanel:
             self.cancel_button.disabled = True
 
     def _show(self, result: Estimate | Comparison, target: float | None) -> None:
-        report = _report_html(result, result.advise(target))
+        report = _report_html(result, result.advise(target), self._left_out)
         figure = result.plot(target)
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png", dpi=80, bbox_inches="tight")
@@ -149,9 +157,9 @@ class EstimatePanel:
         self.say(f"estimate: {best.images_per_s:.0f} images/s ({best.label}, batch {best.batch_size})", False)
 
 
-def _report_html(result: Estimate | Comparison, advice) -> str:
+def _report_html(result: Estimate | Comparison, advice, left_out: str = "") -> str:
     e = html.escape
-    parts = []
+    parts = [f"<p><i>{e(left_out)}</i></p>"] if left_out else []
     estimates = list(result.estimates.values()) if isinstance(result, Comparison) else [result]
     if isinstance(result, Comparison):
         rows = "".join(f"<tr><td>{e(x.label)}</td><td>{x.images_per_s:.1f}</td></tr>" for x in estimates)
