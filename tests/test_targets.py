@@ -8,6 +8,8 @@ import pytest
 import workbench as wb
 from workbench.errors import ChainError, InputError, UnsupportedOpError
 
+from conftest import ROOT
+
 H, W = 96, 128
 # The filled shape: a 40 x 30 rectangle, its box, and keypoints well inside it.
 SHAPE = (30, 20, 70, 50)
@@ -391,6 +393,11 @@ def test_sample_annotations_load_and_sit_on_their_images():
         assert mask.shape == image.shape[:2] and len(boxes) >= 1
         for x0, y0, x1, y1 in boxes:  # every box holds labelled pixels, and is their tight box per object
             assert mask[int(y0):int(y1), int(x0):int(x1)].any()
+    # The sample folder by any name that leads to it comes with its annotations (the repository's
+    # sample_data is a link to the package's).
+    for name in (wb.SAMPLE_DATA, str(wb.SAMPLE_DATA), ROOT / "sample_data"):
+        again, _ = wb.load_annotated(name)
+        assert [a.source for a in again] == [i.source for i in images], name
     res = wb.Chain(seed=0).add("HorizontalFlip", p=1.0).run(images, **targets)
     for n, image in enumerate(images):
         width = image.shape[1]

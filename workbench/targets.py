@@ -170,8 +170,12 @@ def annotation_sources(source: str | Path | None, coco: str | Path | None = None
         >>> images, coco, masks = annotation_sources(None)
         >>> images == SAMPLE_DATA, coco.name, masks.name
         (True, 'instances.json', 'masks')
+        >>> annotation_sources(str(SAMPLE_DATA), masks="my_masks")[1:]
+        (None, 'my_masks')
     """
-    if source is None or resolve_source(source) == SAMPLE_DATA:
+    resolved = resolve_source(source)
+    # By where it leads, not by how it is written: "sample_data" at the repository's root is a link.
+    if isinstance(resolved, (str, Path)) and Path(resolved).resolve() == SAMPLE_DATA.resolve():
         source = SAMPLE_DATA
         coco = SAMPLE_TARGETS / "instances.json" if coco is None and masks is None else coco
         masks = SAMPLE_TARGETS / "masks" if masks is None else masks
