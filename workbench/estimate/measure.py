@@ -150,7 +150,7 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
             steps.append(median_seconds(lambda: step(inputs[k]), s.runs, 1, sync))
             tick(k + 1, len(augmentation))
     if inp.annotated:
-        stages["targets"] = targets_seconds(module, inp, chain.seed, s, phases, device if cuda else None, sync)
+        stages["targets"] = targets_seconds(module, inp, chain.seed, s, phases, s.device if cuda else None)
         details["targets"] = moving_detail(inp, cuda)
     return Measurement(rates, stages, details, steps, compile_seconds=compile_seconds)
 
@@ -196,15 +196,8 @@ def _measure_dali(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measur
     for k in range(count):
         steps.append(segment.seconds(inputs[k], k, k + 1))
         tick(k + 1, count)
-    if inp.annotated:
-        if gpu:
-            import torch
-
-            device = torch.device("cuda", 0)
-            stages["targets"] = targets_seconds(module, inp, chain.seed, s, phases, device,
-                                                lambda: torch.cuda.synchronize(device))
-        else:
-            stages["targets"] = targets_seconds(module, inp, chain.seed, s, phases)
+    if inp.annotated:  # (the DALI loader's images, and so its masks, are on GPU 0)
+        stages["targets"] = targets_seconds(module, inp, chain.seed, s, phases, "cuda:0" if gpu else None)
         details["targets"] = moving_detail(inp, gpu)
     return Measurement(rates, stages, details, steps, notes)
 
@@ -230,19 +223,22 @@ def moving_detail(inp: BenchInput, gpu: bool) -> str:
     return f"moving a batch's {target_kinds(inp)} from its draws, {where}, as the loader does after augmenting"
 
 
-def targets_seconds(module, inp: BenchInput, seed: int, s: Settings, phases: Phases, device=None, sync=None) -> float:
+def targets_seconds(module, inp: BenchInput, seed: int, s: Settings, phases: Phases, gpu: str | None = None) -> float:
     """Seconds to move one batch of `inp`'s annotated images' targets with the export's own
     augment_targets, from the draws its augment_images made for that batch (on the CPU: the
-    draws' values, not where they were drawn, decide the work); `device`: a GPU whose masks the
-    loader moves there (as tensors, the Kornia and DALI loaders on a GPU)."""
+    draws' values, not where they were drawn, decide the work); `gpu`: the device where the
+    loader moves the masks (as tensors, the Kornia and DALI loaders on a GPU), None: the host."""
     tick = phases.tick("targets")
     images, targets = annotated_batch(inp, s.batch_size)
     records = module.augment_images(images, seed=seed, device="cpu")[1]
     sizes = [image.shape[:2] for image in images]
-    if device is not None and targets.get("masks") is not None:
+    sync = None
+    if gpu is not None and targets.get("masks") is not None:
         import torch
 
+        device = torch.device(gpu)
         targets["masks"] = [torch.as_tensor(mask).to(device) for mask in targets["masks"]]
+        sync = lambda: torch.cuda.synchronize(device)  # noqa: E731 (the GPU's queued work is part of the cost)
     seconds = median_seconds(lambda: module.augment_targets(records, sizes, dict(targets)), s.runs, 1, sync)
     tick(1, 1)
     return seconds

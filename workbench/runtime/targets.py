@@ -544,8 +544,9 @@ def _copy(mask):
 def _to_device(like, values):
     """A numpy array (float64, int64 or bool) as a tensor of its own dtype on `like`'s device."""
     values = np.asarray(values)
-    kind = {"f": like.new_zeros(()).double(), "i": like.new_zeros(()).long(), "b": like.new_zeros(()).bool()}
-    return kind[values.dtype.kind].new_tensor(values)
+    # (only tensor methods here: a 0-d tensor of the wanted dtype on the device, then its new_tensor)
+    cast = {"f": "double", "i": "long", "b": "bool"}[values.dtype.kind]
+    return getattr(like.new_zeros(()), cast)().new_tensor(values)
 
 
 def warp_masks_on_device(masks, matrices, out_height, out_width, fill):
