@@ -1,6 +1,7 @@
 """Helpers shared by the benchmarks: the machine line, running an export's --bench, tables."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -55,6 +56,21 @@ def export_bench(script: Path, images: Path, batch: int, workers: int, device: s
     if not last.startswith("images/s: "):
         raise RuntimeError(f"{script}: unexpected --bench output {last!r}")
     return float(last.split(": ")[1])
+
+
+def add_json_option(parser) -> None:
+    """`--json FILE`: where a benchmark also writes its headline figures (read by bench/gpu_check.py)."""
+    parser.add_argument("--json", metavar="FILE", help="also write the headline figures to this JSON file")
+
+
+def write_figures(path: str | None, **figures: float) -> None:
+    """Write a benchmark's headline figures as one JSON object, for bench/gpu_check.py to set
+    beside their targets; nothing without `--json`.
+
+    Example: write_figures(args.json, exported=812.0, hand=790.5, ratio=1.027)
+    """
+    if path:
+        Path(path).write_text(json.dumps({k: float(v) for k, v in figures.items()}, indent=1), encoding="utf-8")
 
 
 def table(header: list[str], rows: list[list]) -> str:

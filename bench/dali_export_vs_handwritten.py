@@ -32,7 +32,7 @@ import nvidia.dali.types as types
 from nvidia.dali import pipeline_def
 
 import workbench as wb
-from common import alternate_blocks
+from common import add_json_option, alternate_blocks, write_figures
 from workbench.codegen import load_module
 from workbench.examples import example_chain
 
@@ -76,6 +76,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     parser.add_argument("--images", default=str(wb.SAMPLE_DATA), help="folder of images (default: sample_data)")
+    add_json_option(parser)
     args = parser.parse_args()
 
     chain = example_chain()
@@ -93,6 +94,7 @@ def main() -> None:
     print("| exported images/s | hand-written images/s | ratio |")
     print("|---|---|---|")
     print(f"| {ips['exported']:.1f} | {ips['hand']:.1f} | {ips['exported'] / ips['hand']:.3f} |")
+    write_figures(args.json, exported=ips["exported"], hand=ips["hand"], ratio=ips["exported"] / ips["hand"])
 
 
 if __name__ == "__main__":

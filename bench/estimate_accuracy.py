@@ -35,7 +35,7 @@ from pathlib import Path
 warnings.simplefilter("ignore", DeprecationWarning)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import chain_named, machine_line, table  # noqa: E402
+from common import add_json_option, chain_named, machine_line, table, write_figures  # noqa: E402
 
 from workbench.data import SAMPLE_DATA  # noqa: E402
 from workbench.estimate import RateSpread  # noqa: E402
@@ -151,6 +151,7 @@ def main() -> None:
     parser.add_argument("--annotated", action="store_true", help="with the sample photos' masks, boxes and keypoints")
     parser.add_argument("--coco", help="a COCO instances file for --images: both sides move its boxes and keypoints")
     parser.add_argument("--masks", help="a folder of label-map PNGs for --images: both sides move the masks")
+    add_json_option(parser)
     args = parser.parse_args()
     repeats = args.repeats or (3 if args.quick else 5)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
@@ -204,6 +205,8 @@ def main() -> None:
         print(f"\n{backend}: estimate runs (all repeats) {r['est_runs'].describe()}; --bench runs "
               f"{r['bench_runs'].describe()}; {r['seconds']['estimate']:.0f} s in estimates (breakdowns included), "
               f"{r['seconds']['--bench']:.0f} s in --bench. Input: {'; '.join(r['notes'][:1])}")
+    write_figures(args.json, **{f"{backend}_{key}": r[key] for backend, r in results.items()
+                                for key in ("estimate", "bench", "error")})
     within = sum(abs(r["error"]) <= TARGET for r in results.values())
     print(f"\n{within} of {len(results)} backends within {100 * TARGET:.0f}%; largest |error| "
           f"{max(abs(100 * r['error']) for r in results.values()):.1f}%.")

@@ -24,7 +24,7 @@ import torch
 from PIL import Image
 from torch.utils.data import DataLoader, Dataset
 
-from common import alternate_blocks, chain_named, machine_line, table
+from common import add_json_option, alternate_blocks, chain_named, machine_line, table, write_figures
 from kornia_run_vs_handwritten import hand_written
 from workbench.codegen import load_module
 from workbench.estimate.files import prepare_input
@@ -55,7 +55,8 @@ def hand_written_batches(files, batch, workers, device, length):
             yield aug(images.to(device, non_blocking=True).float().div_(255.0)), labels
 
 
-def measure(batch: int, size: int, blocks: int, block: int, workers: int, device: str = "cpu") -> list:
+def measure(batch: int, size: int, blocks: int, block: int, workers: int, device: str = "cpu") -> tuple[list, dict]:
+    """The table's row and the medians ({"exported", "hand"} images/s)."""
     device = torch.device(device)
     inp = prepare_input(None, (size, size))
     module = load_module(chain_named("example").export("kornia"), "kornia")
@@ -73,7 +74,7 @@ def measure(batch: int, size: int, blocks: int, block: int, workers: int, device
     rates = alternate_blocks(sources, lambda b: batch, blocks, block, warmup=3)
     med = {k: statistics.median(v) for k, v in rates.items()}
     return [batch, f"{size}x{size}", workers, f"{blocks} x {block}", f"{med['exported']:.1f}", f"{med['hand']:.1f}",
-            f"{med['exported'] / med['hand']:.3f}"]
+            f"{med['exported'] / med['hand']:.3f}"], med
 
 
 HEADER = ["batch", "image", "workers", "blocks x batches", "exported images/s", "hand-written images/s", "ratio"]
@@ -87,10 +88,12 @@ def main() -> None:
     parser.add_argument("--block", type=int, default=6)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--device", default="cpu")
+    add_json_option(parser)
     args = parser.parse_args()
-    row = measure(args.batch, args.size, args.blocks, args.block, args.workers, args.device)
+    row, med = measure(args.batch, args.size, args.blocks, args.block, args.workers, args.device)
     print(machine_line(args.device))
     print(table(HEADER, [row]))
+    write_figures(args.json, exported=med["exported"], hand=med["hand"], ratio=med["exported"] / med["hand"])
 
 
 if __name__ == "__main__":

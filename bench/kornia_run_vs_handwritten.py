@@ -16,7 +16,9 @@ import argparse
 import os
 import platform
 import statistics
+import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("KORNIA_INSTALLATION_MODE", "RAISE")
 
@@ -29,6 +31,8 @@ from PIL import Image
 import workbench as wb
 from workbench.examples import example_chain
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import add_json_option, write_figures  # noqa: E402
 
 
 def hand_written():
@@ -55,6 +59,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--device", default="cpu")
+    add_json_option(parser)
     args = parser.parse_args()
 
     images = images_of(args.batch, args.size)
@@ -89,6 +94,7 @@ def main() -> None:
     print("| chain.run images/s | hand-written images/s | ratio |")
     print("|---|---|---|")
     print(f"| {ips['workbench']:.1f} | {ips['hand']:.1f} | {ratio:.3f} |")
+    write_figures(args.json, workbench=ips["workbench"], hand=ips["hand"], ratio=ratio)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,9 @@ on one H100 at batch 256: Kornia >= 10k images/s and >= 0.5x DALI). Usage:
 from __future__ import annotations
 
 import argparse
+import functools
+import multiprocessing
+import os
 import statistics
 import sys
 import tempfile
@@ -25,7 +28,7 @@ import numpy as np
 from PIL import Image
 
 import workbench as wb
-from common import export_bench, machine_line, table
+from common import add_json_option, export_bench, machine_line, table, write_figures
 
 IMAGENET_CHAIN = {"seed": 7, "steps": [
     {"op": "RandomResizedCrop", "params": {"size": [224, 224], "scale": [0.08, 1.0]}},
@@ -35,18 +38,33 @@ IMAGENET_CHAIN = {"seed": 7, "steps": [
     {"op": "Normalize", "params": {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}}]}
 
 
-def jpeg_folder(root: Path, count: int, size=(500, 375)) -> Path:
+def jpeg_folder(root: Path, count: int, size=(500, 375), processes: int = 1) -> Path:
     """`count` JPEGs (quality 90) of `size` (width, height): crops of the sample photos at
-    varying positions and scales, so that files differ."""
-    photos = wb.load_images()
-    rng = np.random.default_rng(0)
-    for i in range(count):
-        photo = Image.fromarray(photos[i % len(photos)])
-        scale = rng.uniform(1.0, 1.6) * max(size[0] / photo.width, size[1] / photo.height)
-        photo = photo.resize((max(size[0], round(photo.width * scale)), max(size[1], round(photo.height * scale))))
-        x, y = (int(rng.integers(0, room + 1)) for room in (photo.width - size[0], photo.height - size[1]))
-        photo.crop((x, y, x + size[0], y + size[1])).save(root / f"img_{i:05d}.jpg", quality=90)
+    varying positions and scales (file i from a generator seeded by i), so that files differ;
+    `processes` > 1 writes them in that many processes."""
+    jobs = [(root, i, size) for i in range(count)]
+    if processes > 1:
+        with multiprocessing.Pool(processes) as pool:
+            pool.starmap(write_jpeg, jobs, chunksize=32)
+    else:
+        for job in jobs:
+            write_jpeg(*job)
     return root
+
+
+@functools.lru_cache(maxsize=1)
+def sample_photos() -> tuple[np.ndarray, ...]:
+    return tuple(wb.load_images())
+
+
+def write_jpeg(root: Path, i: int, size: tuple[int, int]) -> None:
+    photos = sample_photos()
+    rng = np.random.default_rng(i)
+    photo = Image.fromarray(photos[i % len(photos)])
+    scale = rng.uniform(1.0, 1.6) * max(size[0] / photo.width, size[1] / photo.height)
+    photo = photo.resize((max(size[0], round(photo.width * scale)), max(size[1], round(photo.height * scale))))
+    x, y = (int(rng.integers(0, room + 1)) for room in (photo.width - size[0], photo.height - size[1]))
+    photo.crop((x, y, x + size[0], y + size[1])).save(root / f"img_{i:05d}.jpg", quality=90)
 
 
 def main() -> None:
@@ -57,12 +75,19 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--images", help="a folder of your own images (default: JPEGs made from sample_data)")
+    parser.add_argument("--write-jpegs", metavar="DIR", help="only write --files JPEGs into DIR (for other benchmarks)")
+    add_json_option(parser)
     args = parser.parse_args()
+    if args.write_jpegs:
+        Path(args.write_jpegs).mkdir(parents=True, exist_ok=True)
+        jpeg_folder(Path(args.write_jpegs), args.files, processes=os.cpu_count() or 1)
+        print(f"wrote {args.files} JPEGs 500x375 into {args.write_jpegs}")
+        return
 
     chain = wb.Chain.from_dict(IMAGENET_CHAIN)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        folder = Path(args.images) if args.images else jpeg_folder(tmp, args.files)
+        folder = Path(args.images) if args.images else jpeg_folder(tmp, args.files, processes=os.cpu_count() or 1)
         scripts = {backend: tmp / f"imagenet_{backend}.py" for backend in ("kornia", "dali")}
         for backend, script in scripts.items():
             chain.export(backend, path=script.name, folder=tmp)
@@ -78,6 +103,7 @@ def main() -> None:
           f"{args.repeats} repeats, medians")
     print(table(["Kornia export images/s", "DALI export images/s", "Kornia / DALI"],
                 [[f"{kornia:.0f}", f"{dali:.0f}", f"{kornia / dali:.3f}"]]))
+    write_figures(args.json, kornia=kornia, dali=dali, kornia_over_dali=kornia / dali)
 
 
 if __name__ == "__main__":

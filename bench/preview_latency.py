@@ -13,8 +13,10 @@ import argparse
 import os
 import platform
 import statistics
+import sys
 import time
 import warnings
+from pathlib import Path
 
 warnings.simplefilter("ignore", DeprecationWarning)
 
@@ -23,6 +25,9 @@ import torch
 from PIL import Image
 
 import workbench as wb
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import add_json_option, write_figures  # noqa: E402
 
 CHAIN = {"seed": 3, "steps": [
     {"op": "RandomResizedCrop", "params": {"size": [224, 224], "scale": [0.5, 1.0]}},
@@ -41,6 +46,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", help="cpu or cuda (the app's backend/device switch)")
     parser.add_argument("--step", type=int, default=3, help="index of the step whose control changes "
                         "(0-based; a step with a range parameter)")
+    add_json_option(parser)
     args = parser.parse_args()
     photos = wb.load_images()
     images = [np.asarray(Image.fromarray(photos[i % len(photos)]).resize((256, 256), Image.BILINEAR))
@@ -65,6 +71,8 @@ def main() -> None:
           f"({app.chain.steps[args.step].op}), {args.draws} draw(s), {args.runs} runs after 2 warm-up")
     print(f"median control-change-to-new-images: {statistics.median(times) * 1000:.0f} ms "
           f"(min {min(times) * 1000:.0f}, max {max(times) * 1000:.0f})")
+    write_figures(args.json, median_ms=statistics.median(times) * 1000, min_ms=min(times) * 1000,
+                  max_ms=max(times) * 1000)
 
 
 if __name__ == "__main__":

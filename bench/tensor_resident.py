@@ -26,19 +26,20 @@ from pathlib import Path
 warnings.simplefilter("ignore", DeprecationWarning)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import albumentations as A
-import cv2
 import numpy as np
 import torch
 
-from common import machine_line, table
+from common import add_json_option, machine_line, table, write_figures
 from kornia_run_vs_handwritten import hand_written, images_of
 from workbench.codegen import load_module
 from workbench.examples import example_chain
 
 
-def hand_written_albumentations() -> A.Compose:
-    """The same chain as an Albumentations user writes it."""
+def hand_written_albumentations():
+    """The same chain as an Albumentations user writes it (a CPU library: GPU machines may lack it)."""
+    import albumentations as A
+    import cv2
+
     return A.Compose([
         A.RandomResizedCrop(size=(224, 224), scale=(0.5, 1.0), ratio=(0.75, 1.3333)),
         A.HorizontalFlip(p=0.5),
@@ -56,6 +57,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--compile", action="store_true", help="also time augment_batch(torch_compile=True)")
+    add_json_option(parser)
     args = parser.parse_args()
 
     device = torch.device(args.device)
@@ -102,6 +104,15 @@ def main() -> None:
     print(table(["side", "images/s", "vs AugmentationSequential", "vs Albumentations"], rows))
     if compile_seconds is not None:
         print(f"first compiled call (compiling): {compile_seconds:.1f} s")
+    keys = {"exported augment_batch (fused)": "fused", "exported, fuse=False": "unfused",
+            "hand-written AugmentationSequential": "augmentation_sequential", "exported, torch_compile=True": "compiled",
+            "hand-written Albumentations Compose": "albumentations"}
+    figures = {keys[name]: rate for name, rate in rates.items()}
+    figures.update({f"{keys[name]}_over_sequential": rate / reference for name, rate in rates.items()
+                    if name != "hand-written AugmentationSequential"})
+    if compile_seconds is not None:
+        figures["compile_seconds"] = compile_seconds
+    write_figures(args.json, **figures)
 
 
 if __name__ == "__main__":

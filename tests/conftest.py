@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from PIL import Image
 
 os.environ.setdefault("KORNIA_INSTALLATION_MODE", "RAISE")
@@ -22,6 +23,24 @@ from workbench.ops import REGISTRY
 from workbench.ops.spec import TargetRule
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cuda: needs a CUDA GPU; skipped without one. bench/gpu_check.py runs every "
+                            "test so marked on a GPU machine")
+    config.addinivalue_line("markers", "gpu_aware: runs with and without a GPU and checks something else on each; "
+                            "bench/gpu_check.py runs it on the GPU too")
+
+
+def pytest_collection_modifyitems(config, items):
+    # One marker, one skip: the GPU check selects the CUDA tests by marker (-m "cuda or gpu_aware"), so a test
+    # that skips itself some other way would never be run on a GPU.
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (bench/gpu_check.py runs it on one)")
+    for item in items:
+        if item.get_closest_marker("cuda") is not None:
+            item.add_marker(skip)
 
 DESIGN_CHAIN = IMAGENET_TRAIN
 

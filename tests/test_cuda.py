@@ -5,7 +5,7 @@ import torch
 
 import workbench as wb
 
-cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+cuda = pytest.mark.cuda
 
 
 @cuda

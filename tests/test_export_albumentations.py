@@ -73,6 +73,7 @@ def test_same_seed_same_output_other_seed_differs(small_images, light_chain):
     assert np.array_equal(a, b) and not np.array_equal(a, c)
 
 
+@pytest.mark.gpu_aware
 def test_gpu_device_is_refused_clearly(small_images, light_chain):
     if torch.cuda.is_available():
         with pytest.raises(wb.WorkbenchError, match="albumentations backend runs on the CPU; use device='cpu'"):

@@ -20,7 +20,7 @@ from workbench.ops import get_op
 
 from conftest import ROOT, run_script
 
-cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+cuda = pytest.mark.cuda
 
 DALI_OPS = [op for op in wb.list_ops() if get_op(op).supports("dali")]
 KORNIA_OPS = [op for op in wb.list_ops() if get_op(op).supports("kornia")]

@@ -274,7 +274,7 @@ def test_kornia_runs_each_child_only_on_the_samples_that_chose_it():
     assert sum(seen) == 10 and len(seen) == 2
 
 
-@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.cuda
 @pytest.mark.parametrize("backend", ["kornia", "dali"])
 def test_groups_run_on_cuda_with_the_cpu_draws(backend, small_images):
     chain = nested_chain()

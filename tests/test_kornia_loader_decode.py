@@ -289,7 +289,7 @@ def test_decoder_flag_on_the_cpu(tmp_path, jpeg_folder):
 
 
 # ----------------------------------------------------------------------------------- CUDA
-cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+cuda = pytest.mark.cuda
 
 
 @cuda

@@ -195,7 +195,7 @@ def test_the_exported_script_trains_on_annotated_images(tmp_path):
     assert done.stdout.strip().endswith("rank 0/1: 12 augmented images, 12 boxes over 2 epoch(s)")
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.cuda
 @pytest.mark.parametrize("backend", ["kornia", "dali"])
 @pytest.mark.parametrize("first, resize", [(CROP, None), (None, (80, 80))])
 def test_gpu_training_loaders_yield_targets_on_the_device_that_sit_on_the_shape(backend, first, resize, tmp_path):

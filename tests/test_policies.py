@@ -262,7 +262,7 @@ def test_app_edits_the_op_set_and_shows_the_chosen_ops(small_images):
     assert app.chain.steps[0].params["ops"] == {"rotate": [-40.0, 40.0]}
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.cuda
 def test_dali_policies_on_the_gpu_match_the_cpu(small_images):
     chain = wb.Chain(seed=2).add("RandAugment", n=2, magnitude=12, ops=NO_EQUALIZE).add("AutoAugment")
     cpu = chain.run(small_images, backend="dali", device="cpu")
