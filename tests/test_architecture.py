@@ -20,7 +20,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "workbench"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("workbench.errors", "workbench.literals", "workbench.runtime")),
-    ("model", ("workbench.ops", "workbench.model", "workbench.data", "workbench.targets", "workbench.plans")),
+    ("model", ("workbench.ops", "workbench.model", "workbench.data", "workbench.targets", "workbench.plans",
+               "workbench.order")),
     ("engines", ("workbench.codegen", "workbench.backends", "workbench.estimate", "workbench.render",
                  "workbench.support_matrix")),
     ("verbs", ("workbench.import_report", "workbench.from_albumentations", "workbench.from_kornia",

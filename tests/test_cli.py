@@ -150,7 +150,7 @@ def test_estimate_compare_and_bad_arguments(tmp_path, chain_file, capsys):
     crop = tmp_path / "crop.json"
     wb.Chain().add("CenterCrop", size=[128, 128]).save(crop)
     assert main(["estimate", str(crop), "--image-size", "64", "-q"]) == 2
-    assert "step 1 (CenterCrop): size [128, 128] is larger than image 0" in capsys.readouterr().err
+    assert "step 1 (CenterCrop): size [128, 128] is larger than image 1" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["estimate", str(chain_file), "--image-size", "huge"])
     assert "image size is N or HxW" in capsys.readouterr().err

@@ -260,7 +260,7 @@ def test_bad_arguments_are_named(kwargs, message):
 
 def test_a_crop_larger_than_the_estimate_images_is_refused_before_measuring():
     chain = _chain({"op": "CenterCrop", "params": {"size": [64, 64]}})
-    with pytest.raises(wb.InputError, match=r"step 1 \(CenterCrop\): size \[64, 64\] is larger than image 0"):
+    with pytest.raises(wb.InputError, match=r"step 1 \(CenterCrop\): size \[64, 64\] is larger than image 1"):
         chain.estimate(**FAST)
 
 
@@ -400,6 +400,39 @@ def test_advice_keeps_up_and_points_to_a_faster_backend():
 def test_advice_mentions_cores_shared_between_stages():
     advice = advise(_synthetic(100.0, 400.0, 300.0), target=250)
     assert any("share this machine's" in s for s in advice.suggestions)
+
+
+def test_advice_on_a_chain_with_groups_names_the_group_step():
+    # A group is a step of its own kind, not an op: the advice read every step's op spec and failed
+    # with "unknown op 'SomeOf'" after the whole measurement (the app then showed nothing).
+    chain = (wb.Chain(seed=3).add("Resize", size=[32, 32])
+             .add("SomeOf", n=1, steps=[wb.Step.create("Rotate"), wb.Step.create("GaussianBlur")])
+             .add("CenterCrop", size=[16, 16]))
+    est = chain.estimate(batch_size=4, image_size=32, workers=0, runs=1, batches=1, progress=False)
+    assert [s.op for s in est.steps] == ["Resize", "SomeOf", "CenterCrop"]
+    steps = [StepCost(1, "SomeOf", 80.0, 0.8, (64, 64), (64, 64)), StepCost(2, "CenterCrop", 20.0, 0.2, (64, 64),
+                                                                           (16, 16))]
+    text = str(_synthetic(90.0, 2000.0, 100.0, steps).advise(target=400))
+    assert "Step 1 (SomeOf) takes 80% of the augmentation" in text and "Move SomeOf after step 2" in text
+    assert isinstance(str(est.advise(target=1e6)), str) and est.advise().verdict.startswith("Delivers")
+
+
+def test_noisy_measurements_get_a_measure_again_not_a_bottleneck():
+    # The whole loop includes augmentation, so it cannot run faster than augmentation alone: the
+    # machine was busy. Advising "the limit is augment" from such figures contradicts itself.
+    est = _synthetic(46.0, 400.0, 22.0)
+    est.run_rates = [30.0, 46.0, 49.0]
+    advice = est.advise(target=100)
+    assert advice.noisy and "too noisy" in advice.verdict and "ran faster than augment alone" in advice.verdict
+    assert "limit is" not in advice.verdict and advice.suggestions[0].startswith("Measure again")
+    wide = _synthetic(100.0, 400.0, 300.0)
+    wide.run_rates = [40.0, 100.0, 120.0]  # spread 80% of the median
+    assert "the runs spread 80% of the median" in wide.advise().verdict
+    steady = _synthetic(100.0, 400.0, 300.0)
+    steady.run_rates = [90.0, 100.0, 110.0]
+    assert not steady.advise().noisy and "The limit is augment: 300 images/s" in steady.advise().verdict
+    # Albumentations augments in every worker at once: 4 workers x 30 images/s alone is no contradiction.
+    assert not _synthetic(100.0, 400.0, 30.0, backend="albumentations", workers=4).advise().noisy
 
 
 @pytest.mark.parametrize("target", [0, -5, "fast", True])

@@ -378,7 +378,7 @@ def test_wrong_dtype_rejected_naming_dtype_and_conversion(dtype, fix):
     with pytest.raises(wb.InputError) as info:
         flip_chain().run([arr])
     msg = str(info.value)
-    assert "uint8" in msg and np.dtype(dtype).name in msg and fix in msg and "image 0" in msg
+    assert "uint8" in msg and np.dtype(dtype).name in msg and fix in msg and "image 1" in msg
 
 
 def test_bool_array_rejected_with_a_conversion_that_makes_a_visible_image():
@@ -392,10 +392,10 @@ def test_bool_array_rejected_with_a_conversion_that_makes_a_visible_image():
 
 
 def test_index_of_bad_image_in_list_is_named():
-    with pytest.raises(wb.InputError, match="image 2") as info:
+    with pytest.raises(wb.InputError, match="image 3") as info:
         wb.as_image_list([rgb(seed=1), rgb(seed=2), rgb(seed=3).astype(np.float32)])
     assert "float32" in str(info.value)
-    with pytest.raises(wb.InputError, match="image 1.*str"):
+    with pytest.raises(wb.InputError, match="image 2.*str"):
         wb.as_image_list([rgb(seed=1), "not an image"])
 
 
@@ -736,7 +736,7 @@ def test_tiny_images_get_a_clear_error_where_an_op_needs_more_pixels(tiny_files)
              ("Defocus", {"radius": [3, 4]}, "smaller than the 9x9 Defocus needs", "lower radius"),
              ("GridDistortion", {"num_steps": 5}, "smaller than the 5x5 GridDistortion needs", "lower num_steps"),
              ("Downscale", {"scale": [0.25, 0.5]}, "smaller than the 3x3 Downscale needs", "raise the scale"),
-             ("CenterCrop", {"size": [2, 2]}, "is larger than image 0 (1x1 at that step)", "resize first")]
+             ("CenterCrop", {"size": [2, 2]}, "is larger than image 1 (1x1 at that step)", "resize first")]
     for op, params, words, fix in cases:
         chain = wb.Chain(seed=1).add("Invert").add(op, p=1.0, **params)
         for backend in ("kornia", "albumentations"):
@@ -746,7 +746,7 @@ def test_tiny_images_get_a_clear_error_where_an_op_needs_more_pixels(tiny_files)
             assert f"step 2 ({op})" in msg and words in msg and fix in msg, msg
     # Inside a group the same rule holds, named by the child that needs the pixels.
     grouped = wb.Chain(seed=1).add("OneOf", steps=[wb.Step.create("Invert"), wb.Step.create("Blur")])
-    with pytest.raises(wb.InputError, match=r"step 1 \(Blur\): image 0 is 1x1 .* 4x4 Blur needs"):
+    with pytest.raises(wb.InputError, match=r"step 1 \(Blur\): image 1 is 1x1 .* 4x4 Blur needs"):
         grouped.run(images)
     # Big enough: the same ops run.
     assert wb.Chain(seed=1).add("MedianBlur", p=1.0, kernel_size=[3, 3]).run(images[3:]).images.shape == (1, 2, 2, 3)

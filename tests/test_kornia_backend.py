@@ -198,10 +198,10 @@ def test_mixed_sizes_use_documented_batching(sample_images, design_chain):
 
 def test_center_crop_larger_than_image_is_a_clear_error():
     chain = wb.Chain().add("CenterCrop", size=[64, 64])
-    with pytest.raises(wb.InputError, match=r"step 1 \(CenterCrop\): size \[64, 64\] is larger than image 1 \(16x16"):
+    with pytest.raises(wb.InputError, match=r"step 1 \(CenterCrop\): size \[64, 64\] is larger than image 2 \(16x16"):
         chain.run([np.zeros((64, 64, 3), np.uint8), np.zeros((16, 16, 3), np.uint8)])
     # After a Resize the crop is checked against the resized size.
     chain = wb.Chain().add("Resize", size=[32, 32]).add("CenterCrop", size=[40, 20])
-    with pytest.raises(wb.InputError, match=r"step 2 \(CenterCrop\): size \[40, 20\] is larger than image 0 \(32x32"):
+    with pytest.raises(wb.InputError, match=r"step 2 \(CenterCrop\): size \[40, 20\] is larger than image 1 \(32x32"):
         chain.run([np.zeros((64, 64, 3), np.uint8)])
     assert chain.steps[1].params["size"] == [40, 20]

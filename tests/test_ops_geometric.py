@@ -60,7 +60,7 @@ def test_random_crop_is_the_input_at_the_reported_window(backend, small_images):
 @pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
 def test_crop_larger_than_the_image_names_the_op_and_the_fix(backend, small_images):
     chain = wb.Chain().add("RandomCrop", size=[100, 56])
-    with pytest.raises(wb.InputError, match=r"step 1 \(RandomCrop\): size \[100, 56\] is larger than image 0 "
+    with pytest.raises(wb.InputError, match=r"step 1 \(RandomCrop\): size \[100, 56\] is larger than image 1 "
                                             r"\(96x128 at that step\); lower size or resize first"):
         chain.run(small_images, backend=backend)
 
@@ -420,7 +420,7 @@ def test_pad_if_needed_keeps_mixed_sizes_apart_and_a_later_crop_sees_the_padded_
     for backend in ("kornia", "dali", "albumentations"):
         out = chain.run(photos, backend=backend).images
         assert np.asarray(out).shape == (3, 420, 420, 3)
-    with pytest.raises(wb.InputError, match=r"step 2 \(CenterCrop\): size \[430, 430\] is larger than image 0 "
+    with pytest.raises(wb.InputError, match=r"step 2 \(CenterCrop\): size \[430, 430\] is larger than image 1 "
                                             r"\(420x451 at that step\)"):
         wb.Chain().add("PadIfNeeded", min_size=[420, 420]).add("CenterCrop", size=[430, 430]).run(photos)
 
@@ -521,7 +521,7 @@ def test_transpose_swaps_rows_and_columns_where_it_applies(backend):
 @pytest.mark.parametrize("op", ["RandomRotate90", "Transpose", "D4"])
 def test_quarter_turns_refuse_non_square_images_and_name_the_fix(op, backend, small_images):
     with pytest.raises(wb.InputError, match=rf"step 1 \({op}\) swaps height and width on some samples only, so "
-                                            r"its input must be square, but image 0 is 96x128 there; add a square "
+                                            r"its input must be square, but image 1 is 96x128 there; add a square "
                                             r"crop or Resize \(e.g. CenterCrop \[96, 96\]\) before step 1"):
         wb.Chain().add(op).run(small_images, backend=backend)
     # After a square crop the same chain runs, one size for the whole batch.

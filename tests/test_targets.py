@@ -345,16 +345,16 @@ def test_ops_that_cannot_move_targets_are_refused_by_name(unfollowed_op):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"boxes": [[[10, 5, 4, 20]]]}, r"boxes of image 0: box 0 \[10.0, 5.0, 4.0, 20.0\] has x2 < x1"),
-    ({"boxes": [[[0, 0, 10, 97]]]}, r"boxes of image 0: entry 0 .* lies outside the 96x128 image"),
-    ({"boxes": [[[0, 0, 10]]]}, r"boxes of image 0: must be a \(K, 4\)"),
-    ({"boxes": [[[0, 0, np.nan, 3]]]}, r"boxes of image 0: entry 0 .* NaN"),
-    ({"masks": [np.zeros((95, 128), np.uint8)]}, r"mask of image 0 is 95x128 but image 0 is 96x128"),
-    ({"masks": [np.zeros((96, 128), np.float32)]}, r"mask of image 0: must be an H x W array of integer labels"),
+    ({"boxes": [[[10, 5, 4, 20]]]}, r"boxes of image 1: box 1 \[10.0, 5.0, 4.0, 20.0\] has x2 < x1"),
+    ({"boxes": [[[0, 0, 10, 97]]]}, r"boxes of image 1: entry 1 .* lies outside the 96x128 image"),
+    ({"boxes": [[[0, 0, 10]]]}, r"boxes of image 1: must be a \(K, 4\)"),
+    ({"boxes": [[[0, 0, np.nan, 3]]]}, r"boxes of image 1: entry 1 .* NaN"),
+    ({"masks": [np.zeros((95, 128), np.uint8)]}, r"mask of image 1 is 95x128 but image 1 is 96x128"),
+    ({"masks": [np.zeros((96, 128), np.float32)]}, r"mask of image 1: must be an H x W array of integer labels"),
     ({"masks": [np.zeros((96, 128), np.uint8)] * 2}, r"masks: expected one entry per image \(1 image"),
-    ({"keypoints": [[[np.nan, 3.0]]]}, r"keypoints of image 0: entry 0 .* NaN"),
-    ({"keypoints": [[[-3.0, 3.0]]]}, r"keypoints of image 0: entry 0 \[-3.0, 3.0\] lies outside"),
-    ({"boxes": [[[0, 0, 4, 4]]], "box_labels": [[1, 2]]}, r"box_labels of image 0: expected one entry per box \(1\)"),
+    ({"keypoints": [[[np.nan, 3.0]]]}, r"keypoints of image 1: entry 1 .* NaN"),
+    ({"keypoints": [[[-3.0, 3.0]]]}, r"keypoints of image 1: entry 1 \[-3.0, 3.0\] lies outside"),
+    ({"boxes": [[[0, 0, 4, 4]]], "box_labels": [[1, 2]]}, r"box_labels of image 1: expected one entry per box \(1\)"),
     ({"box_labels": [[1]]}, r"box_labels were given without boxes"),
 ])
 def test_bad_targets_get_an_error_naming_image_and_target(kwargs, message):

@@ -135,7 +135,7 @@ def test_targets_follow_max_images_and_bad_targets_are_refused():
     app = wb.Workbench(images=images, chain=flip_chain(), targets={"boxes": boxes}, max_images=2, debounce_s=0,
                        draws=1, cell=96)
     assert [b.tolist() for b in app.results["kornia"][0].boxes] == [[MIRRORED], [[W - 5.0, 0.0, W, 5.0]]]
-    with pytest.raises(InputError, match=r"boxes of image 0: entry 0 \[0.0, 0.0, 500.0, 5.0\] lies outside"):
+    with pytest.raises(InputError, match=r"boxes of image 1: entry 1 \[0.0, 0.0, 500.0, 5.0\] lies outside"):
         wb.Workbench(images=images[:1], targets={"boxes": [[[0, 0, 500, 5]]]}, debounce_s=0, draws=1)
     with pytest.raises(InputError, match=r"unknown key\(s\) \['box'\]"):
         wb.Workbench(images=images[:1], targets={"box": [[BOX]]}, debounce_s=0, draws=1)

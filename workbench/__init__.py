@@ -10,7 +10,8 @@ Example:
 from .backends import BACKENDS, RunResult
 from .chain import Chain
 from .data import SAMPLE_DATA, as_image_list, load_images
-from .errors import ChainError, EstimateCancelled, ExportError, InputError, UnsupportedOpError, WorkbenchError
+from .errors import (ChainError, EstimateCancelled, ExportError, InputError, InsufficientMemoryError, UnsupportedOpError,
+                     WorkbenchError)
 from .model import FORMAT_VERSION, Step
 from .ops import get_op, list_ops
 from .render import draw_targets, preview_grid, to_display
@@ -28,7 +29,8 @@ def __getattr__(name):
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")
 
 __all__ = [
-    "BACKENDS", "Chain", "ChainError", "EstimateCancelled", "ExportError", "FORMAT_VERSION", "InputError", "RunResult",
+    "BACKENDS", "Chain", "ChainError", "EstimateCancelled", "ExportError", "FORMAT_VERSION", "InputError",
+    "InsufficientMemoryError", "RunResult",
     "SAMPLE_DATA", "Step", "UnsupportedOpError", "WorkbenchError", "__version__", "as_image_list",
     "Workbench", "draw_targets", "get_op", "list_ops", "load_annotated", "load_images", "preview_grid", "to_display",
 ]

@@ -131,7 +131,7 @@ def as_image_list(images: Any) -> list[np.ndarray]:
         >>> with warnings.catch_warnings(record=True) as caught:
         ...     rgb = as_image_list([np.zeros((6, 5), np.uint8)])[0]
         >>> rgb.shape, str(caught[0].message)
-        ((6, 5, 3), 'image 0: grayscale image converted to RGB (channel repeated)')
+        ((6, 5, 3), 'image 1: grayscale image converted to RGB (channel repeated)')
     """
     if isinstance(images, (str, Path)):
         return load_images(images)
@@ -168,7 +168,7 @@ def _is_dataset(x: Any) -> bool:
 
 
 def _one_image(item: Any, index: int) -> np.ndarray:
-    where = f"image {index}"
+    where = f"image {index + 1}"
     if isinstance(item, tuple) and len(item) == 2 and getattr(item[1], "ndim", 0) < 2:
         item = item[0]  # a Dataset's (image, label) pair; the label may be a scalar tensor
     if hasattr(item, "convert") and hasattr(item, "mode"):  # PIL image

@@ -48,6 +48,11 @@ class ExportError(WorkbenchError, ValueError):
     """Generated code could not be produced or written safely."""
 
 
+class InsufficientMemoryError(WorkbenchError, MemoryError):
+    """A chain would need more memory than the machine has available (see backends/memory.py);
+    nothing was run."""
+
+
 class EstimateCancelled(WorkbenchError):
     """A throughput measurement was stopped before it finished (its progress callback raised
     this, e.g. from the app's cancel button); the measuring process is stopped with it."""

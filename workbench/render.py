@@ -29,7 +29,8 @@ PALETTE = np.array([
 
 
 def to_display(chain: ChainModel, image: np.ndarray) -> np.ndarray:
-    """uint8 RGB for showing one output: undoes a final Normalize, clips to [0, 1].
+    """uint8 RGB for showing one output: undoes the chain's last Normalize (steps after it, batch
+    mixing or a misplaced colour op, keep its value scale), clips to [0, 1].
 
     Example:
         >>> import workbench as wb
@@ -40,9 +41,9 @@ def to_display(chain: ChainModel, image: np.ndarray) -> np.ndarray:
     if np.asarray(image).dtype == np.uint8:  # backends that keep uint8 need no conversion
         return np.asarray(image)
     x = np.asarray(image, dtype=np.float32)
-    enabled = [s for _, s in chain.enabled_steps()]
-    if enabled and enabled[-1].op == "Normalize":
-        x = x * np.asarray(enabled[-1].params["std"], np.float32) + np.asarray(enabled[-1].params["mean"], np.float32)
+    normalize = [s for _, s in chain.enabled_steps() if s.op == "Normalize"]
+    if normalize:
+        x = x * np.asarray(normalize[-1].params["std"], np.float32) + np.asarray(normalize[-1].params["mean"], np.float32)
     return np.clip(np.round(x * 255.0), 0, 255).astype(np.uint8)
 
 

@@ -62,7 +62,7 @@ def _array(name: str, n: int, value: Any, what: str) -> np.ndarray:
     try:
         return np.array(value)
     except (TypeError, ValueError):
-        raise InputError(f"{name} of image {n}: must be {what}, got {type(value).__name__}") from None
+        raise InputError(f"{name} of image {n + 1}: must be {what}, got {type(value).__name__}") from None
 
 
 def _check_mask(n: int, value: Any, image: np.ndarray) -> np.ndarray:
@@ -70,10 +70,10 @@ def _check_mask(n: int, value: Any, image: np.ndarray) -> np.ndarray:
     if mask.ndim == 3 and mask.shape[2] == 1:
         mask = mask[:, :, 0]
     if mask.ndim != 2 or mask.dtype.kind not in "biu":
-        raise InputError(f"mask of image {n}: must be an H x W array of integer labels ({MASK_DTYPES}), got "
+        raise InputError(f"mask of image {n + 1}: must be an H x W array of integer labels ({MASK_DTYPES}), got "
                          f"{mask.dtype} values of shape {mask.shape}")
     if mask.shape != image.shape[:2]:
-        raise InputError(f"mask of image {n} is {mask.shape[0]}x{mask.shape[1]} but image {n} is "
+        raise InputError(f"mask of image {n + 1} is {mask.shape[0]}x{mask.shape[1]} but image {n + 1} is "
                          f"{image.shape[0]}x{image.shape[1]}; give each image a mask of its own size")
     return mask.astype(np.uint8) if mask.dtype == bool else mask.copy()
 
@@ -84,20 +84,20 @@ def _check_points(kind: str, n: int, value: Any, columns: int, image: np.ndarray
     if array.size == 0:
         return np.zeros((0, columns), np.float64)
     if array.ndim != 2 or array.shape[1] != columns or array.dtype.kind not in "iuf":
-        raise InputError(f"{kind} of image {n}: must be a {shape} array of pixel coordinates, got {array.dtype} "
+        raise InputError(f"{kind} of image {n + 1}: must be a {shape} array of pixel coordinates, got {array.dtype} "
                          f"values of shape {array.shape}")
     array = array.astype(np.float64)
     bad = ~np.isfinite(array).all(axis=1)
     if bad.any():
         k = int(np.argmax(bad))
-        raise InputError(f"{kind} of image {n}: entry {k} {array[k].tolist()} has a NaN or infinite coordinate; "
+        raise InputError(f"{kind} of image {n + 1}: entry {k + 1} {array[k].tolist()} has a NaN or infinite coordinate; "
                          "give finite pixel coordinates (drop the entry, or flag a keypoint with keypoints_visible)")
     h, w = image.shape[:2]
     if columns == 4:
         flipped = (array[:, 2] < array[:, 0]) | (array[:, 3] < array[:, 1])
         if flipped.any():
             k = int(np.argmax(flipped))
-            raise InputError(f"boxes of image {n}: box {k} {array[k].tolist()} has x2 < x1 or y2 < y1; boxes are "
+            raise InputError(f"boxes of image {n + 1}: box {k + 1} {array[k].tolist()} has x2 < x1 or y2 < y1; boxes are "
                              "pixel [x1, y1, x2, y2] with x1 <= x2 and y1 <= y2 (COCO's [x, y, w, h] becomes "
                              "[x, y, x + w, y + h])")
         outside = (array[:, 0] < 0) | (array[:, 1] < 0) | (array[:, 2] > w) | (array[:, 3] > h)
@@ -107,7 +107,7 @@ def _check_points(kind: str, n: int, value: Any, columns: int, image: np.ndarray
         where = f"x in [-0.5, {w - 0.5}), y in [-0.5, {h - 0.5}), pixel centres at integers"
     if outside.any():
         k = int(np.argmax(outside))
-        raise InputError(f"{kind} of image {n}: entry {k} {array[k].tolist()} lies outside the {h}x{w} image "
+        raise InputError(f"{kind} of image {n + 1}: entry {k + 1} {array[k].tolist()} lies outside the {h}x{w} image "
                          f"({where}); clip it or drop it")
     return array
 
@@ -115,7 +115,7 @@ def _check_points(kind: str, n: int, value: Any, columns: int, image: np.ndarray
 def _check_ids(name: str, n: int, value: Any, count: int, kind: str) -> np.ndarray:
     array = _array(name, n, value, f"one entry per {kind}").reshape(-1)
     if len(array) != count:
-        raise InputError(f"{name} of image {n}: expected one entry per {kind} ({count}), got {len(array)}")
+        raise InputError(f"{name} of image {n + 1}: expected one entry per {kind} ({count}), got {len(array)}")
     return array.copy()
 
 
@@ -128,7 +128,7 @@ def check_targets(images: list[np.ndarray], masks: Any = None, boxes: Any = None
         >>> check_targets([np.zeros((4, 6, 3), np.uint8)], keypoints=[[[9, 1]]])
         Traceback (most recent call last):
         ...
-        workbench.errors.InputError: keypoints of image 0: entry 0 [9.0, 1.0] lies outside the 4x6 image (x in [-0.5, 5.5), y in [-0.5, 3.5), pixel centres at integers); clip it or drop it
+        workbench.errors.InputError: keypoints of image 1: entry 1 [9.0, 1.0] lies outside the 4x6 image (x in [-0.5, 5.5), y in [-0.5, 3.5), pixel centres at integers); clip it or drop it
     """
     if masks is None and boxes is None and keypoints is None:
         for name, value in (("box_labels", box_labels), ("keypoints_visible", keypoints_visible)):

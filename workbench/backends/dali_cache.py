@@ -38,6 +38,8 @@ def _batch(samples: list[np.ndarray]):
 class DaliPrefixCache(StepStateCache):
     """Per-step states of recent DALI runs, keyed by (images, seed, device, steps so far)."""
 
+    backend = "dali"
+
     def run(self, chain, images, device: str = "cpu", seed: int | None = None) -> RunResult:
         """Same result as `chain.run(images, backend="dali", device=device, seed=seed)`."""
         _require_dali()

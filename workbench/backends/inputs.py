@@ -53,25 +53,25 @@ def check_sizes(chain, images: list[np.ndarray]) -> None:
         >>> check_sizes(chain, [np.zeros((3, 3, 3), np.uint8)])
         Traceback (most recent call last):
         ...
-        workbench.errors.InputError: step 1 (MedianBlur): image 0 is 3x3 at that step, smaller than the 4x4 MedianBlur needs (its kernel_size up to 7 reaches 3 pixel(s) past each border, which is reflected; lower kernel_size); or enlarge the image first (Resize, PadIfNeeded before step 1)
+        workbench.errors.InputError: step 1 (MedianBlur): image 1 is 3x3 at that step, smaller than the 4x4 MedianBlur needs (its kernel_size up to 7 reaches 3 pixel(s) past each border, which is reflected; lower kernel_size); or enlarge the image first (Resize, PadIfNeeded before step 1)
     """
     for n, image in enumerate(images):
         h, w = image.shape[:2]
         for i, step in chain.enabled_steps():
             need = step.spec.input_at_least
             if need and (step.params[need][0] > h or step.params[need][1] > w):
-                raise InputError(f"step {i + 1} ({step.op}): {need} {step.params[need]} is larger than image {n} "
+                raise InputError(f"step {i + 1} ({step.op}): {need} {step.params[need]} is larger than image {n + 1} "
                                  f"({h}x{w} at that step); lower {need} or resize first")
             for op in step.ops():  # a group's children run on its input size
                 side, why = op.spec.min_input(op.params) if op.spec.min_input else (0, "")
                 if min(h, w) < side:
-                    raise InputError(f"step {i + 1} ({op.op}): image {n} is {h}x{w} at that step, smaller than the "
+                    raise InputError(f"step {i + 1} ({op.op}): image {n + 1} is {h}x{w} at that step, smaller than the "
                                      f"{side}x{side} {op.op} needs ({why}); or enlarge the image first (Resize, "
                                      f"PadIfNeeded before step {i + 1})")
             if h != w and any(op.spec.square_input for op in step.ops()):
                 op = next(op.op for op in step.ops() if op.spec.square_input)
                 raise InputError(f"step {i + 1} ({op}) swaps height and width on some samples only, so its input "
-                                 f"must be square, but image {n} is {h}x{w} there; add a square crop or Resize "
+                                 f"must be square, but image {n + 1} is {h}x{w} there; add a square crop or Resize "
                                  f"(e.g. CenterCrop [{min(h, w)}, {min(h, w)}]) before step {i + 1}")
             h, w = step.spec.output_size(step.params, h, w)
     sizes = {image.shape[:2] for image in images}

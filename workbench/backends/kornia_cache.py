@@ -32,6 +32,8 @@ from .step_cache import StepStateCache
 class PrefixCache(StepStateCache):
     """Per-step states of recent Kornia runs, keyed by (images, seed, device, steps so far)."""
 
+    backend = "kornia"
+
     def run(self, chain, images, device: str = "cpu", seed: int | None = None) -> RunResult:
         """Same result as `chain.run(images, backend="kornia", device=device, seed=seed)`."""
         seed, arrays, device = self._prepare(chain, images, device, seed)

@@ -11,6 +11,7 @@ from .albumentations import run_albumentations
 from .dali import run_dali
 from .device import resolve_device
 from .inputs import check_sizes, soft_targets
+from .memory import check_memory
 from .kornia import run_kornia
 from .result import BACKENDS, RunResult
 from .targets import check_target_ops, move_targets
@@ -54,6 +55,7 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
     mixing = targets if any(s.spec.mixes_batch for _, s in chain.enabled_steps()) else None
     # Albumentations only runs on the CPU: "auto" means the CPU there.
     device = "cpu" if backend == "albumentations" and device == "auto" else resolve_device(device)
+    check_memory(chain, arrays, backend, device)
     mixed = None
     if backend == "dali":
         out, params, mixed = run_dali(chain, arrays, device, mixing)

@@ -7,12 +7,15 @@ import json
 from ..data import as_image_list
 from .device import resolve_device
 from .inputs import check_sizes
+from .memory import check_memory
 
 MAX_STATES = 64
 
 
 class StepStateCache:
     """States after chain steps, valid for one list of images; subclasses run the backend."""
+
+    backend = ""  # the backend a subclass runs (for the memory check)
 
     def __init__(self) -> None:
         self._states: dict[tuple, tuple] = {}
@@ -26,6 +29,7 @@ class StepStateCache:
         arrays = as_image_list(images)
         check_sizes(chain, arrays)
         device = resolve_device(device)
+        check_memory(chain, arrays, self.backend, device, kept_states=1)
         images_key = tuple((a.__array_interface__["data"][0], a.shape) for a in arrays)
         if images_key != self._images_key:  # other images: nothing cached applies
             self._states.clear()

@@ -45,6 +45,6 @@ def move_targets(chain, params: list[list[dict]], images: list[np.ndarray], targ
     moved = move_batch(target_plan(chain.steps), params, [image.shape[:2] for image in images], given, settings)
     for n, size in enumerate(moved["sizes"]):
         if outputs is not None and tuple(size) != tuple(np.shape(outputs[n])[:2]):
-            raise WorkbenchError(f"image {n}'s targets reached {size} but the image is {np.shape(outputs[n])[:2]}: "
+            raise WorkbenchError(f"image {n + 1}'s targets reached {size} but the image is {np.shape(outputs[n])[:2]}: "
                                  "the draws reported do not give the output size; please report this with the chain")
     return Targets(stacked=targets.stacked, **{kind: moved.get(kind) for kind in KINDS})

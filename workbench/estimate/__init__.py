@@ -15,7 +15,7 @@ import os
 import statistics
 from typing import Any, Sequence
 
-from ..backends import BACKENDS, check_compile_backend, check_sizes, resolve_device
+from ..backends import BACKENDS, check_compile_backend, check_memory, check_sizes, resolve_device
 from ..codegen.loader_sizes import resize_position
 from ..plans import unfollowed_op
 from ..runtime.common import bench_batches
@@ -63,7 +63,7 @@ def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: in
         inp = prepare_annotated(images, coco, masks, size, mixed_sizes=mixed)
     else:
         inp = prepare_input(images, size, mixed_sizes=mixed)
-    _check_chain_fits(chain, inp)
+    _check_chain_fits(chain, inp, settings)
     phases = Phases(resolve_progress(progress), PHASES)
     result = (measure_isolated if isolate else measure)(chain, inp, settings, phases)
     phases.done(f"{backend}: measured")
@@ -154,10 +154,14 @@ def check_moves_targets(chain) -> None:
                                  f"({op.spec.targets.unsupported})")
 
 
-def _check_chain_fits(chain, inp: BenchInput) -> None:
+def _check_chain_fits(chain, inp: BenchInput, s: Settings) -> None:
+    """Sizes at every step, and memory: a batch of the largest images through the chain (each
+    worker holds a batch at most; on a GPU, the batch is what the device holds)."""
     import numpy as np
 
     check_sizes(chain, [np.zeros((*size, 3), np.uint8) for size in inp.sizes or [inp.size]])
+    largest = max(inp.sizes or [inp.size], key=lambda size: size[0] * size[1])
+    check_memory(chain, [np.zeros((*largest, 3), np.uint8)] * s.batch_size, s.backend, s.device, what="images per batch")
 
 
 def _estimate_from(chain, inp: BenchInput, s: Settings, m) -> Estimate:

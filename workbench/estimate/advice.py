@@ -5,11 +5,16 @@ import os
 from dataclasses import dataclass, field
 
 from ..errors import WorkbenchError
-from ..ops import get_op
+from ..ops import get_spec
 from .breakdown import STAGE_LABELS, StepCost
 
 # The whole loop runs below its slowest stage by more than this when stages fight over cores.
 CONTENTION = 0.75
+# A measurement is too noisy to advise from when its runs spread wider than this (fastest - slowest
+# over the median), or when the whole loop ran faster than one of its stages alone by more than
+# NOISE_OVERRUN: the loop does every stage's work, so that can only come from a busy machine.
+NOISE_RANGE = 0.5
+NOISE_OVERRUN = 1.2
 
 
 @dataclass
@@ -24,6 +29,7 @@ class Advice:
     limiting_step: StepCost | None
     verdict: str
     suggestions: list[str] = field(default_factory=list)
+    noisy: str = ""  # why the measurement is too noisy to advise from ("" when it is not)
 
     def __str__(self) -> str:
         return "\n".join([self.verdict] + [f"- {s}" for s in self.suggestions])
@@ -51,6 +57,14 @@ def advise(est, target: float | None = None, comparison=None) -> Advice:
     stage = est.bottleneck
     step = est.slowest_step
     rate = est.images_per_s
+    noise = noisy(est)
+    if noise:
+        verdict = (f"Delivers about {rate:.0f} images/s ({est.label}, batch {est.batch_size}), but the measurement is "
+                   f"too noisy to say what limits it: {noise}.")
+        suggestions = ["Measure again with the machine otherwise idle (close other notebooks and busy programs); "
+                       "more runs (runs=9) narrow the spread."]
+        return Advice(rate, target, None if target is None else rate >= target, stage.name if stage else "", step,
+                      verdict, suggestions, noise)
     if target is None:
         keeps_up, verdict = None, f"Delivers {rate:.0f} images/s ({est.label}, batch {est.batch_size})."
     elif rate >= target:
@@ -77,6 +91,38 @@ def advise(est, target: float | None = None, comparison=None) -> Advice:
                 f"({rate:.0f} images/s) runs well below its slowest stage alone ({stage.images_per_s:.0f}); "
                 "more cores, or moving one stage to a GPU, lifts both.")
     return Advice(rate, target, keeps_up, stage.name if stage else "", step, verdict, suggestions)
+
+
+def noisy(est) -> str:
+    """Why `est` (an Estimate) is too noisy to advise from, in words; "" when it is not.
+
+    Example:
+        >>> from workbench.estimate.result import Estimate, StageCost
+        >>> est = Estimate("kornia", "cpu", 64, (256, 256), 2, 46.0, [30.0, 46.0, 49.0],
+        ...                {"augment": StageCost("augment", 22.0, 2900.0)}, [])
+        >>> noisy(est)
+        'the whole loop (46 images/s) ran faster than augment alone (22 images/s), which it includes'
+        >>> est.run_rates = [20.0, 46.0, 49.0]; est.stages = {}
+        >>> noisy(est)
+        'the runs spread 63% of the median (20-49 images/s)'
+    """
+    reasons = []
+    spread = est.spread
+    if spread.runs > 1 and spread.relative_range > NOISE_RANGE:
+        reasons.append(f"the runs spread {100 * spread.relative_range:.0f}% of the median ({spread.min:.0f}-"
+                       f"{spread.max:.0f} images/s)")
+    slow = [s for s in est.stages.values() if est.images_per_s > NOISE_OVERRUN * s.images_per_s * _at_once(est, s.name)]
+    if slow:
+        s = min(slow, key=lambda s: s.images_per_s)
+        reasons.append(f"the whole loop ({est.images_per_s:.0f} images/s) ran faster than {STAGE_LABELS[s.name]} "
+                       f"alone ({s.images_per_s:.0f} images/s), which it includes")
+    return ", and ".join(reasons)
+
+
+def _at_once(est, stage: str) -> int:
+    """How many copies of `stage` the loader runs at once: Albumentations augments (and moves targets)
+    in every worker, each stage measured alone on one core; the other stages are measured as they run."""
+    return max(1, est.workers) if est.backend == "albumentations" and stage in ("augment", "targets") else 1
 
 
 def _for_stage(est, stage: str, step: StepCost | None, comparison) -> list[str]:
@@ -120,7 +166,7 @@ def _for_targets(est, gpu: bool) -> list[str]:
     """What makes moving targets cheaper: masks are the cost (a resampled label map per warp and
     sample; boxes and keypoints are a few points), more so through a displacement field."""
     out = []
-    fields = [s.op for s in est.steps if get_op(s.op).targets.field is not None]
+    fields = [s.op for s in est.steps if get_spec(s.op).targets.field is not None]
     if fields:
         out.append(f"{', '.join(fields)} move{'s' if len(fields) == 1 else ''} each mask pixel by pixel through "
                    "a displacement field, the costliest move; a matrix-based op (Affine, Perspective) moves masks "
@@ -138,13 +184,13 @@ def _for_targets(est, gpu: bool) -> list[str]:
 
 def _cheaper_step(est, step: StepCost) -> list[str]:
     out = []
-    hint = get_op(step.op).cost_hint
+    hint = get_spec(step.op).cost_hint  # a group's spec has none
     if hint:
         out.append(f"{step.op}: {hint}")
     pixels = step.input_size[0] * step.input_size[1]
     for later in est.steps:
         out_pixels = later.output_size[0] * later.output_size[1]
-        if later.step > step.step and 0 < out_pixels < 0.8 * pixels and get_op(later.op).fixes_size:
+        if later.step > step.step and 0 < out_pixels < 0.8 * pixels and get_spec(later.op).fixes_size:
             out.append(f"Move {step.op} after step {later.step} ({later.op}), which shrinks images from "
                        f"{later.input_size[0]}x{later.input_size[1]} to {later.output_size[0]}x"
                        f"{later.output_size[1]}: it would work on {pixels / out_pixels:.1f}x fewer pixels "

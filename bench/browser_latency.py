@@ -1,0 +1,130 @@
+"""The app's latency as a user feels it, in a real browser: from an arrow key on a slider to the
+new preview images in the page, and from a palette click to the new step's images.
+
+A real JupyterLab on 127.0.0.1, headless Chromium (Playwright), the default app on the bundled
+sample images (`wb.Workbench(backend=...)`: 4 images, 3 draws, the example chain) at 1280x900.
+Each measurement presses ArrowRight (then ArrowLeft) on the upper handle of Rotate's degrees
+slider; the clock starts at the keydown in the page and stops when every draw tile holds a new,
+decoded image and a frame has been painted after it. Medians after 2 warm-ups. Then the first
+palette click: a click on an op in the palette until its step's images are shown. Usage:
+
+    python bench/browser_latency.py [--backends kornia,dali,albumentations] [--runs 15] [--json FILE]
+
+Targets (issue 27, 2-core CPU): <= 150 ms median per arrow key on every backend; the first
+palette click <= 1 s.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from browser import chromium, jupyter_lab, open_notebook, run_all_cells, write_notebook  # noqa: E402
+from common import add_json_option, table, write_figures  # noqa: E402
+
+TILES = ".wb-preview .wb-draw img"
+# Resolves with the ms from the next keydown to the moment every draw tile shows a new decoded
+# image and a frame was painted after it.
+ARM = """([selector, count]) => {
+  const tiles = () => [...document.querySelectorAll(selector)];
+  const before = tiles().map(t => t.getAttribute('src'));
+  window.__wbLatency = new Promise((resolve) => {
+    let start = null;
+    const onKey = () => { start = performance.now(); };
+    document.addEventListener('keydown', onKey, {once: true, capture: true});
+    const poll = () => {
+      const now = tiles();
+      const fresh = now.filter((t, i) => t.getAttribute('src') !== before[i] && t.complete && t.naturalWidth > 0);
+      if (start !== null && fresh.length >= count) {
+        requestAnimationFrame(() => resolve(performance.now() - start));
+      } else {
+        setTimeout(poll, 2);
+      }
+    };
+    poll();
+  });
+}"""
+
+
+def slider_handle(page, op: str):
+    """The upper handle of the first range slider in `op`'s card."""
+    card = page.locator(".wb-card", has=page.locator(".wb-card-title", has_text=op)).first
+    return card.locator(".noUi-handle-upper").first
+
+
+def arrow_latencies(page, op: str, count: int, runs: int) -> list[float]:
+    handle = slider_handle(page, op)
+    times = []
+    for k in range(runs + 2):
+        page.evaluate(ARM, [TILES, count])
+        handle.focus()
+        handle.press("ArrowRight" if k % 2 == 0 else "ArrowLeft")
+        ms = page.evaluate("() => window.__wbLatency")
+        if k >= 2:
+            times.append(ms)
+    return times
+
+
+def palette_click(page, op: str, count: int) -> float:
+    """ms from a click on `op` in the palette to new images in every draw tile."""
+    page.evaluate(ARM.replace("'keydown'", "'pointerdown'"), [TILES, count])
+    button = page.locator(".wb-palette button", has_text=op).first
+    if not button.is_visible():  # the family's section is folded: open it first (not timed)
+        page.locator(".wb-palette .p-Accordion-title, .wb-palette .lm-AccordionPanel-title, "
+                     ".wb-palette .jupyter-widget-Collapse-header", has_text="color").first.click()
+    button.click()
+    return page.evaluate("() => window.__wbLatency")
+
+
+def measure(backend: str, runs: int, root: Path, port: int, browser) -> dict[str, float]:
+    name = f"latency_{backend}.ipynb"
+    write_notebook(root, name, "import workbench as wb\n"
+                               f"app = wb.Workbench(backend={backend!r})\n"
+                               "app")
+    page = open_notebook(browser, port, name, width=1280, height=900)
+    try:
+        run_all_cells(page)
+        page.wait_for_function(f"() => document.querySelectorAll('{TILES}').length >= 12 && "
+                               f"[...document.querySelectorAll('{TILES}')].every(t => t.complete && t.naturalWidth)",
+                               timeout=240_000)
+        count = page.evaluate(f"() => document.querySelectorAll('{TILES}').length")
+        first_click = palette_click(page, "ColorJitter", count)
+        times = arrow_latencies(page, "Rotate", count, runs)
+    finally:
+        page.close()
+    return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times),
+            "first_palette_click_ms": first_click}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backends", default="kornia,dali,albumentations")
+    parser.add_argument("--runs", type=int, default=15)
+    add_json_option(parser)
+    args = parser.parse_args()
+    backends = [b for b in args.backends.split(",") if b]
+    results = {}
+    started = time.time()
+    with tempfile.TemporaryDirectory() as tmp, jupyter_lab(Path(tmp)) as port, chromium() as browser:
+        for backend in backends:
+            results[backend] = measure(backend, args.runs, Path(tmp), port, browser)
+    import torch
+
+    print(f"machine: {platform.machine()} {os.cpu_count()} cores, torch threads {torch.get_num_threads()}; "
+          f"python {platform.python_version()}, torch {torch.__version__}; Chromium headless, JupyterLab on 127.0.0.1")
+    print(f"default app (sample images: 4 images x 3 draws, the example chain), 1280x900 page; arrow key on "
+          f"Rotate's degrees slider, {args.runs} runs after 2 warm-up, medians ({time.time() - started:.0f} s)")
+    print(table(["backend", "arrow key -> new images, median ms", "min", "max", "first palette click ms"],
+                [[b, f"{r['median_ms']:.0f}", f"{r['min_ms']:.0f}", f"{r['max_ms']:.0f}",
+                  f"{r['first_palette_click_ms']:.0f}"] for b, r in results.items()]))
+    write_figures(args.json, **{f"{b}_{k}": v for b, r in results.items() for k, v in r.items()})
+
+
+if __name__ == "__main__":
+    main()
