@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import dataclasses
+import html
+import io
 import json
+import re
 import os
 import subprocess
 import sys
@@ -218,3 +221,16 @@ def annotated_folder(root, sizes, keypoints=True, suffix=".png"):
         coco["annotations"].append(annotation)
     (root / "instances.json").write_text(json.dumps(coco))
     return images, root / "instances.json", masks
+
+
+def said(app, line: str = "message") -> str:
+    """What one of the app's message lines says, as the user reads it (message, notice,
+    preview_error; or a panel's: said(app.exports), said(app.estimates))."""
+    return html.unescape(re.sub(r"<[^>]+>", "", getattr(app, line).value))
+
+
+def tile(app, backend: str, image: int, draw: int) -> np.ndarray:
+    """Decoded pixels of one preview tile: draw 0 is image `image`'s original, draw k its k-th draw
+    on `backend`."""
+    widget = app.preview.originals[image] if draw == 0 else app.preview.tiles[backend][image][draw - 1]
+    return np.asarray(Image.open(io.BytesIO(bytes(widget.value))))

@@ -280,7 +280,7 @@ def test_preview_shows_partner_and_weight(photos):
     chain = wb.Chain(seed=5).add("MixUp", weight=[0.4, 0.4])
     res = chain.run(photos[:3])
     caption = mix_caption(res.params[0])
-    assert caption == f"MixUp 40% of #{res.params[0][0]['partner']}"
+    assert caption == f"MixUp 40% of #{res.params[0][0]['partner'] + 1}"  # images counted from 1
     assert mix_caption(wb.Chain().add("HorizontalFlip", p=1.0).run(photos[:1]).params[0]) == ""
     grid = preview_grid(chain, photos[:3], draws=1, cell=64)
     plain = preview_grid(wb.Chain(seed=5).add("MixUp", p=0.0), photos[:3], draws=1, cell=64)

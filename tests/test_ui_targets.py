@@ -2,8 +2,6 @@
 tile where the chain moved them, a checkbox per kind that redraws without running the chain,
 and a chain that cannot move targets still previewing its images with the reason said."""
 import html
-import io
-import re
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +12,7 @@ import workbench as wb
 from workbench.errors import InputError
 from workbench.render import MASK_OPACITY, draw_targets, fit_tile, label_colour, preview_grid
 
-from conftest import annotated_folder
+from conftest import annotated_folder, said, tile
 
 GREY = 128
 H, W = 64, 96  # with cell=96 a tile shows the image at scale 1, 16 grey rows above and below
@@ -26,16 +24,6 @@ BLUE = label_colour(3)
 
 def grey_image() -> np.ndarray:
     return np.full((H, W, 3), GREY, np.uint8)
-
-
-def said(app) -> str:
-    return html.unescape(re.sub(r"<[^>]+>", "", app.message.value))
-
-
-def tile(app, backend, image, draw):
-    """Decoded pixels of one preview tile (draw 0 is the original)."""
-    box = app.grid.children[[g.children[0].value for g in app.grid.children].index(f"<b>{backend}</b>")]
-    return np.asarray(Image.open(io.BytesIO(bytes(box.children[1 + image].children[draw].children[0].value))))
 
 
 def looks_like(pixel, colour, tol=45) -> bool:

@@ -49,13 +49,14 @@ def to_display(chain: ChainModel, image: np.ndarray) -> np.ndarray:
 
 def mix_caption(rows) -> str:
     """What the batch mixing steps did to one sample (its `RunResult.params` rows), as the
-    preview shows it: the partner's share and index per applied mixing step.
+    preview shows it: the partner's share and image number (its batch index + 1, counted from 1
+    as rows and steps are) per applied mixing step.
 
     Example:
         >>> mix_caption([{"op": "MixUp", "applied": True, "partner": 3, "weight": 0.3}])
-        'MixUp 30% of #3'
+        'MixUp 30% of #4'
     """
-    return "; ".join(f"{row['op']} {row['weight']:.0%} of #{row['partner']}" for row in rows
+    return "; ".join(f"{row['op']} {row['weight']:.0%} of #{row['partner'] + 1}" for row in rows
                      if row.get("applied") and "partner" in row and "weight" in row)
 
 

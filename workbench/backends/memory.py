@@ -47,24 +47,27 @@ class MemoryNeed:
     bytes: int
 
 
-def memory_needed(chain, images: list[np.ndarray], backend: str, kept_states: int = 0) -> MemoryNeed | None:
-    """The step where running `images` through `chain` on `backend` needs the most memory (None
-    for a chain without enabled steps). `kept_states`: how many runs' states before each step a
-    preview cache holds besides (the app keeps one per draw)."""
+def memory_profile(chain, images: list[np.ndarray], backend: str, kept_states: int = 0) -> list[MemoryNeed]:
+    """What running `images` through `chain` on `backend` needs at each enabled step, in order.
+    `kept_states`: how many runs' states before each step a preview cache holds besides (the app
+    keeps one per draw); what they hold adds up from step to step."""
     sizes = [tuple(image.shape[:2]) for image in images]
     channels = max([3] + [image.shape[2] for image in images if image.ndim == 3])
-    widest, kept = None, 0
+    profile, kept = [], 0
     for index, step in chain.enabled_steps():
         before = sum(h * w for h, w in sizes)
         sizes = [tuple(step.spec.output_size(step.params, h, w)) for h, w in sizes]
         after = sum(h * w for h, w in sizes)
-        state = max(before, after) * channels * BYTES_PER_VALUE
         kept += before * channels * BYTES_PER_VALUE * kept_states
-        need = int(PEAK_STATES[backend] * state)
-        if widest is None or need + kept > widest.bytes:
-            largest = max(sizes, key=lambda s: s[0] * s[1]) if sizes else (0, 0)
-            widest = MemoryNeed(index + 1, step.op, largest, len(sizes), need + kept)
-    return widest
+        need = int(PEAK_STATES[backend] * max(before, after) * channels * BYTES_PER_VALUE)
+        largest = max(sizes, key=lambda s: s[0] * s[1]) if sizes else (0, 0)
+        profile.append(MemoryNeed(index + 1, step.op, largest, len(sizes), need + kept))
+    return profile
+
+
+def memory_needed(chain, images: list[np.ndarray], backend: str, kept_states: int = 0) -> MemoryNeed | None:
+    """The step where the run needs the most memory (see `memory_profile`); None without enabled steps."""
+    return max(memory_profile(chain, images, backend, kept_states), key=lambda need: need.bytes, default=None)
 
 
 def available_memory(device: str) -> int | None:
@@ -81,8 +84,8 @@ def available_memory(device: str) -> int | None:
 
 def check_memory(chain, images: list[np.ndarray], backend: str, device: str, kept_states: int = 0,
                  what: str = "images") -> None:
-    """Refuse, before anything runs, a chain whose widest step needs more memory than `device` has
-    available, naming the step, the size and both amounts. `what` names the images in the advice
+    """Refuse, before anything runs, a chain that needs more memory than `device` has available,
+    naming the first step that would not fit, the size there and both amounts. `what` names the images in the advice
     (the app says how to show fewer).
 
     Example:
@@ -90,14 +93,19 @@ def check_memory(chain, images: list[np.ndarray], backend: str, device: str, kep
         >>> from workbench.model import ChainModel
         >>> check_memory(ChainModel().add("Rotate"), [np.zeros((8, 8, 3), np.uint8)], "kornia", "cpu")
     """
-    need = memory_needed(chain, images, backend, kept_states)
     room = available_memory(device)
-    if need is None or room is None or need.bytes <= HEADROOM * room:
+    if room is None:
+        return
+    profile = memory_profile(chain, images, backend, kept_states)
+    need = next((n for n in profile if n.bytes > HEADROOM * room), None)
+    if need is None:
         return
     h, w = need.size
+    grown = next(n for n in profile if n.size[0] * n.size[1] >= h * w)
+    origin = f" (they reach that size at step {grown.step}, {grown.op})" if grown.step != need.step else ""
     where = "GPU memory" if device.startswith("cuda") else "memory"
     raise InsufficientMemoryError(
-        f"step {need.step} ({need.op}) works on {need.images} image(s) of up to {h}x{w} there: the chain needs about "
+        f"step {need.step} ({need.op}) works on {need.images} image(s) of up to {h}x{w}{origin}: the chain needs about "
         f"{_gb(need.bytes)} of {where} on {backend} ({device}) at that step, and {_gb(room)} is available; nothing "
         f"was run. Make the images smaller before that step (a smaller Resize or crop), or run fewer {what} at once")
 

@@ -34,6 +34,8 @@ class IntRange(Range):
         [2, 3]
     """
 
+    integer: bool = True
+
     def validate(self, where: str, value) -> list[int]:
         if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 2:
             raise ChainError(f"{where}: parameter '{self.name}' must be a pair of integers [lo, hi] within "
@@ -57,7 +59,7 @@ def _jitter(kind: str, param: str):
     return KorniaLowering("ColorJitter", lambda a: {kind: tuple(a[param])}, record={f"{kind}_factor": param})
 
 
-_FACTOR = dict(lo=0.0, hi=10.0)
+_FACTOR = dict(lo=0.0, hi=10.0, slider=(0.0, 3.0))  # factors past 3 are typed
 _KINDS = ("brightness", "contrast", "saturation", "hue")
 _NEUTRAL = {"brightness": (1.0, 1.0), "contrast": (1.0, 1.0), "saturation": (1.0, 1.0), "hue": (0.0, 0.0)}
 
@@ -432,7 +434,7 @@ GAMMA = OpSpec(
     # Albumentations' 8-bit table truncates where Kornia keeps floats: 0.5/255 mean abs error.
     parity=Parity(border=0, mae=0.55 / 255, psnr=51.0, params={"gamma": [0.6, 0.6]}),
     doc="Raise values in [0, 1] units to a power drawn from `gamma` (1 = unchanged, < 1 brightens shadows).",
-    params=(Range("gamma", "gamma range", (0.8, 1.25), lo=0.05, hi=5.0),),
+    params=(Range("gamma", "gamma range", (0.8, 1.25), lo=0.05, hi=5.0, slider=(0.2, 3.0)),),
     kornia=KorniaLowering("RandomGamma", lambda a: {"gamma": tuple(a["gamma"]), "gain": (1.0, 1.0)},
                           record={"gamma_factor": "gamma"}),
     dali=DaliLowering(draws=lambda a: {"gamma": uniform(*a["gamma"])}, apply=_dali_gamma, mirror_invariant=True),

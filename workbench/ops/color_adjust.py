@@ -117,9 +117,12 @@ HUE_SATURATION_VALUE = OpSpec(
         "(OpenCV's hue units, 180 = a full turn, so 10 is 20 degrees), add shifts drawn from `sat_shift` and "
         "`val_shift` (levels of 255) to HSV saturation and value, clamped; grey pixels stay grey.",
     params=(
-        Range("hue_shift", "hue shift range in OpenCV's units (180 = a full turn)", (-20.0, 20.0), lo=-180.0, hi=180.0),
-        Range("sat_shift", "saturation shift range in levels of 255", (-30.0, 30.0), lo=-255.0, hi=255.0),
-        Range("val_shift", "value (brightness) shift range in levels of 255", (-20.0, 20.0), lo=-255.0, hi=255.0),
+        Range("hue_shift", "hue shift range in OpenCV's units (180 = a full turn)", (-20.0, 20.0), lo=-180.0, hi=180.0,
+              slider=(-90.0, 90.0)),
+        Range("sat_shift", "saturation shift range in levels of 255", (-30.0, 30.0), lo=-255.0, hi=255.0,
+              slider=(-100.0, 100.0)),
+        Range("val_shift", "value (brightness) shift range in levels of 255", (-20.0, 20.0), lo=-255.0, hi=255.0,
+              slider=(-100.0, 100.0)),
     ),
     kornia=KorniaLowering(
         "RandomHueSaturationValue", local=True,
@@ -185,7 +188,8 @@ RGB_SHIFT = OpSpec(
                   params={"r_shift": [12.0, 12.0], "g_shift": [-7.0, -7.0], "b_shift": [20.0, 20.0]}),
     doc="Albumentations' RGBShift: add a shift drawn per image from `r_shift`, `g_shift` and `b_shift` (levels of "
         "255) to the red, green and blue channels, clamped.",
-    params=tuple(Range(k, f"{name} shift range in levels of 255", (-20.0, 20.0), lo=-255.0, hi=255.0)
+    params=tuple(Range(k, f"{name} shift range in levels of 255", (-20.0, 20.0), lo=-255.0, hi=255.0,
+                        slider=(-100.0, 100.0))
                  for k, name in zip(_SHIFTS, ("red", "green", "blue"))),
     kornia=KorniaLowering(
         "RandomChannelShift", local=True,
@@ -333,7 +337,7 @@ CLAHE = OpSpec(
         "colour (a, b) is kept.",
     params=(
         Span("clip_limit", "clip limit range: histogram counts are clipped at clip x tile pixels / 256 "
-                           "(1 = strongest limiting, higher = more contrast)", (1.0, 4.0), lo=1.0, hi=40.0),
+                           "(1 = strongest limiting, higher = more contrast)", (1.0, 4.0), lo=1.0, hi=40.0, slider=(1.0, 16.0)),
         Number("tiles_x", "number of tiles across (columns)", 8, lo=1, hi=64, integer=True),
         Number("tiles_y", "number of tiles down (rows)", 8, lo=1, hi=64, integer=True),
     ),

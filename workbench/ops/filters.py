@@ -149,9 +149,9 @@ GAUSSIAN_BLUR = OpSpec(
     doc="Gaussian blur with sigma drawn per sample from `sigma` and an odd kernel_size x kernel_size window drawn "
         "per sample from `kernel_size`, mirrored borders.",
     params=(
-        Range("sigma", "standard deviation range in pixels", (0.1, 2.0), lo=0.01, hi=20.0),
+        Range("sigma", "standard deviation range in pixels", (0.1, 2.0), lo=0.01, hi=20.0, slider=(0.01, 5.0)),
         KernelSpan("kernel_size", "window side range in pixels (odd sizes, drawn per sample)", (5, 5), lo=3, hi=99,
-                   integer=True, odd=True),
+                   integer=True, odd=True, slider=(3, 31)),
     ),
     kornia=KorniaLowering(
         # K.RandomGaussianBlur takes one kernel size: WbGaussianBlur (its subclass) draws one per sample

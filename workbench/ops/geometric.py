@@ -464,7 +464,7 @@ ROTATE = OpSpec(
     # Measured on the 8 photos: 0.22/255 mean, 59.6 dB for both pairs (interpolation rounding).
     parity=Parity(mae=0.4 / 255, psnr=55.0, params={"degrees": [17.0, 17.0]}),
     doc="Rotate about the centre by an angle drawn from degrees (counter-clockwise); corners filled with 0.",
-    params=(Range("degrees", "angle range in degrees", (-15.0, 15.0), lo=-180.0, hi=180.0), _INTERP),
+    params=(Range("degrees", "angle range in degrees", (-15.0, 15.0), lo=-180.0, hi=180.0, slider=(-90.0, 90.0)), _INTERP),
     kornia=KorniaLowering(
         "RandomRotation",
         lambda a: {"degrees": tuple(a["degrees"]), "resample": _resample(a), "align_corners": False},
@@ -492,10 +492,11 @@ AFFINE = OpSpec(
     doc="Random rotation (clockwise, as torchvision's affine), translation, scale and shear in one warp; "
         "corners filled with 0.",
     params=(
-        Range("degrees", "rotation range in degrees, clockwise", (-10.0, 10.0), lo=-180.0, hi=180.0),
+        Range("degrees", "rotation range in degrees, clockwise", (-10.0, 10.0), lo=-180.0, hi=180.0,
+              slider=(-90.0, 90.0)),
         Floats("translate", "largest shift as a fraction of width and height", (0.1, 0.1), length=2, lo=0.0, hi=1.0),
-        Range("scale", "zoom factor range", (0.9, 1.1), lo=0.05, hi=10.0),
-        Range("shear", "horizontal shear range in degrees", (0.0, 0.0), lo=-80.0, hi=80.0),
+        Range("scale", "zoom factor range", (0.9, 1.1), lo=0.05, hi=10.0, slider=(0.25, 4.0)),
+        Range("shear", "horizontal shear range in degrees", (0.0, 0.0), lo=-80.0, hi=80.0, slider=(-45.0, 45.0)),
         _INTERP,
         Flag("keep_ratio", "one zoom for both axes (off: the x and y zoom are drawn apart from `scale`, as "
                            "A.Affine and A.ShiftScaleRotate do by default)", True),
@@ -544,7 +545,7 @@ RANDOM_RESIZED_CROP = OpSpec(
     params=(
         Size("size", "output size", (224, 224)),
         Range("scale", "crop area as a fraction of the image", (0.08, 1.0), lo=0.001, hi=1.0),
-        Range("ratio", "crop aspect ratio (width / height)", (0.75, 1.3333), lo=0.05, hi=20.0),
+        Range("ratio", "crop aspect ratio (width / height)", (0.75, 1.3333), lo=0.05, hi=20.0, slider=(0.25, 4.0)),
         _INTERP,
     ),
     kornia=KorniaLowering(
@@ -737,8 +738,9 @@ SHEAR = OpSpec(
         "angles) and then shear_y (columns right of the centre move up), as Kornia's RandomShear; corners "
         "filled with 0.",
     params=(
-        Range("shear_x", "horizontal shear angle range in degrees", (-10.0, 10.0), lo=-80.0, hi=80.0),
-        Range("shear_y", "vertical shear angle range in degrees", (0.0, 0.0), lo=-80.0, hi=80.0),
+        Range("shear_x", "horizontal shear angle range in degrees", (-10.0, 10.0), lo=-80.0, hi=80.0, slider=(-45.0, 45.0)),
+        Range("shear_y", "vertical shear angle range in degrees", (0.0, 0.0), lo=-80.0, hi=80.0,
+              slider=(-45.0, 45.0)),
         _INTERP,
     ),
     kornia=KorniaLowering(
@@ -964,7 +966,7 @@ def _max_size_spec(longest: bool) -> SizedOpSpec:
             "depends on the input's. Reported as scale.",
         params=(
             Number("max_size", f"{side} side after resizing, in pixels", 256, lo=1, hi=8192, integer=True,
-                   sample_hi=96),
+                   sample_hi=96, slider=(32, 1024)),
             _INTERP,
             Flag("antialias", "low-pass filter before shrinking, against aliasing (A's area_for_downscale; the "
                  "triangle filter, as Resize)", False),

@@ -76,7 +76,7 @@ ERASE = OpSpec(
     doc="Fill one random rectangle (area fraction `scale`, aspect `ratio`) with `value` (random erasing).",
     params=(
         Range("scale", "erased area as a fraction of the image", (0.02, 0.33), lo=0.001, hi=1.0),
-        Range("ratio", "rectangle aspect ratio (height / width)", (0.3, 3.3), lo=0.05, hi=20.0),
+        Range("ratio", "rectangle aspect ratio (height / width)", (0.3, 3.3), lo=0.05, hi=20.0, slider=(0.1, 10.0)),
         Number("value", "fill value (0 = black, 1 = white)", 0.0, lo=0.0, hi=1.0),
     ),
     kornia=KorniaLowering(
@@ -147,7 +147,7 @@ GRID_MASK = OpSpec(
     doc="Zero a square of side `ratio` x `tile` at the top-left of every `tile` x `tile` cell of an "
         "axis-aligned grid (GridMask), the grid shifted by a random offset per sample if `random_offset`.",
     params=(
-        Number("tile", "grid cell side in pixels", 64, lo=4, hi=1024, integer=True, sample_hi=16),
+        Number("tile", "grid cell side in pixels", 64, lo=4, hi=1024, integer=True, sample_hi=16, slider=(4, 256)),
         Number("ratio", "side of each zeroed square as a fraction of the cell side", 0.5, lo=0.05, hi=0.95),
         Flag("random_offset", "shift the grid by a random offset (in [0, tile) pixels) per sample", True),
     ),

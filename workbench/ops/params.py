@@ -75,6 +75,10 @@ class Number(Param):
     # The top of `random` draws where it is below `hi`: a side in pixels may be 8192, but random
     # chains (tests, fuzzing) stay at sizes the images they run on have, as Size's draws do.
     sample_hi: float | None = None
+    # The span the app's slider covers where [lo, hi] is far wider than what people use (a typed
+    # value still reaches lo and hi), and its step; None: [lo, hi], and a step fitting that span.
+    slider: tuple[float, float] | None = None
+    step: float | None = None
     ui: str = field(default="slider", init=False)
 
     def validate(self, where: str, value: Any) -> float | int:
@@ -109,6 +113,10 @@ class Range(Param):
 
     lo: float = -math.inf
     hi: float = math.inf
+    # The app's slider span and step, as for Number; `integer`: whole numbers (the slider steps by 1).
+    slider: tuple[float, float] | None = None
+    step: float | None = None
+    integer: bool = False
     ui: str = field(default="range_slider", init=False)
 
     def validate(self, where: str, value: Any) -> list[float]:

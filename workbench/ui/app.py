@@ -1,7 +1,7 @@
 """`Workbench`: compose a chain with widgets, preview it live on your images, export it.
 
-The app holds no state of its own beyond widgets: `app.chain` is a plain `Chain`, the
-same object the Python API sees. After editing it from code, call `app.sync()`.
+The app holds no state of its own beyond widgets and the edit history: `app.chain` is a plain
+`Chain`, the same object the Python API sees. After editing it from code, call `app.sync()`.
 """
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import dataclasses
 import html
 import io
 import threading
+import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ import ipywidgets as w
 import numpy as np
 from PIL import Image
 
-from ..backends import BACKENDS
+from ..backends import BACKENDS, check_memory
 from ..backends.albumentations_preview import AlbumentationsPreview
 from ..backends.dali_cache import DaliPrefixCache
 from ..backends.kornia_cache import PrefixCache
@@ -25,11 +27,18 @@ from ..chain import Chain, Step
 from ..data import as_image_list, load_images, resolve_source
 from ..errors import InputError, WorkbenchError
 from ..examples import example_chain
-from ..ops import FAMILIES, GROUPS, REGISTRY
+from ..ops import FAMILIES, REGISTRY, why_not_in_group
+from ..order import insertion_point, order_warnings
 from ..render import TARGET_KINDS, fit_tile, mix_caption, targets_of, to_display
 from ..targets import Targets, annotation_sources, check_targets, load_annotated
-from .controls import control_for
+from .cards import label, step_card
 from .estimate_panel import EstimatePanel
+from .export_panel import ExportPanel
+from .history import History
+from .preview import PreviewGrid, draw_differences, inspector_table
+from .style import style
+
+MAX_DRAWS = 8
 
 
 def _jpeg(array: np.ndarray) -> bytes:
@@ -41,6 +50,13 @@ def _jpeg(array: np.ndarray) -> bytes:
 
 class Workbench:
     """The notebook app: op palette, chain editor, live preview grid, save/load and export.
+
+    New ops go after the selected step (click a step's title to select it), else before Normalize
+    and batch mixing; a colour op placed after Normalize is named with the fix. Every edit can be
+    undone and redone. The preview recomputes at once when a control changes, on a background
+    thread, from the edited step on; changes that arrive while it computes are taken together
+    (`debounce_s=0`: each change recomputes before the call returns, for scripts and tests; a
+    positive value waits for that much quiet first). `app.wait()` waits for the preview.
 
     `targets`: masks, boxes and keypoints of `images` (the dict `wb.load_annotated` returns:
     lists aligned with the images, cut to `max_images` as they are). Every preview tile then
@@ -54,9 +70,13 @@ class Workbench:
 
     Example:
         >>> app = Workbench(images="sample_data", max_images=1, draws=1, debounce_s=0)
-        >>> _ = app.chain.add("VerticalFlip", p=1.0); app.sync()
-        >>> app.inspect(image=0, draw=0)[-1]["applied"]
+        >>> app.add("VerticalFlip"); [s.op for s in app.chain.steps][-2:]  # before Normalize
+        ['VerticalFlip', 'Normalize']
+        >>> app.chain.steps[-2].p = 1.0; app.sync()
+        >>> app.inspect(image=0, draw=0)[-2]["applied"]
         True
+        >>> app.undo(); [s.op for s in app.chain.steps][-2:]
+        ['Brightness', 'Normalize']
         >>> import workbench as wb
         >>> images, targets = wb.load_annotated()
         >>> app = Workbench(images=images, targets=targets, max_images=2, draws=1, debounce_s=0)
@@ -66,7 +86,7 @@ class Workbench:
 
     def __init__(self, images: Any = None, chain: Chain | None = None, backend: str = "kornia",
                  device: str = "cpu", draws: int = 3, max_images: int = 4, cell: int = 150,
-                 debounce_s: float = 0.15, targets: dict[str, Any] | Targets | None = None,
+                 debounce_s: float | None = None, targets: dict[str, Any] | Targets | None = None,
                  coco: str | Path | None = None, masks: str | Path | None = None):
         # What the estimate reads: all of the images, and the annotation files where given.
         self.annotations: dict[str, Any] = {}
@@ -84,49 +104,67 @@ class Workbench:
         self.cell = cell
         self.debounce_s = debounce_s
         self.results: dict[str, list] = {}
+        self.selected: tuple[int, ...] | None = None
+        self.picked: tuple[int, int, str] | None = None  # the tile whose draws are shown (image, draw, backend)
+        self.history = History()
         self._shown_chain: Chain | None = None  # the chain the current results ran
         self._target_error = ""  # why the current chain cannot move the targets ("" when it can)
         self._original_tiles: dict[tuple, list[bytes]] = {}  # per set of kinds shown
-        self._originals: dict[tuple, list[w.Image]] = {}  # each grid's original tiles
-        self._grids: dict[tuple, w.Widget] = {}
-        # Under each draw: what a batch mixing step mixed in (partner and share), empty otherwise.
-        self._captions: dict[tuple, list[list[w.Label]]] = {}
+        self._cards: dict[tuple, w.Widget] = {}  # card widgets by what they show, reused when unchanged
         # Previews recompute only from the edited step on (per backend).
         self._caches = {"kornia": PrefixCache(), "dali": DaliPrefixCache(), "albumentations": AlbumentationsPreview()}
-        self._timer: threading.Timer | None = None
         self._syncing = False
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # one refresh at a time
+        self._pending = threading.Condition()  # guards _dirty, _running, _last_change
+        self._dirty = self._running = False
+        self._last_change = 0.0
+        self.refreshes = 0  # previews computed (the tests and benchmarks count them)
 
         self.message = w.HTML()
-        self.status = w.HTML()
-        self.progress = w.IntProgress(value=0, min=0, max=1, description="preview", layout=w.Layout(width="300px"))
-        self.backend = w.Dropdown(options=list(BACKENDS), value=backend, description="backend")
-        self.compare = w.Dropdown(options=["none", *BACKENDS], value="none", description="compare with")
-        self.device = w.Dropdown(options=["cpu", "auto", "cuda"], value=device, description="device")
-        self.seed = w.BoundedIntText(value=self.chain.seed, min=0, max=2**31 - 1, description="seed")
-        self.resample = w.Button(description="resample", icon="refresh", tooltip="new seed, new draws")
-        self.draws = w.IntSlider(value=draws, min=1, max=6, description="draws", continuous_update=False)
+        self.message.add_class("wb-message")
+        self.notice = w.HTML()  # what the chain's order does wrong (a colour op after Normalize)
+        self.notice.add_class("wb-notice")
+        self.preview_error = w.HTML()
+        self.preview_error.add_class("wb-preview-error")
+        self.status = w.HTML(layout=w.Layout(height="20px"))
+        self.progress = w.IntProgress(value=0, min=0, max=1, layout=w.Layout(width="120px"))
+        self.backend = w.Dropdown(options=list(BACKENDS), value=backend, description="backend",
+                                  layout=w.Layout(width="210px"))
+        self.compare = w.Dropdown(options=["none", *BACKENDS], value="none", description="beside it",
+                                  layout=w.Layout(width="210px"), tooltip="a second backend, tile by tile beside the first")
+        self.device = w.Dropdown(options=["cpu", "auto", "cuda"], value=device, description="device",
+                                 layout=w.Layout(width="160px"))
+        self.seed = w.BoundedIntText(value=self.chain.seed, min=0, max=2**31 - 1, description="seed",
+                                     layout=w.Layout(width="190px"))
+        self.resample = w.Button(description="resample", icon="refresh", tooltip="new seed, new draws",
+                                 layout=w.Layout(width="auto"))
+        self.draws = w.IntSlider(value=draws, min=1, max=MAX_DRAWS, description="draws", continuous_update=False,
+                                 layout=w.Layout(width="230px"))
+        self.upto = w.IntSlider(value=0, min=0, max=0, description="after step", continuous_update=False,
+                                layout=w.Layout(width="260px"), tooltip="show the output after this step (step-through)")
+        self.undo_button = w.Button(description="undo", icon="undo", disabled=True, layout=w.Layout(width="auto"),
+                                    tooltip="undo the last change to the chain")
+        self.redo_button = w.Button(description="redo", icon="repeat", disabled=True, layout=w.Layout(width="auto"),
+                                    tooltip="redo what was undone")
         given = self.targets.kinds() if self.targets is not None else []
         self.show = {kind: w.Checkbox(value=kind in given, disabled=kind not in given, description=kind, indent=False,
                                       layout=w.Layout(width="110px"),
                                       tooltip=f"draw the {kind} on the tiles" if kind in given else f"no {kind} given")
                      for kind in TARGET_KINDS}
-        self.upto = w.IntSlider(value=0, min=0, max=0, description="after step", continuous_update=False,
-                                tooltip="show the output after this step (step-through)")
-        self.grid = w.VBox()
-        self.inspector = w.HTML()
-        self.steps_box = w.VBox()
+        self.preview = PreviewGrid(cell, self.inspect_tile)
+        self.grid = self.preview.widget
+        self.inspector = w.HTML()  # the draws of the tile last clicked, as plain text for code (shown under its row)
+        self.steps_box = w.VBox(layout=w.Layout(width="100%"))
         self.palette = self._build_palette()
-        self.path = w.Text(value="chain.yaml", description="chain file")
-        self.save_button = w.Button(description="save", icon="save")
-        self.load_button = w.Button(description="load", icon="folder-open")
-        self.export_folder = w.Text(value="exports", description="folder")
-        self.export_name = w.Text(value="", placeholder="augment_<backend>.py", description="file")
-        self.export_button = w.Button(description="export", icon="download", button_style="primary")
-        self.estimate_button = w.Button(description="estimate", icon="tachometer",
-                                        tooltip="measure the exported loader's images/s on this machine")
-        self.estimates = EstimatePanel(self.say)
-        self.code = w.HTML()
+        self.path = w.Text(value="chain.yaml", description="chain file", layout=w.Layout(width="300px"))
+        self.save_button = w.Button(description="save", icon="save", layout=w.Layout(width="auto"))
+        self.load_button = w.Button(description="load", icon="folder-open", layout=w.Layout(width="auto"))
+        self.exports = ExportPanel(lambda replace=False: self.export(replace))
+        self.export_folder, self.export_name, self.export_button = (self.exports.folder, self.exports.name,
+                                                                    self.exports.button)
+        self.code = self.exports.code
+        self.estimates = EstimatePanel(lambda: self.estimate())
+        self.estimate_button = self.estimates.button
 
         for control in (self.backend, self.compare, self.device, self.draws, self.upto):
             control.observe(lambda ch: self.schedule(), names="value")
@@ -134,30 +172,34 @@ class Workbench:
         for box in self.show.values():
             box.observe(lambda ch: self.redraw(), names="value")
         self.resample.on_click(lambda b: setattr(self.seed, "value", (self.seed.value + 1) % 2**31))
+        self.undo_button.on_click(lambda b: self.undo())
+        self.redo_button.on_click(lambda b: self.redo())
         self.save_button.on_click(lambda b: self.save())
         self.load_button.on_click(lambda b: self.load())
-        self.export_button.on_click(lambda b: self.export())
-        self.estimate_button.on_click(lambda b: self.estimate())
 
+        left = w.VBox([w.HTML("<b>Add an op</b> (after the selected step, else before Normalize)"), self.palette,
+                       w.HTML("<b>Chain</b>"), self.steps_box], layout=w.Layout(width="400px", flex="0 0 400px"))
+        left.add_class("wb-left")
+        right = w.VBox([w.HBox([w.HTML("<b>Preview</b>", layout=w.Layout(width="70px")), self.progress, self.status],
+                               layout=w.Layout(align_items="center")),
+                        self.preview_error, self.grid], layout=w.Layout(flex="1 1 0%", min_width="0"))
+        right.add_class("wb-right")
         self.widget = w.VBox([
-            w.HBox([self.backend, self.device, self.compare]),
-            w.HBox([self.seed, self.resample, self.draws, self.upto]),
+            style(),
+            w.HBox([self.backend, self.device, self.compare, self.undo_button, self.redo_button],
+                   layout=w.Layout(flex_flow="row wrap")),
+            w.HBox([self.seed, self.resample, self.draws, self.upto], layout=w.Layout(flex_flow="row wrap")),
             *([w.HBox([w.HTML("<b>Targets</b>&nbsp;", layout=w.Layout(width="70px")), *self.show.values()])]
               if self.targets is not None else []),
-            w.HBox([
-                w.VBox([w.HTML("<b>Ops</b>"), self.palette], layout=w.Layout(width="230px")),
-                w.VBox([w.HTML("<b>Chain</b>"), self.steps_box], layout=w.Layout(width="420px")),
-                w.VBox([w.HTML("<b>Preview</b> (original, then draws; click 'params' under a draw)"),
-                        self.progress, self.status, self.grid, self.inspector]),
-            ]),
-            self.message,
+            self.message, self.notice,
+            w.HBox([left, right], layout=w.Layout(width="100%", align_items="flex-start")),
             w.HBox([self.path, self.save_button, self.load_button]),
-            w.HBox([self.export_folder, self.export_name, self.export_button]),
-            self.code,
+            w.HTML("<b>Export</b> (a runnable file; the code is shown below)"), self.exports.widget,
             w.HTML("<b>Throughput</b> (the exported training loader, measured here: decode, copy, augment)"),
-            w.HBox([self.estimate_button]), self.estimates.widget,
-        ])
-        self.sync()
+            self.estimates.widget,
+        ], layout=w.Layout(width="100%"))
+        self.widget.add_class("wb-app")
+        self.sync(now=True)
         if skipped:
             self.say("skipped unreadable files: " + "; ".join(skipped), error=True)
 
@@ -177,96 +219,174 @@ class Workbench:
             buttons = []
             for name, spec in REGISTRY.items():
                 if spec.family == family:
-                    button = w.Button(description=name, tooltip=spec.doc, layout=w.Layout(width="200px"))
+                    button = w.Button(description=name, tooltip=spec.doc, layout=w.Layout(width="48%", margin="1px"))
                     button.on_click(lambda b, op=name: self.add(op))
                     buttons.append(button)
-            sections.append(w.VBox(buttons))
-        palette = w.Accordion(children=sections)
+            sections.append(w.HBox(buttons, layout=w.Layout(flex_flow="row wrap", width="100%")))
+        palette = w.Accordion(children=sections, layout=w.Layout(width="100%"))
         for i, family in enumerate(FAMILIES):
             palette.set_title(i, family)
+        palette.add_class("wb-palette")
         return palette
 
-    def add(self, op: str) -> None:
-        """Append `op` with its default parameters."""
-        self._edit(lambda steps: steps.append(Step.create(op)))
+    def select(self, path) -> None:
+        """Select a step (new ops are added after it); None clears the selection. (Clicking a
+        step's title selects it, and clicking it again clears the selection.)"""
+        self.selected = None if path is None else _path(path)
+        self.sync(refresh=False)
 
-    # Steps are addressed by their index in the chain, or inside groups by a path of indices:
-    # (2, 0) is the first child of the third step.
+    def add(self, op: str) -> None:
+        """Add `op` with its default parameters after the selected step, or, with none selected,
+        before Normalize and batch mixing; the new step becomes the selected one."""
+        where: list[tuple[int, ...]] = []
+
+        def do(steps):
+            new = Step.create(op)
+            path = self.selected
+            if path is not None and len(path) > 1 and why_not_in_group(new.spec):
+                path = path[:1]  # an op that cannot sit in a group goes after the group
+            if path is not None and _exists(steps, path):
+                siblings = _siblings(steps, path)
+                siblings.insert(path[-1] + 1, new)
+                where.append((*path[:-1], path[-1] + 1))
+                if len(path) > 1:  # a weighted group gives its new child a weight of 1
+                    parent = _siblings(steps, path[:-1])[path[-2]]
+                    if parent.params.get("weights"):
+                        parent.params["weights"].insert(path[-1] + 1, 1.0)
+            else:
+                index = insertion_point(steps, op)
+                steps.insert(index, new)
+                where.append((index,))
+        if self._edit(do):
+            self.selected = where[0]
+            self.sync()
+
     def remove(self, path) -> None:
-        self._edit(lambda steps: _siblings(steps, path).pop(_path(path)[-1]))
+        path = _path(path)
+        if self._edit(lambda steps: _siblings(steps, path).pop(path[-1])):
+            if self.selected is not None and self.selected[:len(path)] == path:
+                self.selected = None
+            self.sync()
 
     def move(self, path, offset: int) -> None:
         """Move a step up (offset -1) or down (+1) among its siblings."""
+        path = _path(path)
+        moved = []
+
         def do(steps):
-            siblings, index = _siblings(steps, path), _path(path)[-1]
+            siblings, index = _siblings(steps, path), path[-1]
             target = index + offset
             if 0 <= target < len(siblings):
                 siblings[index], siblings[target] = siblings[target], siblings[index]
-        self._edit(do)
+                moved.append((*path[:-1], target))
+        if self._edit(do):
+            if moved and self.selected == path:
+                self.selected = moved[0]
+            self.sync()
 
     def duplicate(self, path) -> None:
+        path = _path(path)
+
         def do(steps):
-            siblings, index = _siblings(steps, path), _path(path)[-1]
+            siblings, index = _siblings(steps, path), path[-1]
             siblings.insert(index + 1, Step.from_dict(siblings[index].to_dict()))
-        self._edit(do)
+        if self._edit(do):
+            self.sync()
 
     def reset(self, path) -> None:
         """Default parameters and p (a group keeps its children)."""
+        path = _path(path)
+
         def do(steps):
-            siblings, index = _siblings(steps, path), _path(path)[-1]
+            siblings, index = _siblings(steps, path), path[-1]
             step = siblings[index]
-            siblings[index] = Step.create(step.op, enabled=step.enabled,
-                                          steps=step.steps if step.is_group else None)
-        self._edit(do)
+            siblings[index] = Step.create(step.op, enabled=step.enabled, steps=step.steps if step.is_group else None)
+        if self._edit(do):
+            self.sync()
 
     def group(self, path, kind: str = "OneOf") -> None:
         """Put a step into a new group (OneOf by default); move more steps into it with `indent`."""
+        path = _path(path)
+
         def do(steps):
-            siblings, index = _siblings(steps, path), _path(path)[-1]
+            siblings, index = _siblings(steps, path), path[-1]
             siblings[index] = Step.create(kind, steps=[siblings[index]])
-        self._edit(do)
+        if self._edit(do):
+            self.sync()
 
     def ungroup(self, path) -> None:
         """Replace a group by its children, in place."""
+        path = _path(path)
+
         def do(steps):
-            siblings, index = _siblings(steps, path), _path(path)[-1]
+            siblings, index = _siblings(steps, path), path[-1]
             group = siblings[index]
             if not group.is_group:
-                raise WorkbenchError(f"step {_label(path)} ({group.op}) is not a group")
+                raise WorkbenchError(f"step {label(path)} ({group.op}) is not a group")
             siblings[index:index + 1] = group.steps
-        self._edit(do)
+        if self._edit(do):
+            self.sync()
 
     def indent(self, path) -> None:
         """Move a step into the group just above it (as its last child)."""
+        path = _path(path)
+
         def do(steps):
-            siblings, index = _siblings(steps, path), _path(path)[-1]
+            siblings, index = _siblings(steps, path), path[-1]
             if index == 0 or not siblings[index - 1].is_group:
-                raise WorkbenchError(f"step {_label(path)} has no group just above it to move into; put a step "
+                raise WorkbenchError(f"step {label(path)} has no group just above it to move into; put a step "
                                      "in a group with its 'group' button first")
             siblings[index - 1].steps.append(siblings.pop(index))
-        self._edit(do)
+        if self._edit(do):
+            self.selected = None
+            self.sync()
 
     def outdent(self, path) -> None:
         """Move a step out of its group, to just after the group."""
+        path = _path(path)
+
         def do(steps):
-            path_ = _path(path)
-            if len(path_) < 2:
-                raise WorkbenchError(f"step {_label(path)} is not inside a group")
-            parent = _siblings(steps, path_[:-1])
-            parent.insert(path_[-2] + 1, _siblings(steps, path_).pop(path_[-1]))
-        self._edit(do)
+            if len(path) < 2:
+                raise WorkbenchError(f"step {label(path)} is not inside a group")
+            parent = _siblings(steps, path[:-1])
+            parent.insert(path[-2] + 1, _siblings(steps, path).pop(path[-1]))
+        if self._edit(do):
+            self.selected = None
+            self.sync()
 
     def set_kind(self, path, kind: str) -> None:
         """Turn a group into another kind (OneOf, SomeOf, Sequential), keeping its children and p."""
+        path = _path(path)
+
         def do(steps):
-            siblings, index = _siblings(steps, path), _path(path)[-1]
+            siblings, index = _siblings(steps, path), path[-1]
             group = siblings[index]
             siblings[index] = Step.create(kind, p=group.p, enabled=group.enabled, steps=group.steps)
-        self._edit(do)
+        if self._edit(do):
+            self.sync()
 
-    def _edit(self, change) -> None:
+    def undo(self) -> None:
+        """Go back to the chain before the last edit (steps, parameters, seed)."""
+        self._restore(self.history.undo(self.chain.to_dict()), "nothing to undo")
+
+    def redo(self) -> None:
+        self._restore(self.history.redo(self.chain.to_dict()), "nothing to redo")
+
+    def _restore(self, snapshot: dict | None, none: str) -> None:
+        if snapshot is None:
+            self.say(none)
+            return
+        restored = Chain.from_dict(snapshot)
+        self.chain.seed, self.chain.steps[:] = restored.seed, restored.steps
+        if self.selected is not None and not _exists(self.chain.steps, self.selected):
+            self.selected = None
+        self.say("")
+        self.sync()
+
+    def _edit(self, change) -> bool:
         """Apply a structural change to a copy of the chain's steps; if the result is a valid
-        chain, take it and rebuild the editor, else say why and keep the chain as it was."""
+        chain, take it (the caller then syncs), else say why and keep the chain as it was."""
+        before = self.chain.to_dict()
         steps = [Step.from_dict(s.to_dict(), i + 1) for i, s in enumerate(self.chain.steps)]
         try:
             change(steps)
@@ -274,13 +394,17 @@ class Workbench:
                 Chain(seed=self.chain.seed, steps=steps).validate()
         except (WorkbenchError, IndexError) as exc:
             self.say(str(exc), error=True)
-            return
+            return False
         self.chain.steps[:] = steps
-        self.sync()
+        self.history.record(before)
+        self.say("")
+        return True
 
-    def _set(self, path, name: str | None, value: Any) -> None:
-        """A control changed: validate the edited step; on error keep the old one and say why."""
+    def set_value(self, path, name: str | None, value: Any) -> bool:
+        """A control changed: validate the edited step; on error keep the old one, say why and
+        return False."""
         path = _path(path)
+        before = self.chain.to_dict()
         top = self.chain.steps[path[0]].to_dict()
         data = top
         for k in path[1:]:
@@ -290,68 +414,27 @@ class Workbench:
         else:
             data["params"][name] = value
         try:
-            self.chain.steps[path[0]] = Step.from_dict(top, path[0] + 1)
+            step = Step.from_dict(top, path[0] + 1)
         except WorkbenchError as exc:
             self.say(str(exc), error=True)
-            return
+            return False
+        self.chain.steps[path[0]] = step
+        if self.chain.to_dict() != before:
+            self.history.record(before)
+        self._update_history_buttons()
         self.say("")
+        self._update_notice()
         self.schedule()
+        return True
 
-    def _card(self, path, step: Step) -> w.Widget:
-        path = _path(path)
-        spec = step.spec
-        enabled = w.Checkbox(value=step.enabled, indent=False, layout=w.Layout(width="24px"),
-                             tooltip="enable / disable")
-        enabled.observe(lambda ch: self._set(path, "enabled", ch["new"]), names="value")
-        buttons = []
-        for icon, tip, action in (("arrow-up", "move up", lambda b: self.move(path, -1)),
-                                  ("arrow-down", "move down", lambda b: self.move(path, 1)),
-                                  ("copy", "duplicate", lambda b: self.duplicate(path)),
-                                  ("undo", "reset to defaults", lambda b: self.reset(path)),
-                                  ("trash", "remove", lambda b: self.remove(path))):
-            button = w.Button(icon=icon, tooltip=tip, layout=w.Layout(width="34px"))
-            button.on_click(action)
-            buttons.append(button)
-        actions = {}
-        for key, icon, tip, action in (
-                ("group", "object-group", "put this step in a new group (OneOf)", lambda b: self.group(path)),
-                ("indent", "indent", "move into the group just above", lambda b: self.indent(path)),
-                ("outdent", "outdent", "move out of its group", lambda b: self.outdent(path)),
-                *([("ungroup", "object-ungroup", "replace the group by its steps", lambda b: self.ungroup(path))]
-                  if step.is_group else [])):
-            button = w.Button(icon=icon, tooltip=tip, layout=w.Layout(width="34px"))
-            button.on_click(action)
-            actions[key] = button
-        width = 180 - 16 * (len(path) - 1)
-        title = w.HTML(f"<b>{_label(path)}. {html.escape(step.op)}</b>", layout=w.Layout(width=f"{width}px"))
-        p = w.FloatSlider(value=step.p, min=0.0, max=1.0, step=0.05, description="p", continuous_update=False,
-                          disabled=spec.always_applies, layout=w.Layout(width="340px"),
-                          style={"description_width": "90px"})
-        p.observe(lambda ch: self._set(path, "p", float(ch["new"])), names="value")
-        controls = [control_for(param, step.params[param.name], lambda n, v: self._set(path, n, v))
-                    for param in spec.params]
-        rows = [w.HBox([enabled, title, *buttons]), w.HBox(list(actions.values()))]
-        extra = {}
-        if step.is_group:
-            kind = w.Dropdown(options=list(GROUPS), value=step.op, description="group", layout=w.Layout(width="340px"),
-                              style={"description_width": "90px"}, tooltip=spec.doc)
-            kind.observe(lambda ch: self.set_kind(path, ch["new"]), names="value")
-            children = w.VBox([self._card((*path, k), child) for k, child in enumerate(step.steps)],
-                              layout=w.Layout(margin="0 0 0 16px"))
-            rows += [kind, p, *controls, children]
-            extra = {"kind": kind, "children": children}
-        else:
-            rows += [p, *controls]
-        card = w.VBox(rows, layout=w.Layout(border="1px solid #ccc", padding="4px", margin="2px 0"))
-        card.step_controls = {"enabled": enabled, "p": p, "buttons": buttons, "actions": actions, **extra,
-                              **{param.name: c for param, c in zip(spec.params, controls)}}
-        return card
+    _set = set_value
 
-    def sync(self) -> None:
-        """Rebuild the editor from `self.chain` (call after editing the chain from code), then preview."""
+    def sync(self, now: bool = False, refresh: bool = True) -> None:
+        """Rebuild the editor from `self.chain` (call after editing the chain from code), then
+        preview (at once with `now`, else as `schedule` does)."""
         self._syncing = True
         try:
-            self.steps_box.children = [self._card(i, s) for i, s in enumerate(self.chain.steps)]
+            self.steps_box.children = self._step_cards()
             count = len(self.chain.steps)
             at_end = self.upto.value == 0 or self.upto.value >= self.upto.max
             self.upto.max = max(count, 1)
@@ -361,24 +444,76 @@ class Workbench:
                 self.seed.value = self.chain.seed
         finally:
             self._syncing = False
-        self.refresh()
+        self._update_history_buttons()
+        self._update_notice()
+        if refresh:
+            self.refresh() if now else self.schedule()
+
+    def _step_cards(self) -> list[w.Widget]:
+        """A card per step, reusing the widgets of cards whose step, place and selection are unchanged."""
+        cards, used = [], {}
+        for index, step in enumerate(self.chain.steps):
+            key = (index, repr(step.to_dict()), self.selected if self.selected and self.selected[0] == index else None,
+                   index > 0 and self.chain.steps[index - 1].is_group)
+            card = self._cards.get(key) or step_card(self, (index,), step, self.chain.steps, self.selected)
+            used[key] = card
+            cards.append(card)
+        self._cards = used
+        return cards
+
+    def _update_history_buttons(self) -> None:
+        self.undo_button.disabled = not self.history.can_undo
+        self.redo_button.disabled = not self.history.can_redo
+
+    def _update_notice(self) -> None:
+        found = order_warnings(self.chain.steps)
+        self.notice.value = ("" if not found else '<span style="color:#8a5300">&#9888; '
+                             + "<br>&#9888; ".join(html.escape(text) for text in found) + "</span>")
 
     def _on_seed(self, change) -> None:
+        if self._syncing:
+            return
+        self.history.record(self.chain.to_dict())
         self.chain.seed = int(change["new"])
+        self._update_history_buttons()
         self.schedule()
 
     # ----- preview -----------------------------------------------------------------------
     def schedule(self) -> None:
-        """Refresh after `debounce_s` of quiet (immediately when it is 0)."""
+        """Recompute the preview: at once on a background thread, changes that arrive meanwhile
+        taken together in one more run (`debounce_s` > 0: after that much quiet; 0: right here)."""
         if self._syncing:  # sync() refreshes once at its end
             return
-        if self.debounce_s <= 0:
+        if self.debounce_s == 0:
             self.refresh()
             return
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = threading.Timer(self.debounce_s, self.refresh)
-        self._timer.start()
+        with self._pending:
+            self._dirty, self._last_change = True, time.monotonic()
+            if self._running:
+                return
+            self._running = True
+        threading.Thread(target=self._work, name="workbench-preview", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            if self.debounce_s:
+                while (quiet := time.monotonic() - self._last_change) < self.debounce_s:
+                    time.sleep(self.debounce_s - quiet)
+            with self._pending:
+                if not self._dirty:
+                    self._running = False
+                    self._pending.notify_all()
+                    return
+                self._dirty = False
+            try:
+                self.refresh()
+            except Exception as exc:  # noqa: BLE001 - a background thread must say what went wrong
+                self._show_error(f"the preview failed ({type(exc).__name__}): {exc}")
+
+    def wait(self, timeout: float | None = 60) -> bool:
+        """Wait until the preview has caught up with every change; False if `timeout` ran out."""
+        with self._pending:
+            return self._pending.wait_for(lambda: not self._running, timeout)
 
     def preview_chain(self) -> Chain:
         """The chain as previewed: cut after the step the step-through slider selects (its
@@ -390,12 +525,16 @@ class Workbench:
         """The target kinds drawn on the tiles: those given whose checkbox is ticked."""
         return tuple(kind for kind, box in self.show.items() if box.value and not box.disabled)
 
+    def backends_shown(self) -> list[str]:
+        return [self.backend.value] + ([self.compare.value] if self.compare.value not in
+                                       ("none", self.backend.value) else [])
+
     def refresh(self) -> None:
-        """Recompute the preview; a failing backend leaves a message and the last grid."""
+        """Recompute the preview. A chain that cannot run leaves the error where the preview is,
+        the last grid dimmed under it, and the chain as it is."""
         with self._lock:
             chain = self.preview_chain()
-            backends = [self.backend.value] + ([self.compare.value] if self.compare.value not in
-                                               ("none", self.backend.value) else [])
+            backends = self.backends_shown()
             self.status.value = "<i>computing…</i>"
             results = {}
             try:
@@ -404,18 +543,29 @@ class Workbench:
                 seeds = [(chain.seed + k) % 2**31 for k in range(self.draws.value)]
                 self.progress.max, self.progress.value = len(backends) * len(seeds), 0
                 for backend in backends:
+                    device = "cpu" if backend == "albumentations" else self.device.value
+                    check_memory(chain, self.images, backend, _device(device), kept_states=len(seeds),
+                                 what="images in the preview (max_images) or draws")
                     results[backend] = []
                     for seed in seeds:
                         results[backend].append(self._caches[backend].run(chain, self.images, self.device.value, seed))
                         self.progress.value += 1
             except (WorkbenchError, ValueError) as exc:
                 self.status.value = ""
-                self.say(str(exc), error=True)
+                self._show_error(str(exc))
                 return
             self.results = self._moved(chain, results)
             self._shown_chain = chain
+            self.preview.layout(len(self.images), len(seeds), backends)
             self._draw_tiles()
+            self._show_error("")
+            self._inspect_again()
             self.status.value = ""
+            self.refreshes += 1
+
+    def _show_error(self, text: str) -> None:
+        self.preview_error.value = (f'<div class="wb-error-box">{html.escape(text)}</div>' if text else "")
+        (self.grid.add_class if text else self.grid.remove_class)("wb-stale")
 
     def _moved(self, chain: Chain, results: dict[str, list]) -> dict[str, list]:
         """The runs with the targets moved as each draw's pixels were (once per refresh and
@@ -444,21 +594,42 @@ class Workbench:
                 self._draw_tiles()
 
     def _draw_tiles(self) -> None:
-        """Fill the tiles of every backend's grid from `self.results` and the targets shown."""
+        """Fill the tiles of every backend from `self.results` and the targets shown."""
         show = self.shown_kinds()
-        originals = self._original_tiles_for(show)
-        grids = []
+        tiles, captions = {}, {}
+        backends = list(self.results)
         for backend, runs in self.results.items():
-            grid, tiles = self._grid_for(backend, len(runs))
-            for n, image in enumerate(self._originals[(backend, len(runs))]):
-                image.value = originals[n]
-            for n in range(len(self.images)):
-                for k, run in enumerate(runs):
-                    tiles[n][k].value = _jpeg(fit_tile(to_display(self._shown_chain, run.images[n]), self.cell,
-                                                       targets_of(run.targets, n), show))
-                    self._captions[(backend, len(runs))][n][k].value = mix_caption(run.params[n])
-            grids.append(grid)
-        self.grid.children = grids
+            tiles[backend] = [[_jpeg(fit_tile(to_display(self._shown_chain, run.images[n]), self.cell,
+                                              targets_of(run.targets, n), show)) for run in runs]
+                              for n in range(len(self.images))]
+            captions[backend] = [[(mix_caption(run.params[n]), "") for run in runs] for n in range(len(self.images))]
+        if len(backends) == 2:
+            self._mark_differences(*backends, captions)
+        self.preview.fill(self._original_tiles_for(show), tiles, captions)
+
+    def _mark_differences(self, first: str, second: str, captions: dict) -> None:
+        """Under the second backend's tiles: whether it drew what the first drew, and above the
+        grid how many samples differ (each backend has its own random stream)."""
+        differ = total = 0
+        for n in range(len(self.images)):
+            for k, (a, b) in enumerate(zip(self.results[first], self.results[second])):
+                found = draw_differences(a.params[n], b.params[n])
+                total += 1
+                text, _ = captions[second][n][k]
+                if found:
+                    differ += 1
+                    captions[second][n][k] = (f"≠ draws {text}".strip(), f"{second} drew otherwise than {first}: "
+                                              + "; ".join(found))
+                else:
+                    captions[second][n][k] = (f"= draws {text}".strip(), f"{second} drew what {first} drew")
+        if differ:
+            note = (f"{first} and {second} drew different values for {differ} of {total} samples (each backend draws "
+                    f"from its own random stream): tiles marked ≠ differ by their draws, not only by the backend; "
+                    f"press a tile's search button to see which values. With every range collapsed to one value "
+                    f"(and p = 1) the backends draw alike.")
+        else:
+            note = f"{first} and {second} drew the same values for all {total} samples: any difference is the backend's."
+        self.preview.summary.value = f"<small>{html.escape(note)}</small>"
 
     def _original_tiles_for(self, show: tuple[str, ...]) -> list[bytes]:
         """The originals' tiles with the given targets of the kinds in `show` (each set drawn once)."""
@@ -467,43 +638,34 @@ class Workbench:
                                           for n, image in enumerate(self.images)]
         return self._original_tiles[show]
 
-    def _grid_for(self, backend: str, draws: int) -> tuple[w.Widget, list[list[w.Image]]]:
-        """The grid for (backend, draws), built once and then only refilled: creating
-        widgets costs more than updating their bytes."""
-        key = (backend, draws)
-        if key not in self._grids:
-            rows, tiles, captions, originals = [], [], [], []
-            for n, original in enumerate(self._original_tiles_for(self.shown_kinds())):
-                row_tiles = [w.Image(format="jpeg") for _ in range(draws)]
-                row_captions = [w.Label(layout=w.Layout(width=f"{self.cell}px")) for _ in range(draws)]
-                originals.append(w.Image(value=original, format="jpeg"))
-                cells = [w.VBox([originals[-1], w.Label("original")])]
-                for k, (image, caption) in enumerate(zip(row_tiles, row_captions)):
-                    button = w.Button(description="params", layout=w.Layout(width=f"{self.cell}px"),
-                                      tooltip=f"what image {n}, draw {k + 1} drew")
-                    button.on_click(lambda b, n=n, k=k, backend=backend: self.inspect(n, k, backend))
-                    cells.append(w.VBox([image, caption, button]))
-                rows.append(w.HBox(cells))
-                tiles.append(row_tiles)
-                captions.append(row_captions)
-            self._captions[key] = captions
-            self._originals[key] = originals
-            self._grids[key] = (w.VBox([w.HTML(f"<b>{html.escape(backend)}</b>"), *rows]), tiles)
-        return self._grids[key]
+    def inspect_tile(self, image: int, draw: int, backend: str) -> None:
+        self.inspect(image, draw, backend)
 
     def inspect(self, image: int, draw: int, backend: str | None = None) -> list[dict]:
-        """Show (and return) the per-step draws of one preview sample."""
+        """Show (under the image's row) and return the per-step draws of one preview sample;
+        `image` and `draw` are 0-based indices (shown counted from 1)."""
         backend = backend or self.backend.value
-        rows = self.results[backend][draw].params[image]
-        cells = "".join(
-            f"<tr><td>{r['step']}</td><td>{'&nbsp;' * 3 * str(r['step']).count('.')}{html.escape(r['op'])}</td>"
-            f"<td>{'yes' if r['applied'] else 'no'}</td>"
-            f"<td>{html.escape(', '.join(f'{k}={_short(v)}' for k, v in r.items() if k not in _NOT_DRAWN))}</td></tr>"
-            for r in _flat_rows(rows))
-        self.inspector.value = (f"<b>image {image}, draw {draw + 1} ({html.escape(backend)}, seed "
-                                f"{self.results[backend][draw].seed})</b><table><tr><th>step</th><th>op</th>"
-                                f"<th>applied</th><th>drawn</th></tr>{cells}</table>")
+        run = self.results[backend][draw]
+        rows = run.params[image]
+        title = f"image {image + 1}, draw {draw + 1} ({backend}, seed {run.seed})"
+        table = inspector_table(rows, title)
+        self.inspector.value = table
+        self.picked = (image, draw, backend)
+        if backend in self.preview.tiles:
+            self.preview.inspect(image, draw, backend, table)
         return rows
+
+    def _inspect_again(self) -> None:
+        """Keep the open draws table true to the new results, or close it when its tile is gone."""
+        if self.picked is None:
+            return
+        image, draw, backend = self.picked
+        if backend in self.results and draw < len(self.results[backend]) and image < len(self.images):
+            self.inspect(image, draw, backend)
+        else:
+            self.picked = None
+            self.preview.clear_inspector()
+            self.inspector.value = ""
 
     # ----- files -------------------------------------------------------------------------
     def save(self) -> None:
@@ -515,31 +677,23 @@ class Workbench:
         self.say(f"saved the chain to {path}")
 
     def load(self) -> None:
-        """Replace the chain's contents with the file's (same object: code keeps its reference)."""
+        """Replace the chain's contents with the file's (same object: code keeps its reference);
+        undo goes back to the chain before."""
         try:
             loaded = Chain.load(self.path.value)
         except WorkbenchError as exc:
             self.say(str(exc), error=True)
             return
+        self.history.record(self.chain.to_dict())
         self.chain.seed, self.chain.steps[:] = loaded.seed, loaded.steps
+        self.selected = None
         self.say(f"loaded {self.path.value}")
         self.sync()
 
-    def export(self) -> str | None:
-        """Write the chain for the selected backend inside the folder; show the code."""
-        backend = self.backend.value
-        name = self.export_name.value.strip() or f"augment_{backend}.py"
-        try:
-            # The file box is typed text: it stays inside the folder, and the button replaces
-            # its own earlier export (the path is shown after every write).
-            source = self.chain.export(backend, path=name, folder=self.export_folder.value or ".", overwrite=True)
-        except (WorkbenchError, OSError) as exc:
-            self.say(str(exc), error=True)
-            return None
-        target = (Path(self.export_folder.value or ".") / name)
-        self.say(f"wrote {target}; run it: python {target} --images DIR --seed {self.chain.seed} --save out.npz")
-        self.code.value = _highlight(source)
-        return source
+    def export(self, replace: bool = False) -> str | None:
+        """Write the chain for the selected backend inside the folder; show the code. A file this
+        app did not write is replaced only with `replace` (the panel's 'replace it' button)."""
+        return self.exports.export(self.chain, self.backend.value, self.source, self.annotations, replace)
 
     def estimate(self):
         """Start measuring the chain with the throughput panel's settings on the selected backend
@@ -550,10 +704,17 @@ class Workbench:
                                   **self.annotations)
 
 
+def _device(device: str) -> str:
+    """The device a preview runs on, for the memory check ('auto' resolved)."""
+    if device == "auto":
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
 def _load(images: Any, limit: int) -> tuple[list[np.ndarray], list[str]]:
     """Images for the preview; files that cannot be decoded are skipped and named."""
-    import warnings
-
     if isinstance(images, (str, Path)):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -583,27 +744,9 @@ def _checked_targets(images: list[np.ndarray], targets: Any, limit: int, skipped
     return check_targets(images, **{k: None if v is None else list(v)[:limit] for k, v in targets.items()})
 
 
-# Row keys the inspector shows in its own columns, or not at all (a group's children get rows).
-_NOT_DRAWN = ("step", "op", "enabled", "applied", "steps")
-
-
-def _flat_rows(rows: list[dict]) -> list[dict]:
-    """A sample's step rows with every group's children rows after it, in order."""
-    out = []
-    for row in rows:
-        out.append(row)
-        out += _flat_rows(row.get("steps", []))
-    return out
-
-
 def _path(path) -> tuple[int, ...]:
     """A step's address: its index in the chain, or a path of indices into groups."""
     return (int(path),) if isinstance(path, (int, np.integer)) else tuple(int(k) for k in path)
-
-
-def _label(path) -> str:
-    """The step number people see: 3, or 3.1 for the first child of step 3."""
-    return ".".join(str(k + 1) for k in _path(path))
 
 
 def _siblings(steps: list, path) -> list:
@@ -615,19 +758,8 @@ def _siblings(steps: list, path) -> list:
     return steps
 
 
-def _short(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.3g}"
-    if isinstance(value, list):
-        return "[" + ", ".join(_short(v) for v in value) + "]"
-    return str(value)
-
-
-def _highlight(source: str) -> str:
-    from pygments import highlight
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexers import PythonLexer
-
-    formatter = HtmlFormatter(noclasses=True, style="friendly")
-    return (f'<div style="max-height:420px;overflow:auto;font-size:12px">'
-            f"{highlight(source, PythonLexer(), formatter)}</div>")
+def _exists(steps: list, path) -> bool:
+    try:
+        return 0 <= _path(path)[-1] < len(_siblings(steps, path))
+    except IndexError:
+        return False

@@ -38,16 +38,22 @@ class EstimatePanel:
     """Widgets for `chain.estimate` / `chain.compare_backends`. `run(chain, backend, device,
     images)` checks the settings, then measures a copy of the chain on a background thread
     (progress on the bar, a cancel button) and shows the plot, the tables and the advice;
-    `wait()` blocks until it is done, for code and tests.
+    `wait()` blocks until it is done, for code and tests. Its own message line, beside the
+    button, says what happened; the button is disabled while a measurement runs, and the last
+    result is cleared when a new one starts. `start` (when given) is what the button calls.
 
     Example:
-        >>> panel = EstimatePanel(lambda text, error: None)
-        >>> panel.running, panel.cancel_button.disabled
-        (False, True)
+        >>> panel = EstimatePanel()
+        >>> panel.running, panel.cancel_button.disabled, panel.button.disabled
+        (False, True, False)
     """
 
-    def __init__(self, say: Callable[[str, bool], None]):
-        self.say = say
+    def __init__(self, start: Callable[[], Any] | None = None):
+        self.button = w.Button(description="estimate", icon="tachometer", button_style="info",
+                               tooltip="measure the exported loader's images/s on this machine")
+        self.button.on_click(lambda b: start() if start is not None else None)
+        self.message = w.HTML()
+        self.message.add_class("wb-estimate-message")
         self.batch_size = w.BoundedIntText(value=64, min=1, max=4096, description="batch size")
         self.image_size = w.Text(value="", placeholder="own size, N or HxW", description="image size")
         self.workers = w.BoundedIntText(value=max(1, min(4, os.cpu_count() or 1)), min=0, max=256,
@@ -57,10 +63,11 @@ class EstimatePanel:
         self.compile = w.Checkbox(value=False, description="torch.compile (Kornia)", indent=False,
                                   tooltip="measure the Kornia loader with its fused steps compiled, as --compile "
                                           "runs it; the first compiled call's seconds are shown")
-        self.bar = w.FloatProgress(value=0.0, min=0.0, max=1.0, description="estimate")
-        self.label = w.Label()
+        self.bar = w.FloatProgress(value=0.0, min=0.0, max=1.0, layout=w.Layout(width="160px"))
+        self.label = w.HTML(layout=w.Layout(flex="1 1 auto", width="auto"))
+        self.label.add_class("wb-estimate-status")
         self.cancel_button = w.Button(description="cancel", icon="stop", disabled=True,
-                                      tooltip="stop the measurement")
+                                      tooltip="stop the measurement", layout=w.Layout(width="90px"))
         self.cancel_button.on_click(lambda b: self.cancel())
         self.plot = w.Image(format="png", layout=w.Layout(display="none"))
         self.report = w.HTML()
@@ -70,9 +77,16 @@ class EstimatePanel:
         self._left_out = ""  # what the running estimate leaves out, said with its result
         self.widget = w.VBox([
             w.HBox([self.batch_size, self.image_size, self.workers]),
-            w.HBox([self.target, self.compare, self.compile, self.bar, self.label, self.cancel_button]),
-            self.report, self.plot,
+            w.HBox([self.target, self.compare, self.compile]),
+            w.HBox([self.button, self.cancel_button, self.bar, self.label], layout=w.Layout(align_items="center")),
+            self.message, self.report, self.plot,
         ])
+        self.widget.add_class("wb-estimate")
+
+    def say(self, text: str, error: bool = False) -> None:
+        """Show a message on the panel's own line, beside its button (errors in red)."""
+        colour = "#b00020" if error else "#1b5e20"
+        self.message.value = f'<span style="color:{colour}">{html.escape(text)}</span>' if text else ""
 
     @property
     def running(self) -> bool:
@@ -102,7 +116,10 @@ class EstimatePanel:
             return None
         self._cancel.clear()
         self.bar.value, self.label.value = 0.0, "starting"
-        self.cancel_button.disabled = False
+        self.cancel_button.disabled, self.button.disabled = False, True
+        self.result = None  # the last figures are not this chain's: cleared while it measures
+        self.report.value, self.plot.layout.display = "", "none"
+        self.say(f"measuring {backend} on {options['device']}...")
         self._left_out = ("measured the images alone: the estimate reads targets from files; give the app coco= "
                           "and/or masks= to measure the loader moving them" if without_targets else "")
         self._thread = threading.Thread(target=self._measure, args=(chain, backend, options, self.target.value or None),
@@ -124,7 +141,7 @@ class EstimatePanel:
         if self._cancel.is_set():
             raise EstimateCancelled("the estimate was cancelled")
         self.bar.value = max(0.0, min(1.0, fraction))
-        self.label.value = f"{100 * fraction:.0f}% {message}"
+        self.label.value = f"{100 * fraction:.0f}%: {html.escape(message)}"
 
     def _measure(self, chain, backend: str, options: dict, target: float | None) -> None:
         try:
@@ -135,26 +152,41 @@ class EstimatePanel:
             self._show(result, target)
         except EstimateCancelled:
             self.label.value = "cancelled"
-            self.say("estimate cancelled; the chain and the last result are as they were", False)
+            self.say("estimate cancelled; the chain is as it was", False)
         except WorkbenchError as exc:
+            self.label.value = "failed"
             self.say(f"estimate failed: {exc}", True)
         except Exception as exc:  # a backend failing mid-measurement must not take the app down
+            self.label.value = "failed"
             self.say(f"estimate failed ({type(exc).__name__}): {exc}", True)
         finally:
-            self.cancel_button.disabled = True
+            self.cancel_button.disabled, self.button.disabled = True, False
 
     def _show(self, result: Estimate | Comparison, target: float | None) -> None:
-        report = _report_html(result, result.advise(target), self._left_out)
-        figure = result.plot(target)
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=80, bbox_inches="tight")
-        plt.close(figure)
+        """The figures first, then the advice and the plot: a part that fails is named, and never
+        takes the finished measurement with it."""
         self.result = result
-        self.report.value = report
-        self.plot.value = buffer.getvalue()
-        self.plot.layout.display = ""
         best = result.fastest if isinstance(result, Comparison) else result
-        self.say(f"estimate: {best.images_per_s:.0f} images/s ({best.label}, batch {best.batch_size})", False)
+        failed = []
+        try:
+            advice = result.advise(target)
+        except Exception as exc:  # noqa: BLE001 - show the figures whatever the advice does
+            advice, failed = None, [f"the advice failed ({type(exc).__name__}: {exc})"]
+        self.report.value = _report_html(result, advice, self._left_out)
+        try:
+            figure = result.plot(target)
+            buffer = io.BytesIO()
+            figure.savefig(buffer, format="png", dpi=80, bbox_inches="tight")
+            plt.close(figure)
+            self.plot.value = buffer.getvalue()
+            self.plot.layout.display = ""
+        except Exception as exc:  # noqa: BLE001
+            failed.append(f"the plot failed ({type(exc).__name__}: {exc})")
+        self.label.value = "done"
+        text = f"estimate: {best.images_per_s:.0f} images/s ({best.label}, batch {best.batch_size})"
+        if advice is not None and advice.noisy:
+            text += "; the measurement was noisy: measure again before acting on its breakdown"
+        self.say(text + ("; " + "; ".join(failed) if failed else ""), bool(failed))
 
 
 def _report_html(result: Estimate | Comparison, advice, left_out: str = "") -> str:
@@ -177,6 +209,8 @@ def _report_html(result: Estimate | Comparison, advice, left_out: str = "") -> s
             f"<table><tr><th>step alone</th><th>ms/batch</th><th>share</th></tr>{steps}</table>"
             + (f"<div><small>{e(est.compile_line)}</small></div>" if est.compile_line else "")
             + "".join(f"<div><small>{e(n)}</small></div>" for n in est.notes))
-    items = "".join(f"<li>{e(s)}</li>" for s in advice.suggestions)
-    parts.append(f"<p>{e(advice.verdict)}</p><ul>{items}</ul>")
+    if advice is not None:
+        items = "".join(f"<li>{e(s)}</li>" for s in advice.suggestions)
+        style = ' style="color:#8a5300"' if advice.noisy else ""
+        parts.append(f"<p{style}>{e(advice.verdict)}</p><ul>{items}</ul>")
     return "".join(parts)

@@ -1,0 +1,114 @@
+"""The app's export: a folder and a file name, the export button, the code it wrote, and a run hint
+that repeats what the app was given (the images' folder, the annotation files).
+
+A file this app did not write (or that changed since it wrote it) is never replaced silently: the
+panel says so and offers a 'replace' button; the app's own last export of a file is replaced, and
+the message says so.
+"""
+from __future__ import annotations
+
+import hashlib
+import html
+import shlex
+from pathlib import Path
+from typing import Any, Callable
+
+import ipywidgets as w
+
+from ..errors import WorkbenchError
+
+
+def highlighted(source: str) -> str:
+    """`source` as syntax-highlighted HTML in a scrolling box."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+
+    formatter = HtmlFormatter(noclasses=True, style="friendly")
+    return (f'<div style="max-height:420px;overflow:auto;font-size:12px">'
+            f"{highlight(source, PythonLexer(), formatter)}</div>")
+
+
+class ExportPanel:
+    """`export(chain, backend, images=, annotations=)` writes the chain's code for `backend` into
+    the folder box's folder under the file box's name (default augment_<backend>.py) and shows it.
+
+    Example:
+        >>> panel = ExportPanel(lambda: None)
+        >>> panel.folder.value, panel.replace_button.layout.display
+        ('exports', 'none')
+    """
+
+    def __init__(self, start: Callable[[], Any]):
+        self.folder = w.Text(value="exports", description="folder", layout=w.Layout(width="220px"))
+        self.name = w.Text(value="", placeholder="augment_<backend>.py", description="file",
+                           layout=w.Layout(width="260px"))
+        self.button = w.Button(description="export", icon="download", button_style="primary")
+        self.button.on_click(lambda b: start())
+        self.replace_button = w.Button(description="replace it", icon="exclamation-triangle", button_style="warning",
+                                       layout=w.Layout(display="none", width="auto"))
+        self.replace_button.on_click(lambda b: start(True))
+        self.message = w.HTML()
+        self.message.add_class("wb-export-message")
+        self.code = w.HTML()
+        self._written: dict[Path, str] = {}  # files this panel wrote: resolved path -> sha256 of what it wrote
+        self.widget = w.VBox([w.HBox([self.folder, self.name, self.button, self.replace_button]), self.message,
+                              self.code])
+        self.widget.add_class("wb-export")
+
+    def say(self, text: str, error: bool = False) -> None:
+        colour = "#b00020" if error else "#1b5e20"
+        self.message.value = f'<span style="color:{colour}">{html.escape(text)}</span>' if text else ""
+
+    def file_name(self, backend: str) -> str:
+        return self.name.value.strip() or f"augment_{backend}.py"
+
+    def target(self, backend: str) -> Path:
+        return Path(self.folder.value or ".") / self.file_name(backend)
+
+    def export(self, chain, backend: str, images: Any = None, annotations: dict | None = None,
+               replace: bool = False) -> str | None:
+        """Write and show the code; None (and a message) when it cannot, or when it would replace a
+        file this panel did not write and `replace` is False."""
+        self.replace_button.layout.display = "none"
+        target = self.target(backend)
+        resolved = target.resolve()
+        if target.exists() and not replace and self._written.get(resolved) != _sha(target):
+            self.say(f"{target} already exists and this app did not write it (or it changed since): press "
+                     "'replace it' to overwrite it, or type another file name", error=True)
+            self.replace_button.layout.display = ""
+            return None
+        replacing = target.exists()
+        try:
+            # The file box is typed text: the export stays inside the folder (export() checks).
+            source = chain.export(backend, path=self.file_name(backend), folder=self.folder.value or ".", overwrite=True)
+        except (WorkbenchError, OSError) as exc:
+            self.say(str(exc), error=True)
+            return None
+        self._written[resolved] = _sha(target)
+        self.say(f"{'replaced' if replacing else 'wrote'} {target}; run it: {run_hint(target, chain.seed, images, annotations)}")
+        self.code.value = highlighted(source)
+        return source
+
+
+def run_hint(script: Path, seed: int, images: Any = None, annotations: dict | None = None) -> str:
+    """The command that reproduces the preview with the exported file: its images' folder where the
+    app was given one, the annotation files where it was given them.
+
+    Example:
+        >>> run_hint(Path("exports/a.py"), 7, "data", {"coco": "data/c.json", "masks": None})
+        'python exports/a.py --images data --seed 7 --save out.npz --coco data/c.json'
+    """
+    folder = str(images) if isinstance(images, (str, Path)) else "DIR"
+    words = ["python", str(script), "--images", folder, "--seed", str(seed), "--save", "out.npz"]
+    for key in ("coco", "masks"):
+        if annotations and annotations.get(key) is not None:
+            words += [f"--{key}", str(annotations[key])]
+    return shlex.join(words)
+
+
+def _sha(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
