@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import uuid
 from pathlib import Path
 from typing import Iterator
 
@@ -51,6 +52,12 @@ def jupyter_lab(root: Path, env: dict | None = None, start_timeout_s: float = 90
     port = _free_port()
     env = dict(env or os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    # No "get notified about news?" toast over the page (news_url=None alone still asks).
+    settings = Path(root) / ".lab-settings"
+    (settings / "@jupyterlab" / "apputils-extension").mkdir(parents=True, exist_ok=True)
+    (settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    env["JUPYTERLAB_SETTINGS_DIR"] = str(settings)
     log_path = Path(root) / "lab.log"
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
@@ -94,7 +101,9 @@ def chromium():
 def open_notebook(browser, port: int, name: str, width: int = 1280, height: int = 1000, timeout_ms: int = 90_000):
     """A page showing notebook `name` in JupyterLab, its kernel idle."""
     page = browser.new_page(viewport={"width": width, "height": height})
-    page.goto(f"http://127.0.0.1:{port}/lab/tree/{name}", timeout=timeout_ms)
+    # A workspace of its own: JupyterLab would otherwise reopen (and activate) the notebooks of earlier pages.
+    workspace = "wb" + uuid.uuid4().hex[:12]
+    page.goto(f"http://127.0.0.1:{port}/lab/workspaces/{workspace}/tree/{name}?reset", timeout=timeout_ms)
     page.wait_for_function("() => window.jupyterapp && document.querySelector('.jp-Notebook')", timeout=timeout_ms)
     page.wait_for_function("() => document.body.innerText.includes('Idle')", timeout=timeout_ms)
     return page
@@ -105,11 +114,11 @@ def run_all_cells(page) -> None:
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
 
 
-# JavaScript: the preview tiles (every image widget in the app's grid) as [src, loaded] pairs.
-TILES_JS = """() => [...document.querySelectorAll('.wb-preview img, .wb-preview .widget-image')]
-    .map(i => [i.getAttribute('src') || '', i.complete && i.naturalWidth > 0])"""
+DRAW_TILES = ".wb-preview .wb-draw img"
 
 
-def wait_tiles_loaded(page, count: int, timeout_ms: int = 180_000) -> None:
-    """Until at least `count` preview tiles show a loaded image."""
-    page.wait_for_function(f"() => ({TILES_JS})().filter(t => t[1]).length >= {count}", timeout=timeout_ms)
+def wait_tiles_loaded(page, count: int, selector: str = DRAW_TILES, timeout_ms: int = 180_000) -> None:
+    """Until at least `count` tiles (default: the preview's draws) show a loaded image."""
+    page.wait_for_function(
+        "([selector, count]) => [...document.querySelectorAll(selector)]"
+        ".filter(i => i.complete && i.naturalWidth > 0).length >= count", arg=[selector, count], timeout=timeout_ms)

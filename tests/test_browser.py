@@ -1,14 +1,12 @@
-"""End to end in a real browser: headless Chromium (Debian's package) driven by Playwright,
-against a real JupyterLab server on 127.0.0.1. Opens a notebook that shows the app, changes a
-control, sees the preview change, presses Export, and runs the exported file."""
-import json
+"""End to end in a real browser: headless Chromium (Debian's package) driven by Playwright, against
+a real JupyterLab server on 127.0.0.1 (bench/browser.py starts both). What only a browser shows:
+the app renders and reacts, its layout holds at many draws in a 1280-pixel-wide JupyterLab, two
+backends sit tile by tile side by side, overlays toggle, an arrow key on a slider moves a value by
+its step, and Export writes a file that reproduces the preview."""
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -16,108 +14,151 @@ import pytest
 
 import workbench as wb
 
-from conftest import ENV
+from conftest import ENV, ROOT
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+sys.path.insert(0, str(ROOT / "bench"))
+from browser import CHROMIUM, DRAW_TILES, chromium, jupyter_lab, open_notebook, run_all_cells, wait_tiles_loaded  # noqa: E402
+from browser import write_notebook  # noqa: E402
+
 if not Path(CHROMIUM).exists():
     if os.environ.get("CI"):
         raise RuntimeError("the browser test needs Debian's chromium (scripts/test.sh installs it as root)")
     pytest.skip("chromium is not installed (scripts/test.sh installs it)", allow_module_level=True)
-playwright = pytest.importorskip("playwright.sync_api")
-
-NOTEBOOK = {
-    "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": [
-        "import workbench as wb\n",
-        "app = wb.Workbench(images=wb.SAMPLE_DATA, max_images=2, draws=2, cell=96, debounce_s=0.05)\n",
-        "app.export_folder.value = 'exports'\n",
-        "app"]}],
-    "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
-    "nbformat": 4, "nbformat_minor": 5}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+pytest.importorskip("playwright.sync_api")
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
-    (root / "app.ipynb").write_text(json.dumps(NOTEBOOK))
-    port = _free_port()
-    env = {**ENV, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{ENV.get('PATH', '')}"}
-    log = open(root / "lab.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1",
-         "--IdentityProvider.token=", "--ServerApp.password=", "--LabApp.news_url=None",
-         "--LabApp.expose_app_in_browser=True", f"--ServerApp.root_dir={root}", "--allow-root"],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=2)
-            break
-        except OSError:
-            if proc.poll() is not None:
-                break
-            time.sleep(0.5)
-    else:
-        proc.terminate()
-        pytest.fail("JupyterLab did not start within 90 s: " + (root / "lab.log").read_text()[-2000:])
-    yield root, port
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with jupyter_lab(root, env=ENV) as port, chromium() as browser:
+        yield root, port, browser
 
 
 def test_app_in_jupyterlab_end_to_end(lab, tmp_path, small_folder):
-    root, port = lab
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
-        page = browser.new_page(viewport={"width": 1600, "height": 1300})
-        try:
-            page.goto(f"http://127.0.0.1:{port}/lab/tree/app.ipynb", timeout=90_000)
-            page.wait_for_function("() => window.jupyterapp && document.querySelector('.jp-Notebook')",
-                                   timeout=90_000)
-            # Wait for the kernel, fire the command without awaiting it, then wait on the page.
-            page.wait_for_function("() => document.body.innerText.includes('Idle')", timeout=90_000)
-            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-            tiles = page.locator(".widget-image")
-            # 2 images x (original + 2 draws), each tile loaded.
-            page.wait_for_function("() => [...document.querySelectorAll('.widget-image')]"
-                                   ".filter(i => i.complete && i.naturalWidth > 0).length >= 6", timeout=180_000)
-            assert "javascript error" not in page.inner_text("body")  # every control's view rendered
-            before = tiles.nth(1).get_attribute("src")
-
-            seed = page.locator(".widget-inline-hbox", has=page.locator("label", has_text="seed")).locator("input")
-            seed.fill("42")
-            seed.press("Enter")
-            page.wait_for_function("(src) => { const t = document.querySelectorAll('.widget-image')[1];"
-                                   " return t && t.getAttribute('src') !== src && t.complete && t.naturalWidth > 0; }",
-                                   arg=before, timeout=120_000)
-
-            page.get_by_role("button", name="export").click()
-            page.wait_for_function("() => document.body.innerText.includes('wrote exports/augment_kornia.py')",
-                                   timeout=120_000)
-            page.screenshot(path=str(tmp_path / "app.png"), full_page=True)
-            if os.environ.get("WORKBENCH_SCREENSHOT"):
-                shutil.copy(tmp_path / "app.png", os.environ["WORKBENCH_SCREENSHOT"])
-        finally:
-            browser.close()
+    root, port, browser = lab
+    write_notebook(root, "app.ipynb", "import workbench as wb\n"
+                                      "app = wb.Workbench(images=wb.SAMPLE_DATA, max_images=2, draws=2, cell=96)\n"
+                                      "app.export_folder.value = 'exports'\n"
+                                      "app")
+    page = open_notebook(browser, port, "app.ipynb", width=1600, height=1300)
+    try:
+        run_all_cells(page)
+        wait_tiles_loaded(page, 4)  # 2 images x 2 draws
+        assert "javascript error" not in page.inner_text("body")  # every control's view rendered
+        before = page.locator(DRAW_TILES).nth(0).get_attribute("src")
+        seed = page.locator(".widget-inline-hbox", has=page.locator("label", has_text="seed")).locator("input")
+        seed.fill("42")
+        seed.press("Enter")
+        page.wait_for_function("([sel, src]) => { const t = document.querySelectorAll(sel)[0];"
+                               " return t && t.getAttribute('src') !== src && t.complete && t.naturalWidth > 0; }",
+                               arg=[DRAW_TILES, before], timeout=120_000)
+        # An arrow key on Rotate's upper handle moves its value by the slider's step (1 degree).
+        card = page.locator(".wb-card", has=page.locator(".wb-card-title", has_text="Rotate")).first
+        handle = card.locator(".noUi-handle-upper").first
+        handle.focus()
+        handle.press("ArrowRight")
+        upper = card.locator(".wb-entry input").last  # p, then the range's low and high ends
+        page.wait_for_function("(el) => el.value === '21'", arg=upper.element_handle(), timeout=60_000)
+        page.get_by_role("button", name="export").click()
+        page.wait_for_function("() => document.body.innerText.includes('wrote exports/augment_kornia.py')",
+                               timeout=120_000)
+        page.screenshot(path=str(tmp_path / "app.png"), full_page=True)
+        if os.environ.get("WORKBENCH_SCREENSHOT"):
+            shutil.copy(tmp_path / "app.png", os.environ["WORKBENCH_SCREENSHOT"])
+    finally:
+        page.close()
 
     exported = root / "exports" / "augment_kornia.py"
-    assert exported.exists()
-    assert "SEED = 42" in exported.read_text()
+    assert "SEED = 42" in exported.read_text() and "degrees=[-20.0, 21.0]" in exported.read_text()
     out = tmp_path / "out.npz"
     proc = subprocess.run([sys.executable, str(exported), "--images", str(small_folder), "--save", str(out)],
                           capture_output=True, text=True, env=ENV, timeout=240)
     assert proc.returncode == 0, proc.stderr[-2000:]
     chain = wb.examples.example_chain()
     chain.seed = 42
+    chain.steps[2].params["degrees"] = [-20.0, 21.0]
     assert np.array_equal(np.load(out)["images"], chain.run(wb.load_images(small_folder)).images)
+
+
+# Every element of the app that would clip or wrap what it shows, as [what, text] pairs.
+LAYOUT_PROBLEMS = """() => {
+  const app = document.querySelector('.wb-app');
+  const problems = [];
+  if (app.scrollWidth > app.clientWidth + 1) problems.push(['app overflows', app.scrollWidth + ' > ' + app.clientWidth]);
+  for (const b of app.querySelectorAll('button')) {
+    if (b.offsetParent === null) continue;  // hidden
+    if (b.closest('.wb-palette')) continue;  // folded sections
+    if (b.scrollWidth > b.clientWidth + 1 && !b.classList.contains('wb-card-title'))
+      problems.push(['button clipped', b.innerText || b.title]);
+  }
+  for (const t of app.querySelectorAll('.wb-card-title')) {
+    const line = parseFloat(getComputedStyle(t).lineHeight) || 20;
+    if (t.getBoundingClientRect().height > 2 * line) problems.push(['title wraps', t.innerText]);
+  }
+  for (const i of app.querySelectorAll('.wb-entry input')) {
+    if (i.scrollWidth > i.clientWidth + 1) problems.push(['number clipped', i.value]);
+  }
+  const edge = Math.min(app.getBoundingClientRect().right, document.querySelector('.wb-right').getBoundingClientRect().right);
+  for (const i of app.querySelectorAll('.wb-preview img, .wb-card')) {
+    const r = i.getBoundingClientRect();
+    if (r.right > edge + 1) problems.push(['outside the app', Math.round(r.right) + ' > ' + Math.round(edge)]);
+  }
+  return problems.slice(0, 8);
+}"""
+
+# For each image and draw, the two backends' tiles: [top of the first, top of the second, gap].
+PAIRS = """() => [...document.querySelectorAll('.wb-preview .wb-pair')].filter(p => p.children.length === 2)
+  .map(p => { const [a, b] = [...p.children].map(c => c.querySelector('img').getBoundingClientRect());
+              return [a.top, b.top, b.left - a.right, a.width]; })"""
+
+
+@pytest.mark.parametrize("draws", [6, 8])
+def test_the_layout_holds_at_many_draws_with_two_backends_tile_by_tile(lab, draws):
+    root, port, browser = lab
+    name = f"layout_{draws}.ipynb"
+    write_notebook(root, name, "import workbench as wb\n"
+                               f"app = wb.Workbench(draws={draws}, max_images=2)\n"
+                               "app.compare.value = 'dali'\n"
+                               "app")
+    page = open_notebook(browser, port, name, width=1280, height=1000)
+    try:
+        run_all_cells(page)
+        wait_tiles_loaded(page, 2 * 2 * draws)
+        problems = page.evaluate(LAYOUT_PROBLEMS)
+        assert problems == [], problems
+        pairs = page.evaluate(PAIRS)
+        assert len(pairs) == 2 * draws
+        for top_a, top_b, gap, width in pairs:  # side by side: same row, next to each other
+            assert abs(top_a - top_b) < 1 and 0 <= gap < 8 and width >= 50
+        titles = page.locator(".wb-preview .wb-group > .wb-caption").all_inner_texts()
+        assert titles[:2] == ["original", "draw 1"] and f"draw {draws}" in titles
+    finally:
+        page.close()
+
+
+def test_target_overlays_toggle_in_the_page(lab):
+    root, port, browser = lab
+    write_notebook(root, "targets.ipynb", "import workbench as wb\n"
+                                          "images, targets = wb.load_annotated()\n"
+                                          "app = wb.Workbench(images=images, targets=targets, max_images=2, draws=1)\n"
+                                          "app")
+    page = open_notebook(browser, port, "targets.ipynb", width=1280, height=1000)
+    try:
+        run_all_cells(page)
+        wait_tiles_loaded(page, 2)
+        mean = """(sel) => { const i = document.querySelector(sel); const c = document.createElement('canvas');
+                   c.width = i.naturalWidth; c.height = i.naturalHeight; const g = c.getContext('2d');
+                   g.drawImage(i, 0, 0); const d = g.getImageData(0, 0, c.width, c.height).data;
+                   let s = 0; for (let k = 0; k < d.length; k += 4) s += Math.abs(d[k] - d[k + 2]); return s / d.length; }"""
+        with_boxes = page.evaluate(mean, DRAW_TILES)
+        before = page.locator(DRAW_TILES).first.get_attribute("src")
+        for kind in ("masks", "boxes", "keypoints"):
+            page.locator(".widget-checkbox", has_text=kind).locator("input").uncheck()
+        page.wait_for_function("([sel, src]) => { const t = document.querySelector(sel);"
+                               " return t.getAttribute('src') !== src && t.complete && t.naturalWidth > 0; }",
+                               arg=[DRAW_TILES, before], timeout=60_000)
+        page.wait_for_timeout(300)
+        plain = page.evaluate(mean, DRAW_TILES)
+        assert with_boxes > plain + 1, (with_boxes, plain)  # the coloured overlays are gone from the tile
+    finally:
+        page.close()

@@ -542,6 +542,7 @@ class Workbench:
                     raise WorkbenchError("no enabled step to preview: add an op from the palette or enable one")
                 seeds = [(chain.seed + k) % 2**31 for k in range(self.draws.value)]
                 self.progress.max, self.progress.value = len(backends) * len(seeds), 0
+                self.progress.layout.visibility = "visible"
                 for backend in backends:
                     device = "cpu" if backend == "albumentations" else self.device.value
                     check_memory(chain, self.images, backend, _device(device), kept_states=len(seeds),
@@ -552,6 +553,7 @@ class Workbench:
                         self.progress.value += 1
             except (WorkbenchError, ValueError) as exc:
                 self.status.value = ""
+                self.progress.layout.visibility = "hidden"
                 self._show_error(str(exc))
                 return
             self.results = self._moved(chain, results)
@@ -561,6 +563,7 @@ class Workbench:
             self._show_error("")
             self._inspect_again()
             self.status.value = ""
+            self.progress.layout.visibility = "hidden"
             self.refreshes += 1
 
     def _show_error(self, text: str) -> None:
@@ -616,12 +619,14 @@ class Workbench:
                 found = draw_differences(a.params[n], b.params[n])
                 total += 1
                 text, _ = captions[second][n][k]
+                mixed, _ = captions[first][n][k]
+                captions[first][n][k] = (f"{first} {mixed}".strip(), f"{first}, draw {k + 1} of image {n + 1}")
                 if found:
                     differ += 1
-                    captions[second][n][k] = (f"≠ draws {text}".strip(), f"{second} drew otherwise than {first}: "
+                    captions[second][n][k] = (f"{second} ≠ {text}".strip(), f"{second} drew otherwise than {first}: "
                                               + "; ".join(found))
                 else:
-                    captions[second][n][k] = (f"= draws {text}".strip(), f"{second} drew what {first} drew")
+                    captions[second][n][k] = (f"{second} = {text}".strip(), f"{second} drew what {first} drew")
         if differ:
             note = (f"{first} and {second} drew different values for {differ} of {total} samples (each backend draws "
                     f"from its own random stream): tiles marked ≠ differ by their draws, not only by the backend; "

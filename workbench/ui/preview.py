@@ -59,9 +59,7 @@ class PreviewGrid:
 
     def _build(self, images: int, draws: int, backends: list[str]) -> tuple:
         pair = len(backends)
-        header = [_head("original", 1)] + [_head(f"draw {k + 1}" + (": " + " | ".join(backends) if pair > 1 else ""),
-                                                 pair) for k in range(draws)]
-        rows: list[w.Widget] = [_line(header, "wb-head")]
+        rows: list[w.Widget] = []
         originals: list[w.Image] = []
         tiles = {b: [[None] * draws for _ in range(images)] for b in backends}
         captions = {b: [[None] * draws for _ in range(images)] for b in backends}
@@ -70,7 +68,8 @@ class PreviewGrid:
         for n in range(images):
             original = _image()
             originals.append(original)
-            parts = [_cell([original, _caption(f"image {n + 1}")], self.cell, "wb-original")]
+            parts = [_group([_cell([original, _caption(f"image {n + 1}")], self.cell, "wb-original")], "original", 1,
+                            self.cell)]
             for k in range(draws):
                 group = []
                 for b in backends:
@@ -83,7 +82,7 @@ class PreviewGrid:
                     cell.add_class(f"wb-backend-{b}")
                     tiles[b][n][k], captions[b][n][k], cells[b][n][k] = image, caption, cell
                     group.append(cell)
-                parts.append(_group(group, pair, self.cell))
+                parts.append(_group(group, f"draw {k + 1}", pair, self.cell))
             rows.append(_line(parts, "wb-row"))
             inspector = w.HTML()
             inspector.add_class("wb-inspector")
@@ -135,26 +134,28 @@ def _caption(text: str) -> w.Label:
     return label
 
 
+# A tile never gets narrower than this: a row that cannot hold its tiles wraps, each draw's tiles
+# (one per backend) staying together under their "draw k" label.
+MIN_TILE = 56
+
+
 def _cell(children: list[w.Widget], cell: int, kind: str) -> w.VBox:
-    box = w.VBox(children, layout=w.Layout(flex="1 1 0%", min_width="0", max_width=f"{cell}px"))
+    box = w.VBox(children, layout=w.Layout(flex="1 1 0%", min_width=f"{MIN_TILE}px", max_width=f"{cell}px"))
     box.add_class(kind)
     return box
 
 
-def _group(cells: list[w.Widget], pair: int, cell: int) -> w.HBox:
-    box = w.HBox(cells, layout=w.Layout(flex=f"{pair} 1 0%", min_width="0", max_width=f"{pair * cell + 2}px"))
+def _group(cells: list[w.Widget], title: str, pair: int, cell: int) -> w.VBox:
+    tiles = w.HBox(cells, layout=w.Layout(width="100%"))
+    tiles.add_class("wb-pair")
+    box = w.VBox([_caption(title), tiles], layout=w.Layout(
+        flex=f"{pair} 1 0%", min_width=f"{pair * (MIN_TILE + 2)}px", max_width=f"{pair * (cell + 2)}px"))
     box.add_class("wb-group")
     return box
 
 
-def _head(text: str, span: int) -> w.Label:
-    label = w.Label(text, layout=w.Layout(flex=f"{span} 1 0%", min_width="0"))
-    label.add_class("wb-caption")
-    return label
-
-
 def _line(parts: list[w.Widget], kind: str) -> w.HBox:
-    box = w.HBox(parts, layout=w.Layout(width="100%", align_items="flex-start"))
+    box = w.HBox(parts, layout=w.Layout(width="100%", align_items="flex-start", flex_flow="row wrap"))
     box.add_class(kind)
     return box
 
