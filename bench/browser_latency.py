@@ -3,8 +3,8 @@ new preview images in the page, and from a palette click to the new step's image
 
 A real JupyterLab on 127.0.0.1, headless Chromium (Playwright), the default app on the bundled
 sample images (`wb.Workbench(backend=...)`: 4 images, 3 draws, the example chain) at 1280x900.
-Each measurement presses ArrowRight (then ArrowLeft) on the upper handle of Rotate's degrees
-slider; the clock starts at the keydown in the page and stops when every draw tile holds a new,
+Each measurement presses ArrowRight on the upper handle of Rotate's degrees slider (a value the
+app has not shown yet: 21, 22, ... degrees); the clock starts at the keydown in the page and stops when every draw tile holds a new,
 decoded image and a frame has been painted after it. Medians after 2 warm-ups. Then the first
 palette click: a click on an op in the palette until its step's images are shown. Usage:
 
@@ -64,7 +64,7 @@ def arrow_latencies(page, op: str, count: int, runs: int) -> list[float]:
     for k in range(runs + 2):
         page.evaluate(ARM, [TILES, count])
         handle.focus()
-        handle.press("ArrowRight" if k % 2 == 0 else "ArrowLeft")
+        handle.press("ArrowRight")  # a new value each time, as a user stepping through angles makes
         ms = page.evaluate("() => window.__wbLatency")
         if k >= 2:
             times.append(ms)

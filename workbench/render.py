@@ -2,6 +2,8 @@
 the preview grid."""
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
@@ -42,9 +44,24 @@ def to_display(chain: ChainModel, image: np.ndarray) -> np.ndarray:
         return np.asarray(image)
     x = np.asarray(image, dtype=np.float32)
     normalize = [s for _, s in chain.enabled_steps() if s.op == "Normalize"]
-    if normalize:
-        x = x * np.asarray(normalize[-1].params["std"], np.float32) + np.asarray(normalize[-1].params["mean"], np.float32)
-    return np.clip(np.round(x * 255.0), 0, 255).astype(np.uint8)
+    std, mean = (tuple(normalize[-1].params[k]) for k in ("std", "mean")) if normalize else ((1.0,), (0.0,))
+    scale, offset = _display_affine(x.shape, std, mean)
+    y = x * scale
+    y += offset
+    np.clip(y, 0, 255, out=y)
+    return y.astype(np.uint8)
+
+
+@functools.lru_cache(maxsize=8)
+def _display_affine(shape: tuple, std: tuple, mean: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Per-pixel scale and offset arrays of `shape` for to_display (x * 255 * std + 255 * mean,
+    plus 0.5 so that truncating rounds): numpy multiplies whole arrays several times faster than
+    it broadcasts a 3-vector over the last axis, and a preview converts the same shape again and again."""
+    scale = np.float32(255.0) * np.asarray(std, np.float32)
+    offset = np.float32(255.0) * np.asarray(mean, np.float32) + np.float32(0.5)
+    if len(shape) < 3 or shape[-1] != scale.size:
+        scale, offset = scale[:1], offset[:1]  # one channel, or one value for every channel
+    return np.broadcast_to(scale, shape).copy(), np.broadcast_to(offset, shape).copy()
 
 
 def mix_caption(rows) -> str:

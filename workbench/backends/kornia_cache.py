@@ -34,6 +34,10 @@ class PrefixCache(StepStateCache):
 
     backend = "kornia"
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._built: dict = {}
+
     def run(self, chain, images, device: str = "cpu", seed: int | None = None) -> RunResult:
         """Same result as `chain.run(images, backend="kornia", device=device, seed=seed)`."""
         seed, arrays, device = self._prepare(chain, images, device, seed)
@@ -47,7 +51,7 @@ class PrefixCache(StepStateCache):
         # Points where the random stream is at a step boundary for the whole batch and no fused
         # run of steps (see the module's fusion_segments) is cut: the ends of the runs.
         first = 0 if same_size else head
-        augmentation = module.place(module.build_augmentation(), device)
+        augmentation = self._augmentation(module, device)
         resumable = [first + end for end in module.fusion_bounds(augmentation[first:])]
         if not same_size:
             resumable.insert(0, head)
@@ -83,6 +87,15 @@ class PrefixCache(StepStateCache):
         out = batch.permute(0, 2, 3, 1).contiguous().cpu().numpy()
         params = per_sample_params(chain, records, len(arrays), kornia_names)
         return RunResult(images=out, params=params, backend="kornia", device=device, seed=seed, inputs=arrays)
+
+    def _augmentation(self, module, device: str):
+        """The module's built augmentation on `device`, built once per generated module: building
+        Kornia's modules (their samplers, their checks) costs milliseconds a draw, and they keep no
+        state between calls (every run seeds torch's generator itself)."""
+        key = (module.__name__, device)
+        if self._built.get("key") != key:
+            self._built = {"key": key, "augmentation": module.place(module.build_augmentation(), device)}
+        return self._built["augmentation"]
 
     def _uploaded(self, arrays, dev: torch.device) -> list[torch.Tensor]:
         """The images as uint8 CHW tensors on `dev`, copied there once per list of images: an

@@ -21,6 +21,7 @@ from ..errors import ChainError, ExportError, UnsupportedOpError
 from ..model import ChainModel
 from ..ops import where_it_runs
 from .albumentations import emit_albumentations
+from .compiler import compile_source
 from .dali import emit_dali
 from .kornia import emit_kornia
 
@@ -41,13 +42,19 @@ def emit(chain, backend: str) -> str:
 
 @functools.lru_cache(maxsize=64)
 def _emit_checked(chain_json: str, backend: str) -> str:
-    # Keyed by the validated chain's JSON: live previews re-run the same chain often.
+    # Keyed by the validated chain's JSON: live previews re-run the same chain often. Compiled
+    # here (a block at a time, see compiler.py): what does not compile never leaves the emitter,
+    # and load_module then finds the code compiled.
     source = EMITTERS[backend](ChainModel.from_dict(json.loads(chain_json)))
     try:
-        ast.parse(source)
+        compile_source(source, _filename(source, backend))
     except SyntaxError as exc:  # a bug in an emitter, never the user's fault
         raise ExportError(f"generated {backend} code does not parse (line {exc.lineno}): {exc.msg}") from None
     return source
+
+
+def _filename(source: str, backend: str) -> str:
+    return f"<workbench-{backend}-{hashlib.sha256(source.encode()).hexdigest()[:16]}>"
 
 
 def export_path(path: str | os.PathLike, folder: str | os.PathLike | None = None, overwrite: bool = False) -> Path:
@@ -90,6 +97,7 @@ def export_chain(chain, backend: str = "kornia", path=None, folder=None, overwri
     source = emit(chain, backend)
     if path is not None:
         target = export_path(path, folder, overwrite=overwrite)
+        ast.parse(source)  # the file written is what Python's own parser reads: checked whole once more
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(source, encoding="utf-8")
     return source
@@ -99,13 +107,15 @@ _MODULES: dict[str, types.ModuleType] = {}
 
 
 def load_module(source: str, backend: str) -> types.ModuleType:
-    """Execute generated source as a module (cached by content); its lines show in tracebacks."""
-    key = hashlib.sha256(source.encode()).hexdigest()[:16]
+    """Execute generated source as a module (cached by content, compiled a block at a time: see
+    compiler.py); its lines show in tracebacks."""
+    filename = _filename(source, backend)
+    key = filename[len(f"<workbench-{backend}-"):-1]
     if key not in _MODULES:
-        filename = f"<workbench-{backend}-{key}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         module = types.ModuleType(f"workbench_generated_{backend}_{key}")
         module.__file__ = filename
-        exec(compile(source, filename, "exec"), module.__dict__)
+        for code in compile_source(source, filename):
+            exec(code, module.__dict__)
         _MODULES[key] = module
     return _MODULES[key]

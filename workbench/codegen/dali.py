@@ -1,6 +1,8 @@
 """Emit a DALI script for a chain: `augment(images)` as DALI operators plus pipelines and CLI."""
 from __future__ import annotations
 
+import ast
+
 from ..errors import UnsupportedOpError
 from ..literals import Name, call, comment, literal
 from ..model import ChainModel
@@ -98,7 +100,33 @@ def _step_function(i: int, step, scale: float, fuse: str = "", flip=None,
                    "    " + comment('("cpu" or "mixed").')]
     source += ["    " + line for line in lines]
     source.append(f"    return images, [{', '.join(var for _, var in reported)}]" + (", labels" if spec.mixes_batch else ""))
-    return name, source, [n for n, _ in reported], (1.0 if low.unit_scale_after else scale)
+    return name, straight_line(source), [n for n, _ in reported], (1.0 if low.unit_scale_after else scale)
+
+
+def straight_line(source: list[str]) -> list[str]:
+    """A function's lines, marked @do_not_convert when they hold no control flow and call nothing
+    but DALI's operators (fn, dmath, types) and op_seed: DALI's autograph then calls it as it is
+    instead of rewriting it (tens of milliseconds a function, each time the chain changes), which
+    gives the same graph. (A function that calls other Python code, which may branch, stays
+    converted: autograph must follow it there.)
+
+    Example:
+        >>> straight_line(["def f(images, seed):", "    return fn.flip(images), []"])[0].split("  #")[0]
+        '@do_not_convert'
+        >>> straight_line(["def f(images, seed):", "    return select(images), []"])[0]
+        'def f(images, seed):'
+    """
+    tree = ast.parse("\n".join(source))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.IfExp, ast.For, ast.While, ast.Try, ast.BoolOp, ast.comprehension)):
+            return source
+        if isinstance(node, ast.Call):
+            root = node.func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if not (isinstance(root, ast.Name) and root.id in ("fn", "dmath", "types", "op_seed")):
+                return source
+    return ["@do_not_convert  # no if, loop or Python call: nothing for DALI's autograph to rewrite", *source]
 
 
 def _group_function(i: int, group, scale: float) -> tuple[str, list[str], list[str]]:

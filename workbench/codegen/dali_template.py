@@ -57,6 +57,7 @@ import nvidia.dali.fn as fn
 import nvidia.dali.math as dmath
 import nvidia.dali.types as types
 from nvidia.dali import pipeline_def
+from nvidia.dali.pipeline import do_not_convert
 from PIL import Image
 '''
 

@@ -32,8 +32,10 @@ def definitions(paths: tuple[str, ...]) -> dict[str, tuple[str, int, str]]:
     return defs
 
 
-def _names_used(source: str) -> set[str]:
-    return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+@functools.lru_cache(maxsize=None)
+def _names_used(source: str) -> frozenset[str]:
+    # The definitions are the workbench's own source: the same few hundred strings every export.
+    return frozenset(n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name))
 
 
 def with_dependencies(defs: dict[str, tuple[str, int, str]], names) -> list[tuple[str, int, str, str]]:

@@ -39,6 +39,8 @@ from .preview import PreviewGrid, draw_differences, inspector_table
 from .style import style
 
 MAX_DRAWS = 8
+# A refresh shows its progress bar only past this: a quick one sends the page its tiles and nothing else.
+SLOW_S = 0.3
 
 
 def _jpeg(array: np.ndarray) -> bytes:
@@ -127,7 +129,7 @@ class Workbench:
         self.preview_error = w.HTML()
         self.preview_error.add_class("wb-preview-error")
         self.status = w.HTML(layout=w.Layout(height="20px"))
-        self.progress = w.IntProgress(value=0, min=0, max=1, layout=w.Layout(width="120px"))
+        self.progress = w.IntProgress(value=0, min=0, max=1, layout=w.Layout(width="120px", visibility="hidden"))
         self.backend = w.Dropdown(options=list(BACKENDS), value=backend, description="backend",
                                   layout=w.Layout(width="210px"))
         self.compare = w.Dropdown(options=["none", *BACKENDS], value="none", description="beside it",
@@ -531,18 +533,21 @@ class Workbench:
 
     def refresh(self) -> None:
         """Recompute the preview. A chain that cannot run leaves the error where the preview is,
-        the last grid dimmed under it, and the chain as it is."""
+        the last grid dimmed under it, and the chain as it is. The progress bar shows only when a
+        refresh takes longer than SLOW_S: a quick one sends the page its tiles and nothing else."""
         with self._lock:
             chain = self.preview_chain()
             backends = self.backends_shown()
-            self.status.value = "<i>computing…</i>"
-            results = {}
+            slow = threading.Event()
+            timer = threading.Timer(SLOW_S, self._busy, args=(slow, True))
+            timer.daemon = True
+            timer.start()
+            results, done = {}, 0
             try:
                 if not any(s.enabled for s in chain.steps):
                     raise WorkbenchError("no enabled step to preview: add an op from the palette or enable one")
                 seeds = [(chain.seed + k) % 2**31 for k in range(self.draws.value)]
-                self.progress.max, self.progress.value = len(backends) * len(seeds), 0
-                self.progress.layout.visibility = "visible"
+                self.progress.max = len(backends) * len(seeds)
                 for backend in backends:
                     device = "cpu" if backend == "albumentations" else self.device.value
                     check_memory(chain, self.images, backend, _device(device), kept_states=len(seeds),
@@ -550,21 +555,33 @@ class Workbench:
                     results[backend] = []
                     for seed in seeds:
                         results[backend].append(self._caches[backend].run(chain, self.images, self.device.value, seed))
-                        self.progress.value += 1
+                        done += 1
+                        if slow.is_set():
+                            self.progress.value = done
             except (WorkbenchError, ValueError) as exc:
-                self.status.value = ""
-                self.progress.layout.visibility = "hidden"
                 self._show_error(str(exc))
                 return
+            finally:
+                timer.cancel()
+                self._busy(slow, False)
+            self.progress.value = done
             self.results = self._moved(chain, results)
             self._shown_chain = chain
             self.preview.layout(len(self.images), len(seeds), backends)
             self._draw_tiles()
             self._show_error("")
             self._inspect_again()
+            self.refreshes += 1
+
+    def _busy(self, slow: threading.Event, busy: bool) -> None:
+        """Show (or hide) the progress bar and 'computing…' of a refresh found slow."""
+        if busy:
+            slow.set()
+            self.status.value = "<i>computing…</i>"
+            self.progress.layout.visibility = "visible"
+        elif slow.is_set():
             self.status.value = ""
             self.progress.layout.visibility = "hidden"
-            self.refreshes += 1
 
     def _show_error(self, text: str) -> None:
         self.preview_error.value = (f'<div class="wb-error-box">{html.escape(text)}</div>' if text else "")

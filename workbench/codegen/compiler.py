@@ -1,0 +1,87 @@
+r"""Compiling generated source a top-level block at a time, each block compiled once.
+
+A generated module is thousands of lines, nearly all of them the same for every chain (the
+runtime, the loader, the fusion code); the chain's own part is a few dozen lines. A live preview
+emits and runs a new module on every parameter change, and compiling the whole of it took about
+50 ms. So the source is cut into top-level blocks (at a blank line followed by a line that starts
+a statement), and each block, at its place, is compiled once and kept: a module is its blocks'
+code objects, executed in order into one namespace, which does what the whole module does.
+
+A kept block keeps its code objects: a function whose text and place did not change between two
+modules is the same code, so what is cached by code (DALI's autograph turns each pipeline function
+into graph code, tens of milliseconds a function) is reused too. Each block's code names a file of
+its own, registered with linecache, whose lines are the module's lines there: tracebacks and
+`inspect.getsource` show the generated code at its line numbers. Where a cut would split a
+statement (a string or a bracket spanning it), the whole source is compiled as one block.
+
+Example:
+    >>> codes = compile_source("x = 1\n\n\ndef f():\n    return x + 1\n", "<example>")
+    >>> namespace = {}
+    >>> for code in codes: exec(code, namespace)
+    >>> namespace["f"](), namespace["f"].__code__.co_firstlineno
+    (2, 4)
+    >>> codes[1] is compile_source("y = 2\n\n\ndef f():\n    return x + 1\n", "<other>")[1]  # kept
+    True
+"""
+from __future__ import annotations
+
+import hashlib
+import linecache
+import re
+import types
+from collections import OrderedDict
+
+MAX_BLOCKS = 4096
+# Lines that start a top-level statement: definitions, imports, assignments, compound statements. (A
+# docstring's paragraph does not; a cut inside a string or brackets would fail to compile anyway.)
+_STATEMENT = re.compile(r"(async def |def |class |@|import |from |if |for |while |with |try:|"
+                        r"[A-Za-z_][A-Za-z0-9_]* *(=|\+=))")
+_BLOCKS: OrderedDict[tuple[str, int], types.CodeType] = OrderedDict()
+
+
+def split_blocks(source: str) -> list[tuple[int, str]]:
+    """(first line number, text) of each top-level block of `source`.
+
+    Example:
+        >>> [line for line, _ in split_blocks("a = 1\\n\\nb = 2\\n    # c\\n\\n\\ndef f():\\n    pass\\n")]
+        [1, 3, 7]
+    """
+    lines = source.splitlines(keepends=True)
+    blocks, start = [], 0
+    for k in range(1, len(lines)):
+        if not lines[k - 1].strip() and _STATEMENT.match(lines[k]):
+            blocks.append((start + 1, "".join(lines[start:k])))
+            start = k
+    blocks.append((start + 1, "".join(lines[start:])))
+    return blocks
+
+
+def compile_source(source: str, filename: str) -> list[types.CodeType]:
+    """Code objects that, executed in order in one namespace, run `source` as a module (`filename`
+    names it when it is compiled whole). Raises SyntaxError (with the module's line numbers) when
+    the source does not compile."""
+    blocks = split_blocks(source)
+    try:
+        return [_block(text, line - 1) for line, text in blocks]
+    except SyntaxError:
+        # A cut inside a multi-line statement, or a real error: the whole source decides (and a
+        # real error is then reported at its line in the module).
+        return [compile(source, filename, "exec", dont_inherit=True)]
+
+
+def _block(text: str, offset: int) -> types.CodeType:
+    """`text`'s code as lines offset+1.. of a file of its own (kept, and registered with linecache)."""
+    key = (text, offset)
+    code = _BLOCKS.get(key)
+    if code is None:
+        name = f"<workbench-block-{hashlib.sha256(text.encode()).hexdigest()[:12]}-line{offset + 1}>"
+        lines = ["\n"] * offset + text.splitlines(True)
+        linecache.cache[name] = (sum(map(len, lines)), None, lines, name)
+        code = compile("\n" * offset + text, name, "exec", dont_inherit=True)
+        _BLOCKS[key] = code
+        while len(_BLOCKS) > MAX_BLOCKS:
+            _, old = _BLOCKS.popitem(last=False)
+            linecache.cache.pop(old.co_filename, None)
+    else:
+        _BLOCKS.move_to_end(key)
+    return code
