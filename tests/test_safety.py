@@ -1259,7 +1259,9 @@ DALI_IMPORTS = {"argparse", "os", "time", "pathlib", "numpy", "nvidia.dali.fn", 
                 # them from memory, and fn.readers.webdataset's index files in a temporary folder.
                 "tarfile", "io", "tempfile",
                 # The targets section: --coco reads a COCO JSON file; the maps use math's trigonometry.
-                "json", "math"}
+                "json", "math",
+                # do_not_convert: step functions without control flow skip DALI's autograph.
+                "nvidia.dali.pipeline"}
 DALI_STRINGS = {"HWC", "HW", "reflect_101", "reflect_1001", "edge", "wrap"}  # layouts and border policies
 
 
@@ -1281,7 +1283,8 @@ def check_dali_source(chain: wb.Chain, src: str) -> None:
     helpers = {"select", "mix_labels", "types.Constant", "range"} | {
         n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("policy_")}
     for function in steps:
-        local = {"images", "seed", "fn", "dmath", "types", "np", "op_seed", "range", "mix_labels"} | helpers
+        local = {"images", "seed", "fn", "dmath", "types", "np", "op_seed", "range", "mix_labels",
+                 "do_not_convert"} | helpers  # (the decorator of straight-line step functions)
         for node in ast.walk(function):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
                 node, ast.comprehension) else []

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
+import cv2
 import numpy as np
 from PIL import Image, ImageDraw
 
@@ -121,7 +122,7 @@ def _resized(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
         image = np.repeat(image.reshape(image.shape[0], image.shape[1], 1), 3, axis=2)
     if image.shape[:2] == tuple(size):
         return np.array(image)
-    return np.asarray(Image.fromarray(image).resize((size[1], size[0]), Image.BILINEAR))
+    return _scaled(image, size)
 
 
 def _overlay_mask(picture: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -225,8 +226,19 @@ def _letterbox(small: np.ndarray, cell: int) -> np.ndarray:
 def _fit(image: np.ndarray, cell: int) -> np.ndarray:
     """Letterbox an image into a cell x cell square (aspect kept, grey background)."""
     h, w = image.shape[:2]
-    fh, fw = _fit_size(h, w, cell)
-    return _letterbox(np.asarray(Image.fromarray(image).resize((fw, fh), Image.BILINEAR)), cell)
+    return _letterbox(_scaled(np.asarray(image), _fit_size(h, w, cell)), cell)
+
+
+def _scaled(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """`image` resampled to (height, width) `size` for showing: bilinear, and averaging areas when
+    it shrinks by more than 2 (a preview tile is drawn on every control change: OpenCV does it
+    several times faster than PIL)."""
+    if image.shape[:2] == tuple(size):
+        return image
+    shrink = image.shape[0] / size[0] > 2 or image.shape[1] / size[1] > 2
+    out = cv2.resize(np.ascontiguousarray(image), (size[1], size[0]),
+                     interpolation=cv2.INTER_AREA if shrink else cv2.INTER_LINEAR)
+    return out.reshape(*size, *image.shape[2:])  # OpenCV drops a single channel's axis
 
 
 def fit_tile(image: np.ndarray, cell: int, targets: Mapping[str, Any] | None = None,

@@ -30,14 +30,27 @@ EMITTERS = {"kornia": emit_kornia, "dali": emit_dali, "albumentations": emit_alb
 
 def emit(chain, backend: str) -> str:
     """Validated, syntax-checked source of `chain` for `backend`."""
-    chain.validate()
     if backend not in EMITTERS:
         raise ChainError(f"unknown backend {backend!r} for export; choose one of {', '.join(EMITTERS)}")
-    unsupported = chain.unsupported_ops(backend)
-    if unsupported:
-        details = "; ".join(f"{op} {where_it_runs(op, backend)}" for op in unsupported)
-        raise UnsupportedOpError(f"cannot export to {backend}: {details}")
-    return _emit_checked(json.dumps(chain.to_dict(), sort_keys=True), backend)
+    try:
+        key = (json.dumps(chain.to_dict(), sort_keys=True), backend)
+    except (TypeError, ValueError):
+        key = None  # not even serialisable: validation below names what is wrong
+    if key not in _CHECKED:  # a chain seen before is valid: a live preview emits the same chain per draw
+        chain.validate()
+        unsupported = chain.unsupported_ops(backend)
+        if unsupported:
+            details = "; ".join(f"{op} {where_it_runs(op, backend)}" for op in unsupported)
+            raise UnsupportedOpError(f"cannot export to {backend}: {details}")
+        key = (json.dumps(chain.to_dict(), sort_keys=True), backend)
+    source = _emit_checked(*key)
+    _CHECKED[key] = None
+    while len(_CHECKED) > 256:
+        _CHECKED.pop(next(iter(_CHECKED)))
+    return source
+
+
+_CHECKED: dict[tuple[str, str], None] = {}  # (chain JSON, backend) already validated, oldest first
 
 
 @functools.lru_cache(maxsize=64)

@@ -34,9 +34,10 @@ from collections import OrderedDict
 MAX_BLOCKS = 4096
 # Lines that start a top-level statement: definitions, imports, assignments, compound statements. (A
 # docstring's paragraph does not; a cut inside a string or brackets would fail to compile anyway.)
-_STATEMENT = re.compile(r"(async def |def |class |@|import |from |if |for |while |with |try:|"
-                        r"[A-Za-z_][A-Za-z0-9_]* *(=|\+=))")
+_STATEMENT = re.compile(r"(?:async def |def |class |@|import |from |if |for |while |with |try:|"
+                        r"[A-Za-z_][A-Za-z0-9_]* *(?:=|\+=))")
 _BLOCKS: OrderedDict[tuple[str, int], types.CodeType] = OrderedDict()
+_SOURCES: OrderedDict[str, list[types.CodeType]] = OrderedDict()
 
 
 def split_blocks(source: str) -> list[tuple[int, str]]:
@@ -46,13 +47,16 @@ def split_blocks(source: str) -> list[tuple[int, str]]:
         >>> [line for line, _ in split_blocks("a = 1\\n\\nb = 2\\n    # c\\n\\n\\ndef f():\\n    pass\\n")]
         [1, 3, 7]
     """
-    lines = source.splitlines(keepends=True)
-    blocks, start = [], 0
-    for k in range(1, len(lines)):
-        if not lines[k - 1].strip() and _STATEMENT.match(lines[k]):
-            blocks.append((start + 1, "".join(lines[start:k])))
-            start = k
-    blocks.append((start + 1, "".join(lines[start:])))
+    cuts, at = [0], source.find("\n\n")
+    while at >= 0:  # blank lines (emitters write them empty), each then tried as a cut
+        if _STATEMENT.match(source, at + 2):
+            cuts.append(at + 2)
+        at = source.find("\n\n", at + 1)
+    blocks, line = [], 1
+    for start, end in zip(cuts, cuts[1:] + [len(source)]):
+        text = source[start:end]
+        blocks.append((line, text))
+        line += text.count("\n")
     return blocks
 
 
@@ -60,13 +64,18 @@ def compile_source(source: str, filename: str) -> list[types.CodeType]:
     """Code objects that, executed in order in one namespace, run `source` as a module (`filename`
     names it when it is compiled whole). Raises SyntaxError (with the module's line numbers) when
     the source does not compile."""
-    blocks = split_blocks(source)
-    try:
-        return [_block(text, line - 1) for line, text in blocks]
-    except SyntaxError:
-        # A cut inside a multi-line statement, or a real error: the whole source decides (and a
-        # real error is then reported at its line in the module).
-        return [compile(source, filename, "exec", dont_inherit=True)]
+    codes = _SOURCES.get(source)
+    if codes is None:
+        try:
+            codes = [_block(text, line - 1) for line, text in split_blocks(source)]
+        except SyntaxError:
+            # A cut inside a multi-line statement, or a real error: the whole source decides (and
+            # a real error is then reported at its line in the module).
+            return [compile(source, filename, "exec", dont_inherit=True)]
+        _SOURCES[source] = codes  # the emitter checks a source, then load_module runs it: split once
+        while len(_SOURCES) > 16:
+            _SOURCES.popitem(last=False)
+    return codes
 
 
 def _block(text: str, offset: int) -> types.CodeType:

@@ -8,6 +8,7 @@ Example:
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from ..errors import ExportError
@@ -19,6 +20,12 @@ MODULES_DIR = Path(__file__).parent.parent / "runtime" / "kornia_modules"
 def local_module_source(names) -> str:
     """Source of the classes `names` of kornia_modules/ and of every top-level definition there
     that they use (transitively), in file and line order."""
+    return _local_module_source(tuple(names))
+
+
+@functools.lru_cache(maxsize=64)
+def _local_module_source(names: tuple[str, ...]) -> str:
+    # The same few sets of names for every chain a preview emits: read and followed once each.
     defs = definitions(tuple(str(path) for path in sorted(MODULES_DIR.glob("*.py"))))
     missing = [name for name in names if name not in defs]
     if missing:

@@ -10,6 +10,7 @@ import html
 import io
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 import warnings
 from pathlib import Path
 from typing import Any
@@ -121,6 +122,7 @@ class Workbench:
         self._dirty = self._running = False
         self._last_change = 0.0
         self.refreshes = 0  # previews computed (the tests and benchmarks count them)
+        self._tile_sender = ThreadPoolExecutor(1, thread_name_prefix="workbench-tiles")
 
         self.message = w.HTML()
         self.message.add_class("wb-message")
@@ -532,9 +534,10 @@ class Workbench:
                                        ("none", self.backend.value) else [])
 
     def refresh(self) -> None:
-        """Recompute the preview. A chain that cannot run leaves the error where the preview is,
-        the last grid dimmed under it, and the chain as it is. The progress bar shows only when a
-        refresh takes longer than SLOW_S: a quick one sends the page its tiles and nothing else."""
+        """Recompute the preview, sending each draw's tiles to the page as soon as it is computed
+        (the page shows them while the next draw computes). A chain that cannot run leaves the
+        error where the preview is, the last grid dimmed under it, and the chain as it is. The
+        progress bar shows only when a refresh takes longer than SLOW_S."""
         with self._lock:
             chain = self.preview_chain()
             backends = self.backends_shown()
@@ -542,22 +545,29 @@ class Workbench:
             timer = threading.Timer(SLOW_S, self._busy, args=(slow, True))
             timer.daemon = True
             timer.start()
-            results, done = {}, 0
+            results, done, show = {}, 0, self.shown_kinds()
             try:
                 if not any(s.enabled for s in chain.steps):
                     raise WorkbenchError("no enabled step to preview: add an op from the palette or enable one")
                 seeds = [(chain.seed + k) % 2**31 for k in range(self.draws.value)]
                 self.progress.max = len(backends) * len(seeds)
+                mover = self._target_mover(chain)
+                self.preview.layout(len(self.images), len(seeds), backends)
+                sent = []  # each draw's tiles are encoded and sent beside the next draw's computing
                 for backend in backends:
                     device = "cpu" if backend == "albumentations" else self.device.value
                     check_memory(chain, self.images, backend, _device(device), kept_states=len(seeds),
                                  what="images in the preview (max_images) or draws")
                     results[backend] = []
-                    for seed in seeds:
-                        results[backend].append(self._caches[backend].run(chain, self.images, self.device.value, seed))
+                    for k, seed in enumerate(seeds):
+                        run = mover(self._caches[backend].run(chain, self.images, self.device.value, seed))
+                        results[backend].append(run)
+                        sent.append(self._tile_sender.submit(self._send_draw, chain, backend, k, run, show))
                         done += 1
                         if slow.is_set():
                             self.progress.value = done
+                for future in sent:
+                    future.result()
             except (WorkbenchError, ValueError) as exc:
                 self._show_error(str(exc))
                 return
@@ -565,10 +575,12 @@ class Workbench:
                 timer.cancel()
                 self._busy(slow, False)
             self.progress.value = done
-            self.results = self._moved(chain, results)
-            self._shown_chain = chain
-            self.preview.layout(len(self.images), len(seeds), backends)
-            self._draw_tiles()
+            self.results, self._shown_chain = results, chain
+            self.preview.fill_originals(self._original_tiles_for(show))
+            if len(backends) == 2:
+                self._mark_differences(*backends)
+            else:
+                self.preview.summary.value = ""
             self._show_error("")
             self._inspect_again()
             self.refreshes += 1
@@ -587,63 +599,64 @@ class Workbench:
         self.preview_error.value = (f'<div class="wb-error-box">{html.escape(text)}</div>' if text else "")
         (self.grid.add_class if text else self.grid.remove_class)("wb-stale")
 
-    def _moved(self, chain: Chain, results: dict[str, list]) -> dict[str, list]:
-        """The runs with the targets moved as each draw's pixels were (once per refresh and
-        draw); a chain that cannot move them keeps its runs as they are and says why."""
+    def _target_mover(self, chain: Chain):
+        """A function that gives a run its targets moved as its pixels were; a chain that cannot
+        move them runs as it is, and the message line says why."""
         if self.targets is None:
-            return results
+            return lambda run: run
         try:
             check_target_ops(chain, self.targets)
-            moved = {backend: [dataclasses.replace(run, targets=move_targets(chain, run.params, self.images,
-                                                                             self.targets)) for run in runs]
-                     for backend, runs in results.items()}
         except (WorkbenchError, ValueError) as exc:
             self._target_error = f"targets are not shown on the draws: {exc}"
             self.say(self._target_error, error=True)
-            return results
+            return lambda run: run
         if self._target_error and html.escape(self._target_error) in self.message.value:
             self.say("")  # the reason no longer holds
         self._target_error = ""
-        return moved
+        return lambda run: dataclasses.replace(run, targets=move_targets(chain, run.params, self.images, self.targets))
 
     def redraw(self) -> None:
         """Redraw every tile from the last results, with the target kinds ticked now: nothing
         runs the chain again."""
         with self._lock:
-            if self._shown_chain is not None:
-                self._draw_tiles()
+            if self._shown_chain is None:
+                return
+            show = self.shown_kinds()
+            for backend, runs in self.results.items():
+                for k, run in enumerate(runs):
+                    self.preview.fill_draw(backend, k, self._tiles(self._shown_chain, run, show), None)
+            self.preview.fill_originals(self._original_tiles_for(show))
 
-    def _draw_tiles(self) -> None:
-        """Fill the tiles of every backend from `self.results` and the targets shown."""
-        show = self.shown_kinds()
-        tiles, captions = {}, {}
-        backends = list(self.results)
-        for backend, runs in self.results.items():
-            tiles[backend] = [[_jpeg(fit_tile(to_display(self._shown_chain, run.images[n]), self.cell,
-                                              targets_of(run.targets, n), show)) for run in runs]
-                              for n in range(len(self.images))]
-            captions[backend] = [[(mix_caption(run.params[n]), "") for run in runs] for n in range(len(self.images))]
-        if len(backends) == 2:
-            self._mark_differences(*backends, captions)
-        self.preview.fill(self._original_tiles_for(show), tiles, captions)
+    def _send_draw(self, chain: Chain, backend: str, draw: int, run, show: tuple[str, ...]) -> None:
+        self.preview.fill_draw(backend, draw, self._tiles(chain, run, show),
+                               [(mix_caption(rows), "") for rows in run.params])
 
-    def _mark_differences(self, first: str, second: str, captions: dict) -> None:
-        """Under the second backend's tiles: whether it drew what the first drew, and above the
-        grid how many samples differ (each backend has its own random stream)."""
+    def _tiles(self, chain: Chain, run, show: tuple[str, ...]) -> list[bytes]:
+        """One run's tiles, image by image, with the target kinds in `show` drawn."""
+        return [_jpeg(fit_tile(to_display(chain, run.images[n]), self.cell, targets_of(run.targets, n), show))
+                for n in range(len(self.images))]
+
+    def _mark_differences(self, first: str, second: str) -> None:
+        """Under each tile: its backend, and under the second's whether it drew what the first
+        drew; above the grid, how many samples differ (each backend has its own random stream)."""
         differ = total = 0
-        for n in range(len(self.images)):
-            for k, (a, b) in enumerate(zip(self.results[first], self.results[second])):
+        captions: dict[str, list[list[tuple[str, str]]]] = {first: [], second: []}
+        for k, (a, b) in enumerate(zip(self.results[first], self.results[second])):
+            captions[first].append([])
+            captions[second].append([])
+            for n in range(len(self.images)):
                 found = draw_differences(a.params[n], b.params[n])
                 total += 1
-                text, _ = captions[second][n][k]
-                mixed, _ = captions[first][n][k]
-                captions[first][n][k] = (f"{first} {mixed}".strip(), f"{first}, draw {k + 1} of image {n + 1}")
-                if found:
-                    differ += 1
-                    captions[second][n][k] = (f"{second} ≠ {text}".strip(), f"{second} drew otherwise than {first}: "
-                                              + "; ".join(found))
-                else:
-                    captions[second][n][k] = (f"{second} = {text}".strip(), f"{second} drew what {first} drew")
+                differ += bool(found)
+                captions[first][k].append((f"{first} {mix_caption(a.params[n])}".strip(),
+                                           f"{first}, draw {k + 1} of image {n + 1}"))
+                captions[second][k].append(
+                    (f"{second} {'≠' if found else '='} {mix_caption(b.params[n])}".strip(),
+                     f"{second} drew otherwise than {first}: " + "; ".join(found) if found else
+                     f"{second} drew what {first} drew"))
+        for backend, per_draw in captions.items():
+            for k, texts in enumerate(per_draw):
+                self.preview.fill_captions(backend, k, texts)
         if differ:
             note = (f"{first} and {second} drew different values for {differ} of {total} samples (each backend draws "
                     f"from its own random stream): tiles marked ≠ differ by their draws, not only by the backend; "

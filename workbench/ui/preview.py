@@ -19,8 +19,9 @@ NOT_DRAWN = ("step", "op", "enabled", "applied", "steps")
 
 class PreviewGrid:
     """The tiles of the preview. `layout(images, draws, backends)` builds or reuses the rows;
-    `fill(...)` puts new bytes and captions in; `inspect(...)` shows one tile's draws under its
-    row. `on_pick(image, draw, backend)` is called when a tile's params button is pressed.
+    `fill_draw(...)` puts a draw's new bytes and captions in; `inspect(...)` shows one tile's draws under its
+    row. `on_pick(image, draw, backend)` is called when a tile's params button is pressed. A refresh
+    fills each draw as it is computed (`fill_draw`), then the originals and captions.
 
     Example:
         >>> grid = PreviewGrid(cell=64, on_pick=lambda n, k, b: None)
@@ -90,21 +91,25 @@ class PreviewGrid:
             rows.append(inspector)
         return rows, originals, tiles, captions, cells, inspectors
 
-    def fill(self, originals: list[bytes], tiles: dict[str, list[list[bytes]]],
-             captions: dict[str, list[list[tuple[str, str]]]]) -> None:
-        """New tile bytes, and (text, tooltip) captions, per backend, image and draw."""
+    def fill_draw(self, backend: str, draw: int, tiles: list[bytes], captions: list[tuple[str, str]] | None) -> None:
+        """One draw's tiles on `backend`, image by image, with (text, tooltip) captions (None: as they are)."""
+        for n, data in enumerate(tiles):
+            self.tiles[backend][n][draw].value = data
+        if captions is not None:
+            self.fill_captions(backend, draw, captions)
+
+    def fill_captions(self, backend: str, draw: int, captions: list[tuple[str, str]]) -> None:
+        for n, (text, tip) in enumerate(captions):
+            label = self.captions[backend][n][draw]
+            if label.value != text:
+                label.value = text
+            if (label.tooltip or "") != tip:
+                label.tooltip = tip or None
+
+    def fill_originals(self, originals: list[bytes]) -> None:
         for image, data in zip(self.originals, originals):
             if image.value != data:
                 image.value = data
-        for b, rows in tiles.items():
-            for n, row in enumerate(rows):
-                for k, data in enumerate(row):
-                    self.tiles[b][n][k].value = data
-                    text, tip = captions[b][n][k]
-                    label = self.captions[b][n][k]
-                    if label.value != text:
-                        label.value = text
-                    label.tooltip = tip or None
 
     def inspect(self, image: int, draw: int, backend: str, table: str) -> None:
         """Show `table` (HTML) under image `image`'s row and mark the tile it describes."""
