@@ -64,6 +64,7 @@ def test_tracebacks_and_getsource_show_the_generated_lines():
 
 def test_unchanged_blocks_are_the_same_code_in_the_next_module():
     chain = example_chain()
+    chain.seed = 24681357  # modules no other test loaded: both compiled here, one after the other
     before = load_module(emit(chain, "dali"), "dali")
     chain.steps[2].params["degrees"] = [-20.0, 31.0]
     after = load_module(emit(chain, "dali"), "dali")
