@@ -122,11 +122,11 @@ def run_all_cells(page) -> None:
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
 
 
-DRAW_TILES = ".wb-preview .wb-draw img"
+DRAW_TILES = ".wb-preview img.wb-strip"  # a strip of draws per image row (ui/preview.py)
 
 
 def wait_tiles_loaded(page, count: int, selector: str = DRAW_TILES, timeout_ms: int = 180_000) -> None:
-    """Until at least `count` tiles (default: the preview's draws) show a loaded image."""
+    """Until at least `count` images (default: the preview's strips of draws) show a loaded image."""
     page.wait_for_function(
         "([selector, count]) => [...document.querySelectorAll(selector)]"
         ".filter(i => i.complete && i.naturalWidth > 0).length >= count", arg=[selector, count], timeout=timeout_ms)

@@ -230,7 +230,10 @@ def said(app, line: str = "message") -> str:
 
 
 def tile(app, backend: str, image: int, draw: int) -> np.ndarray:
-    """Decoded pixels of one preview tile: draw 0 is image `image`'s original, draw k its k-th draw
-    on `backend`."""
-    widget = app.preview.originals[image] if draw == 0 else app.preview.tiles[backend][image][draw - 1]
-    return np.asarray(Image.open(io.BytesIO(bytes(widget.value))))
+    """Decoded pixels of one preview tile, as the page shows them: draw 0 is image `image`'s
+    original, draw k its k-th draw on `backend`, cut from its row's strip."""
+    if draw == 0:
+        return np.asarray(Image.open(io.BytesIO(bytes(app.preview.originals[image].value))))
+    line, x = app.preview.tile_position(backend, image, draw - 1)
+    strip = np.asarray(Image.open(io.BytesIO(bytes(app.preview.strips[image][line].value))))
+    return strip[:, x:x + app.cell]

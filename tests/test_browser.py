@@ -43,7 +43,7 @@ def test_app_in_jupyterlab_end_to_end(lab, tmp_path, small_folder):
     page = open_notebook(browser, port, "app.ipynb", width=1600, height=1300)
     try:
         run_all_cells(page)
-        wait_tiles_loaded(page, 4)  # 2 images x 2 draws
+        wait_tiles_loaded(page, 2)  # 2 images: a strip of 2 draws each
         assert "javascript error" not in page.inner_text("body")  # every control's view rendered
         before = page.locator(DRAW_TILES).nth(0).get_attribute("src")
         seed = page.locator(".widget-inline-hbox", has=page.locator("label", has_text="seed")).locator("input")
@@ -95,6 +95,9 @@ LAYOUT_PROBLEMS = """() => {
     const line = parseFloat(getComputedStyle(t).lineHeight) || 20;
     if (t.getBoundingClientRect().height > 2 * line) problems.push(['title wraps', t.innerText]);
   }
+  for (const c of app.querySelectorAll('.wb-preview .wb-caption')) {
+    if (c.scrollWidth > c.clientWidth + 1) problems.push(['caption clipped', c.innerText]);
+  }
   for (const i of app.querySelectorAll('.wb-entry input')) {
     if (i.scrollWidth > i.clientWidth + 1) problems.push(['number clipped', i.value]);
   }
@@ -106,10 +109,13 @@ LAYOUT_PROBLEMS = """() => {
   return problems.slice(0, 8);
 }"""
 
-# For each image and draw, the two backends' tiles: [top of the first, top of the second, gap].
-PAIRS = """() => [...document.querySelectorAll('.wb-preview .wb-pair')].filter(p => p.children.length === 2)
-  .map(p => { const [a, b] = [...p.children].map(c => c.querySelector('img').getBoundingClientRect());
-              return [a.top, b.top, b.left - a.right, a.width]; })"""
+# Under each strip, a cell per tile (caption and search button), each draw's two backends side by
+# side: [backend class, top, left, width] of each cell, and each strip's [width, tiles it holds].
+CELLS = """() => [...document.querySelectorAll('.wb-preview .wb-under')].map(u => [...u.children].map(c => {
+  const r = c.getBoundingClientRect();
+  return [[...c.classList].find(k => k.startsWith('wb-backend-')), r.top, r.left, r.width]; }))"""
+STRIPS = """() => [...document.querySelectorAll('.wb-preview img.wb-strip')].map(s => [s.getBoundingClientRect().width,
+  s.nextElementSibling ? s.nextElementSibling.children.length : 0])"""
 
 
 @pytest.mark.parametrize("draws", [6, 8])
@@ -123,15 +129,20 @@ def test_the_layout_holds_at_many_draws_with_two_backends_tile_by_tile(lab, draw
     page = open_notebook(browser, port, name, width=1280, height=1000)
     try:
         run_all_cells(page)
-        wait_tiles_loaded(page, 2 * 2 * draws)
+        strips = 2 * -(-2 * draws // 6)  # 6 tiles a strip: 3 draws of two backends; 2 images
+        wait_tiles_loaded(page, strips)
         problems = page.evaluate(LAYOUT_PROBLEMS)
         assert problems == [], problems
-        pairs = page.evaluate(PAIRS)
-        assert len(pairs) == 2 * draws
-        for top_a, top_b, gap, width in pairs:  # side by side: same row, next to each other
-            assert abs(top_a - top_b) < 1 and 0 <= gap < 8 and width >= 50
-        titles = page.locator(".wb-preview .wb-group > .wb-caption").all_inner_texts()
-        assert titles[:2] == ["original", "draw 1"] and f"draw {draws}" in titles
+        for width, tiles in page.evaluate(STRIPS):  # no tile narrower than 50 pixels
+            assert tiles and width / tiles >= 50, (width, tiles)
+        cells = [cell for under in page.evaluate(CELLS) for cell in under]
+        assert len(cells) == 2 * 2 * draws
+        for a, b in zip(cells[0::2], cells[1::2]):  # each draw: dali's tile right beside kornia's
+            assert (a[0], b[0]) == ("wb-backend-kornia", "wb-backend-dali")
+            assert abs(a[1] - b[1]) < 1 and abs(b[2] - (a[2] + a[3])) < 2
+        captions = page.locator(".wb-preview .wb-under .wb-caption").all_inner_texts()
+        assert captions[0] == "draw 1" and f"draw {draws}" in captions and captions[1].startswith("dali ")
+        assert [c for c in captions if c.startswith("dali")] == [c for c in captions[1::2]]
     finally:
         page.close()
 

@@ -20,3 +20,7 @@ class AlbumentationsPreview:
 
     def run(self, chain, images, device: str = "cpu", seed: int | None = None):
         return run_chain(chain, images, backend="albumentations", device="cpu", seed=seed)
+
+    def run_draws(self, chain, images, device: str = "cpu", seeds=(None,)) -> list:
+        """`run` once per seed of `seeds`, in order."""
+        return [self.run(chain, images, device, seed) for seed in seeds]

@@ -17,6 +17,8 @@ Example:
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from ..codegen import emit, load_module
@@ -25,6 +27,25 @@ from ..errors import WorkbenchError
 from .dali import _cause, _require_dali, params_from_draws
 from .result import RunResult
 from .step_cache import StepStateCache
+
+
+@contextlib.contextmanager
+def _without_origin_traces():
+    """DALI records the Python stack of each operator a pipeline defines, for its error messages:
+    about 1.5 ms an operator, 10% of a preview draw, which defines the same pipeline again and
+    again. Off while the preview defines one (the error messages keep the operator and its reason,
+    which `_cause` reports); where DALI has no such switch, as it is."""
+    try:
+        from nvidia.dali._utils import dali_trace  # DALI's own switch, not public: tried, not required
+    except ImportError:
+        yield
+        return
+    before = dali_trace.is_tracing_enabled()
+    dali_trace.set_tracing(enabled=False)
+    try:
+        yield
+    finally:
+        dali_trace.set_tracing(enabled=before)
 
 
 def _samples(batch) -> list[np.ndarray]:
@@ -56,7 +77,9 @@ class DaliPrefixCache(StepStateCache):
         draws = dict(draws)
         if start < len(enabled):
             try:
-                out, new_draws, after = module.augment_images(inputs, seed=seed, device=device, first=start, keep=True)
+                with _without_origin_traces():
+                    out, new_draws, after = module.augment_images(inputs, seed=seed, device=device, first=start,
+                                                                  keep=True)
             except RuntimeError as exc:
                 raise WorkbenchError(f"DALI could not run the chain: {_cause(str(exc))}") from exc
             for n, step_draws in enumerate(module.STEP_DRAWS[start:], start=start + 1):
@@ -67,3 +90,4 @@ class DaliPrefixCache(StepStateCache):
         self._bound(keep={key(n) for n in range(1, len(enabled) + 1)})
         return RunResult(images=out, params=params_from_draws(chain, draws, len(arrays)), backend="dali",
                          device=device, seed=seed, inputs=arrays)
+

@@ -22,20 +22,29 @@ class StepStateCache:
         self._images_key: tuple | None = None
         self._inputs: dict = {}  # the current images as the backend keeps them (e.g. on the GPU)
         self.resumed_at = 0  # steps taken from the cache by the last run (for tests and benchmarks)
+        self._checked: tuple | None = None  # (chain, images, device) the last run checked
 
     def _prepare(self, chain, images, device: str, seed: int | None):
-        """(seed, arrays, device) checked as chain.run checks them; new images clear the cache."""
-        chain.validate()
+        """(seed, arrays, device) checked as chain.run checks them; new images clear the cache.
+        (A preview runs the same chain on the same images once per draw: checked once.)"""
         arrays = as_image_list(images)
-        check_sizes(chain, arrays)
-        device = resolve_device(device)
-        check_memory(chain, arrays, self.backend, device, kept_states=1)
         images_key = tuple((a.__array_interface__["data"][0], a.shape) for a in arrays)
+        checked = (json.dumps(chain.to_dict(), sort_keys=True), images_key, device)
+        if checked != self._checked:
+            chain.validate()
+            check_sizes(chain, arrays)
+            check_memory(chain, arrays, self.backend, resolve_device(device), kept_states=1)
+            self._checked = checked
+        device = resolve_device(device)
         if images_key != self._images_key:  # other images: nothing cached applies
             self._states.clear()
             self._inputs = {}
             self._images_key = images_key
         return (chain.seed if seed is None else seed), arrays, device
+
+    def run_draws(self, chain, images, device: str = "cpu", seeds=(None,)) -> list:
+        """`run` once per seed of `seeds` (one draw each), in order."""
+        return [self.run(chain, images, device, seed) for seed in seeds]
 
     @staticmethod
     def _step_keys(chain) -> list[str]:

@@ -534,10 +534,10 @@ class Workbench:
                                        ("none", self.backend.value) else [])
 
     def refresh(self) -> None:
-        """Recompute the preview, sending each draw's tiles to the page as soon as it is computed
-        (the page shows them while the next draw computes). A chain that cannot run leaves the
-        error where the preview is, the last grid dimmed under it, and the chain as it is. The
-        progress bar shows only when a refresh takes longer than SLOW_S."""
+        """Recompute the preview, then send each image's row of draws as one strip (one message
+        a row). A chain that cannot run leaves the error where the preview is, the last grid
+        dimmed under it, and the chain as it is. The progress bar shows only when a refresh takes
+        longer than SLOW_S."""
         with self._lock:
             chain = self.preview_chain()
             backends = self.backends_shown()
@@ -553,21 +553,15 @@ class Workbench:
                 self.progress.max = len(backends) * len(seeds)
                 mover = self._target_mover(chain)
                 self.preview.layout(len(self.images), len(seeds), backends)
-                sent = []  # each draw's tiles are encoded and sent beside the next draw's computing
                 for backend in backends:
                     device = "cpu" if backend == "albumentations" else self.device.value
                     check_memory(chain, self.images, backend, _device(device), kept_states=len(seeds),
                                  what="images in the preview (max_images) or draws")
-                    results[backend] = []
-                    for k, seed in enumerate(seeds):
-                        run = mover(self._caches[backend].run(chain, self.images, self.device.value, seed))
-                        results[backend].append(run)
-                        sent.append(self._tile_sender.submit(self._send_draw, chain, backend, k, run, show))
-                        done += 1
-                        if slow.is_set():
-                            self.progress.value = done
-                for future in sent:
-                    future.result()
+                    results[backend] = [mover(run) for run in self._caches[backend].run_draws(
+                        chain, self.images, self.device.value, seeds)]
+                    done += len(seeds)
+                    if slow.is_set():
+                        self.progress.value = done
             except (WorkbenchError, ValueError) as exc:
                 self._show_error(str(exc))
                 return
@@ -576,11 +570,15 @@ class Workbench:
                 self._busy(slow, False)
             self.progress.value = done
             self.results, self._shown_chain = results, chain
+            self._send_rows(chain, show)
             self.preview.fill_originals(self._original_tiles_for(show))
             if len(backends) == 2:
                 self._mark_differences(*backends)
             else:
                 self.preview.summary.value = ""
+                for k, run in enumerate(results[backends[0]]):
+                    self.preview.fill_captions(backends[0], k, [(_caption(f"draw {k + 1}", rows), "")
+                                                                for rows in run.params])
             self._show_error("")
             self._inspect_again()
             self.refreshes += 1
@@ -619,22 +617,21 @@ class Workbench:
         """Redraw every tile from the last results, with the target kinds ticked now: nothing
         runs the chain again."""
         with self._lock:
-            if self._shown_chain is None:
-                return
-            show = self.shown_kinds()
-            for backend, runs in self.results.items():
-                for k, run in enumerate(runs):
-                    self.preview.fill_draw(backend, k, self._tiles(self._shown_chain, run, show), None)
-            self.preview.fill_originals(self._original_tiles_for(show))
+            if self._shown_chain is not None:
+                show = self.shown_kinds()
+                self._send_rows(self._shown_chain, show)
+                self.preview.fill_originals(self._original_tiles_for(show))
 
-    def _send_draw(self, chain: Chain, backend: str, draw: int, run, show: tuple[str, ...]) -> None:
-        self.preview.fill_draw(backend, draw, self._tiles(chain, run, show),
-                               [(mix_caption(rows), "") for rows in run.params])
-
-    def _tiles(self, chain: Chain, run, show: tuple[str, ...]) -> list[bytes]:
-        """One run's tiles, image by image, with the target kinds in `show` drawn."""
-        return [_jpeg(fit_tile(to_display(chain, run.images[n]), self.cell, targets_of(run.targets, n), show))
-                for n in range(len(self.images))]
+    def _send_rows(self, chain: Chain, show: tuple[str, ...]) -> None:
+        """Every row's strip of draws (one image message per row: see preview.py), rows encoded on
+        a second thread while this one composes the next."""
+        sent = []
+        for n in range(len(self.images)):
+            tiles = {backend: [fit_tile(to_display(chain, run.images[n]), self.cell, targets_of(run.targets, n), show)
+                               for run in runs] for backend, runs in self.results.items()}
+            sent.append(self._tile_sender.submit(self.preview.fill_row, n, tiles, _jpeg))
+        for future in sent:
+            future.result()
 
     def _mark_differences(self, first: str, second: str) -> None:
         """Under each tile: its backend, and under the second's whether it drew what the first
@@ -648,10 +645,10 @@ class Workbench:
                 found = draw_differences(a.params[n], b.params[n])
                 total += 1
                 differ += bool(found)
-                captions[first][k].append((f"{first} {mix_caption(a.params[n])}".strip(),
+                captions[first][k].append((_caption(f"draw {k + 1}", a.params[n]),
                                            f"{first}, draw {k + 1} of image {n + 1}"))
                 captions[second][k].append(
-                    (f"{second} {'≠' if found else '='} {mix_caption(b.params[n])}".strip(),
+                    (_caption(f"{second} {'≠' if found else '='}", b.params[n]),
                      f"{second} drew otherwise than {first}: " + "; ".join(found) if found else
                      f"{second} drew what {first} drew"))
         for backend, per_draw in captions.items():
@@ -686,7 +683,7 @@ class Workbench:
         table = inspector_table(rows, title)
         self.inspector.value = table
         self.picked = (image, draw, backend)
-        if backend in self.preview.tiles:
+        if backend in self.preview.captions:
             self.preview.inspect(image, draw, backend, table)
         return rows
 
@@ -737,6 +734,12 @@ class Workbench:
         return self.estimates.run(self.chain, self.backend.value, self.device.value, self.source,
                                   without_targets=self.targets is not None and not self.annotations,
                                   **self.annotations)
+
+
+def _caption(head: str, rows: list[dict]) -> str:
+    """A tile's caption: `head`, then what batch mixing did to the sample, if anything."""
+    mixed = mix_caption(rows)
+    return f"{head} · {mixed}" if mixed else head
 
 
 def _device(device: str) -> str:

@@ -16,21 +16,20 @@ CSS = """
 .wb-app .wb-param-name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .wb-app .wb-entry input { padding: 0 3px; }
 .wb-app .wb-palette button { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; font-size: 12px; }
-.wb-app .wb-preview .wb-row, .wb-app .wb-preview .wb-group, .wb-app .wb-preview .wb-pair,
-.wb-app .wb-preview .wb-draw, .wb-app .wb-preview .wb-original, .wb-app .wb-tile { margin: 0; }
-.wb-app .wb-preview .wb-row { gap: 2px 8px; margin-bottom: 4px; }
-.wb-app .wb-preview .wb-pair { gap: 2px; }
-.wb-app .wb-preview .wb-group > .wb-caption { color: #555; }
+.wb-app .wb-preview .wb-row, .wb-app .wb-preview .wb-draw, .wb-app .wb-preview .wb-under,
+.wb-app .wb-preview .wb-original, .wb-app .wb-tile, .wb-app .wb-strip { margin: 0; }
+.wb-app .wb-strip, .wb-app .wb-original-tile { display: block; height: auto; }
+.wb-app .wb-original-tile { width: 100%; aspect-ratio: 1 / 1; }
+.wb-app .wb-under { margin-bottom: 4px; }
 .wb-app .wb-backend-dali .wb-caption, .wb-app .wb-backend-albumentations .wb-caption { color: #6a1b9a; }
 .wb-app .wb-compare-note .widget-html-content, .wb-app .wb-notice .widget-html-content,
 .wb-app .wb-message .widget-html-content, .wb-app .wb-preview-error .widget-html-content,
 .wb-app .wb-estimate-message .widget-html-content, .wb-app .wb-export-message .widget-html-content {
   line-height: 1.35; white-space: normal; }
-.wb-app .wb-tile { display: block; max-width: 100%; height: auto; }
 .wb-app .wb-caption { font-size: 11px; line-height: 14px; height: 14px; white-space: nowrap; overflow: hidden;
   text-overflow: ellipsis; }
 .wb-app .wb-pick { font-size: 11px; }
-.wb-app .wb-draw.wb-picked { outline: 2px solid #1976d2; outline-offset: 1px; }
+.wb-app .wb-draw.wb-picked { outline: 2px solid #1976d2; outline-offset: -2px; background: #e3f0fd; }
 .wb-app .wb-inspector table { font-size: 12px; }
 .wb-app .wb-inspector-box { border-left: 3px solid #1976d2; padding: 2px 6px; margin: 2px 0 6px; }
 .wb-app .wb-stale { opacity: 0.35; }
