@@ -6,6 +6,7 @@ import pytest
 from PIL import Image
 
 import workbench as wb
+from workbench.codegen import load_module
 
 from conftest import class_folder, import_export, assert_bench_output, DESIGN_CHAIN, ROOT, assert_save_equals_run, random_step_dict, op_rng, run_script
 
@@ -47,12 +48,37 @@ def test_long_random_chain(small_folder, tmp_path):
                            seeds=(1, 2), backend="dali")
 
 
+def test_conditionals_only_where_a_step_branches_on_its_draws():
+    # DALI's conditionals rewrite the pipeline functions each time a pipeline is defined (the
+    # preview defines one per draw): a chain without an `if` on a draw does without them, and
+    # runs as it does with them.
+    straight = wb.Chain(seed=4).add("Resize", size=[48, 48]).add("HorizontalFlip").add("Rotate").add("Brightness")
+    assert "CONDITIONALS = False" in straight.export("dali")
+    gated = wb.Chain.from_dict({**straight.to_dict(), "steps": [*straight.to_dict()["steps"][:2],
+                                                                {"op": "Rotate", "p": 0.5}]})
+    grouped = wb.Chain.from_dict({"seed": 4, "steps": [{"op": "OneOf", "steps": [{"op": "HorizontalFlip"},
+                                                                                  {"op": "Rotate"}]}]})
+    images = [np.full((40, 40, 3), 9 * k, np.uint8) for k in range(1, 7)]
+    for chain, size in ((gated, 48), (grouped, 40)):  # (an `if` on a draw fails without conditionals)
+        assert "CONDITIONALS = True" in chain.export("dali")
+        assert chain.run(images, backend="dali").images.shape == (6, size, size, 3)
+    images = wb.load_images()[:3]
+    run = straight.run(images, backend="dali")
+    module = load_module(straight.export("dali"), "dali")
+    with_conditionals = module.preview_pipeline(
+        aug_seed=4, batch_size=3, num_threads=1, device_id=None, seed=4, prefetch_queue_depth=1,
+        enable_conditionals=True)
+    with_conditionals.build()
+    with_conditionals.feed_input("images", [np.ascontiguousarray(a) for a in images])
+    assert np.array_equal(np.stack([np.array(t) for t in with_conditionals.run()[0]]), run.images)
+
+
 def test_source_is_idiomatic_dali(design_chain):
     design_chain.steps[2].p = 0.5
     src = design_chain.export("dali")
     tree = ast.parse(src)
     assert "SEED = 7" in src
-    for needle in ("@pipeline_def(enable_conditionals=True)", "fn.readers.file(", "shard_id=shard_id",
+    for needle in ("@pipeline_def(enable_conditionals=CONDITIONALS)", "CONDITIONALS = True", "fn.readers.file(", "shard_id=shard_id",
                    "num_shards=num_shards", 'decoder = "mixed" if gpu else "cpu"', "(DALIGenericIterator):",
                    # The chain starts with RandomResizedCrop: the loader decodes only its window.
                    "REGION_DECODE = decode_step_1_random_resized_crop", "fn.decoders.image_slice(encoded",

@@ -63,31 +63,45 @@ class DaliPrefixCache(StepStateCache):
 
     def run(self, chain, images, device: str = "cpu", seed: int | None = None) -> RunResult:
         """Same result as `chain.run(images, backend="dali", device=device, seed=seed)`."""
+        return self.run_draws(chain, images, device, (seed,))[0]
+
+    def run_draws(self, chain, images, device: str = "cpu", seeds=(None,)) -> list[RunResult]:
+        """`run` once per seed of `seeds`, in order. Every draw's pipeline is started before the
+        first is collected: DALI computes one on its threads while Python defines the next."""
         _require_dali()
-        seed, arrays, device = self._prepare(chain, images, device, seed)
+        _, arrays, device = self._prepare(chain, images, device, None)
         module = load_module(emit(chain, "dali"), "dali")
-        enabled = chain.enabled_steps()
+        steps = len(chain.enabled_steps())
         # The fusion of a flip into Normalize changes what earlier steps output: part of the key.
         flip = fused_flip(chain)
         step_keys = self._step_keys(chain)
-        key = lambda n: (seed, device, flip, tuple(step_keys[:n]))  # noqa: E731
-        start = next((n for n in range(len(enabled), 0, -1) if key(n) in self._states), 0)
-        self.resumed_at = start
-        inputs, draws = (self._states[key(start)] if start else (arrays, {}))
-        draws = dict(draws)
-        if start < len(enabled):
-            try:
-                with _without_origin_traces():
-                    out, new_draws, after = module.augment_images(inputs, seed=seed, device=device, first=start,
-                                                                  keep=True)
-            except RuntimeError as exc:
-                raise WorkbenchError(f"DALI could not run the chain: {_cause(str(exc))}") from exc
+        draws_of, keep = [], set()
+        try:
+            with _without_origin_traces():
+                for seed in seeds:
+                    seed = chain.seed if seed is None else seed
+                    key = lambda n, seed=seed: (seed, device, flip, tuple(step_keys[:n]))  # noqa: E731
+                    start = next((n for n in range(steps, 0, -1) if key(n) in self._states), 0)
+                    inputs, draws = self._states[key(start)] if start else (arrays, {})
+                    started = (module.start_images(inputs, seed=seed, device=device, first=start, keep=True)
+                               if start < steps else None)
+                    draws_of.append((seed, key, start, inputs, dict(draws), started))
+                    keep |= {key(n) for n in range(1, steps + 1)}
+                results = [self._collect(module, chain, arrays, device, *draw) for draw in draws_of]
+        except RuntimeError as exc:
+            raise WorkbenchError(f"DALI could not run the chain: {_cause(str(exc))}") from exc
+        self.resumed_at = draws_of[0][2]
+        self._bound(keep=keep)
+        return results
+
+    def _collect(self, module, chain, arrays, device, seed, key, start, inputs, draws, started) -> RunResult:
+        """One draw's result, its new step states kept."""
+        if started is None:  # every step came from the cache
+            out = _batch(inputs)
+        else:
+            out, new_draws, after = module.collect_images(started)
             for n, step_draws in enumerate(module.STEP_DRAWS[start:], start=start + 1):
                 draws.update({name: new_draws[name] for name in step_draws})
                 self._states[key(n)] = (_samples(after[n - start - 1]), dict(draws))
-        else:
-            out = _batch(inputs)
-        self._bound(keep={key(n) for n in range(1, len(enabled) + 1)})
         return RunResult(images=out, params=params_from_draws(chain, draws, len(arrays)), backend="dali",
                          device=device, seed=seed, inputs=arrays)
-

@@ -103,6 +103,10 @@ def _step_function(i: int, step, scale: float, fuse: str = "", flip=None,
     return name, straight_line(source), [n for n, _ in reported], (1.0 if low.unit_scale_after else scale)
 
 
+def _marked_straight(source: list[str]) -> bool:
+    return source[0].startswith("@do_not_convert")
+
+
 def straight_line(source: list[str]) -> list[str]:
     """A function's lines, marked @do_not_convert when they hold no control flow and call nothing
     but DALI's operators (fn, dmath, types) and op_seed: DALI's autograph then calls it as it is
@@ -113,10 +117,16 @@ def straight_line(source: list[str]) -> list[str]:
     Example:
         >>> straight_line(["def f(images, seed):", "    return fn.flip(images), []"])[0].split("  #")[0]
         '@do_not_convert'
+        >>> straight_line(["def f(images, seed):", "    return fn.crop(images, shape=images.shape()), []"])[0][:15]
+        '@do_not_convert'
         >>> straight_line(["def f(images, seed):", "    return select(images), []"])[0]
         'def f(images, seed):'
     """
     tree = ast.parse("\n".join(source))
+    # A method of the function's own values (`images.shape()`, `x.gpu()`) is a DALI node's method:
+    # the arguments and what the function assigns are nodes (or the seed), never Python helpers.
+    own = {a.arg for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) for a in node.args.args}
+    own |= {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
     for node in ast.walk(tree):
         if isinstance(node, (ast.If, ast.IfExp, ast.For, ast.While, ast.Try, ast.BoolOp, ast.comprehension)):
             return source
@@ -124,7 +134,8 @@ def straight_line(source: list[str]) -> list[str]:
             root = node.func
             while isinstance(root, ast.Attribute):
                 root = root.value
-            if not (isinstance(root, ast.Name) and root.id in ("fn", "dmath", "types", "op_seed")):
+            method = root is not node.func and isinstance(root, ast.Name) and root.id in own
+            if not (method or isinstance(root, ast.Name) and root.id in ("fn", "dmath", "types", "op_seed")):
                 return source
     return ["@do_not_convert  # no if, loop or Python call: nothing for DALI's autograph to rewrite", *source]
 
@@ -291,6 +302,7 @@ def emit_dali(chain: ChainModel) -> str:
     size_comments, size_constants = size_section(enabled, "dali", "make_loader's resize=(224, 224)")
     lines += size_comments
     functions: list[str] = []
+    converted = False  # a step function with control flow: the pipelines need DALI's conditionals
     names: list[str] = []
     draws_by_step: list[tuple[str, ...]] = []
     scale = 255.0
@@ -305,6 +317,7 @@ def emit_dali(chain: ChainModel) -> str:
                 i, step, scale, fuse, (flip, chain.steps[flip].p) if flip is not None else None)
             reported = [f"step{i + 1}_{step.op}.{r}" for r in reported]
         functions += source + ["", ""]
+        converted |= not _marked_straight(source)
         names.append(name)
         draws_by_step.append(tuple(reported))
     region = region_steps(chain)
@@ -313,6 +326,7 @@ def emit_dali(chain: ChainModel) -> str:
         resize = (region[0], chain.steps[region[0]]) if len(region) == 2 else ()
         region_name, source, _, _ = _step_function(region[-1], chain.steps[region[-1]], 255.0, region=resize)
         functions += source + ["", ""]
+        converted |= not _marked_straight(source)
     lines += ["", IMPORTS, "", f"SEED = {literal(chain.seed)}", "", "",
               "def op_seed(seed, step, k):",
               '    """The seed of step `step`\'s k-th random operator: every operator is seeded explicitly, so',
@@ -335,6 +349,10 @@ def emit_dali(chain: ChainModel) -> str:
               f"REGION_DECODE = {region_name}",
               f"REGION_STEPS = {len(region)}",
               f"STEP_DRAWS = {literal(tuple(draws_by_step))}",
+              comment("Whether a step branches on its per-sample draws (an `if` on a coin: a group, a gated op):"),
+              comment("the pipelines then run with DALI's conditionals, which rewrite the pipeline functions"),
+              comment("(autograph) each time they are defined; straight-line chains skip that."),
+              f"CONDITIONALS = {converted}",
               f"DRAWS = {literal(tuple(d for step in draws_by_step for d in step))}",
               *size_constants, "", "",
               AUGMENT, "", runtime_source(), "", loader_size_helpers(), "", shard_source(), "",

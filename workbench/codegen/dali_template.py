@@ -66,7 +66,7 @@ def _threads():
     return max(1, min(4, os.cpu_count() or 1))
 
 
-@pipeline_def(enable_conditionals=True)
+@pipeline_def(enable_conditionals=CONDITIONALS)
 def preview_pipeline(aug_seed=SEED, gpu=False, first=0, dtype=types.UINT8, keep=False, labelled=False):
     """Augment a batch fed through the "images" input, from step `first` on; outputs the
     images, every draw, with `keep` the images after each step and, when `labelled`, the
@@ -106,6 +106,14 @@ def augment_images(images, seed=SEED, device="cpu", first=0, keep=False, labels=
     the images after each step. `labels` (class ids, or soft targets N x classes) adds the
     last result: float32 soft targets mixed by the mixing steps (MixUp, CutMix).
     """
+    return collect_images(start_images(images, seed, device, first, keep, labels))
+
+
+def start_images(images, seed=SEED, device="cpu", first=0, keep=False, labels=None):
+    """The first half of augment_images: defines the pipeline, feeds it and starts it (DALI runs
+    it on its own threads); collect_images(what this returns) waits for it and gives
+    augment_images' result. Several started at once overlap (the workbench's preview starts
+    every draw's pipeline before it collects the first)."""
     gpu = device != "cpu"
     device_id = int(device.split(":")[1]) if ":" in device else (0 if gpu else None)
     batch = [np.ascontiguousarray(image) for image in images]
@@ -121,7 +129,14 @@ def augment_images(images, seed=SEED, device="cpu", first=0, keep=False, labels=
     pipe.feed_input("images", batch)
     if labelled:
         pipe.feed_input("labels", list(soft_targets(labels)))
-    arrays = [_to_numpy(out) for out in pipe.run()]
+    pipe.schedule_run()
+    return pipe, first, keep, labelled
+
+
+def collect_images(started):
+    """augment_images' result of a pipeline start_images started (waits until it is done)."""
+    pipe, first, keep, labelled = started
+    arrays = [_to_numpy(out) for out in pipe.outputs()]
     names = [name for step in STEP_DRAWS[first:] for name in step]
     params = {name: np.stack([np.asarray(v) for v in values]) for name, values in zip(names, arrays[1:])}
     result = (arrays[0], params)
@@ -191,7 +206,7 @@ def class_ids(text):
     return fn.reshape(fn.cast(value, dtype=types.INT32), shape=[1])
 
 
-@pipeline_def(enable_conditionals=True)
+@pipeline_def(enable_conditionals=CONDITIONALS)
 def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_seed=SEED, augmented=True,
                       num_classes=None, resize=None, shards=None, index_paths=None, annotated=False):
     """Read, decode (nvJPEG when gpu), augment; outputs (images, labels), and when `annotated`
