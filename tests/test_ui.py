@@ -133,6 +133,19 @@ def test_undo_and_redo_every_kind_of_edit(app):
     assert app.chain.to_dict()["steps"][2]["params"]["degrees"] == [-30.0, 30.0]
 
 
+def test_after_undoing_an_add_the_next_op_goes_before_normalize_again(app):
+    # The added step was selected; undone, its place holds Normalize, which must not stay selected.
+    default = ops(app)
+    palette_button(app, "ColorJitter").click()
+    app.undo()
+    assert ops(app) == default and app.selected is None
+    palette_button(app, "Contrast").click()
+    assert ops(app)[-2:] == ["Contrast", "Normalize"] and said(app, "notice") == ""
+    app.undo()
+    app.redo()
+    assert app.selected is None
+
+
 def test_the_params_table_follows_every_change_and_sits_under_its_tile(app):
     pick = app.preview.cells["kornia"][1][1].children[1]  # image 2, draw 2: its search button
     pick.click()
@@ -483,9 +496,12 @@ def test_groups_are_edited_as_nested_steps(small_images):
     assert ops(app) == ["OneOf", "Resize", "Brightness"] and app.selected == (1,)
     app.undo()
     app.undo()
+    assert app.selected is None  # undone: the selected place may hold another step now
     # Kind switch keeps the children; a size-changing op cannot go in; ungroup puts them back.
     app.steps_box.children[0].step_controls["kind"].value = "Sequential"
     assert app.chain.steps[0].op == "Sequential" and len(app.chain.steps[0].steps) == 2
+    app.steps_box.children[1].step_controls["title"].click()
+    assert app.selected == (1,)
     app.steps_box.children[1].step_controls["title"].click()  # selected already: a second click clears it
     assert app.selected is None
     app.add("Resize")  # nothing closes this chain: at its end

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 
 from ..errors import UnsupportedOpError
 from ..literals import Name, call, comment, literal
@@ -122,6 +123,14 @@ def straight_line(source: list[str]) -> list[str]:
         >>> straight_line(["def f(images, seed):", "    return select(images), []"])[0]
         'def f(images, seed):'
     """
+    if not _branch_free(tuple(source)):
+        return source
+    return ["@do_not_convert  # no if, loop or Python call: nothing for DALI's autograph to rewrite", *source]
+
+
+@functools.lru_cache(maxsize=1024)
+def _branch_free(source: tuple[str, ...]) -> bool:
+    """straight_line's test (kept: a live preview emits the same step functions on every change)."""
     tree = ast.parse("\n".join(source))
     # A method of the function's own values (`images.shape()`, `x.gpu()`) is a DALI node's method:
     # the arguments and what the function assigns are nodes (or the seed), never Python helpers.
@@ -129,15 +138,15 @@ def straight_line(source: list[str]) -> list[str]:
     own |= {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
     for node in ast.walk(tree):
         if isinstance(node, (ast.If, ast.IfExp, ast.For, ast.While, ast.Try, ast.BoolOp, ast.comprehension)):
-            return source
+            return False
         if isinstance(node, ast.Call):
             root = node.func
             while isinstance(root, ast.Attribute):
                 root = root.value
             method = root is not node.func and isinstance(root, ast.Name) and root.id in own
             if not (method or isinstance(root, ast.Name) and root.id in ("fn", "dmath", "types", "op_seed")):
-                return source
-    return ["@do_not_convert  # no if, loop or Python call: nothing for DALI's autograph to rewrite", *source]
+                return False
+    return True
 
 
 def _group_function(i: int, group, scale: float) -> tuple[str, list[str], list[str]]:

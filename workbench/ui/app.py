@@ -382,8 +382,9 @@ class Workbench:
             return
         restored = Chain.from_dict(snapshot)
         self.chain.seed, self.chain.steps[:] = restored.seed, restored.steps
-        if self.selected is not None and not _exists(self.chain.steps, self.selected):
-            self.selected = None
+        # The selected place may now hold another step (undoing an add leaves Normalize where the new
+        # step was, and the next op would go after Normalize): the selection goes.
+        self.selected = None
         self.say("")
         self.sync()
 
@@ -438,7 +439,6 @@ class Workbench:
         preview (at once with `now`, else as `schedule` does)."""
         self._syncing = True
         try:
-            self.steps_box.children = self._step_cards()
             count = len(self.chain.steps)
             at_end = self.upto.value == 0 or self.upto.value >= self.upto.max
             self.upto.max = max(count, 1)
@@ -448,10 +448,17 @@ class Workbench:
                 self.seed.value = self.chain.seed
         finally:
             self._syncing = False
+        if refresh and not now:
+            self.schedule()  # the preview computes on its thread while the cards are built here
+        self._syncing = True
+        try:
+            self.steps_box.children = self._step_cards()
+        finally:
+            self._syncing = False
         self._update_history_buttons()
         self._update_notice()
-        if refresh:
-            self.refresh() if now else self.schedule()
+        if refresh and now:
+            self.refresh()
 
     def _step_cards(self) -> list[w.Widget]:
         """A card per step, reusing the widgets of cards whose step, place and selection are unchanged."""
@@ -570,8 +577,7 @@ class Workbench:
                 self._busy(slow, False)
             self.progress.value = done
             self.results, self._shown_chain = results, chain
-            self._send_rows(chain, show)
-            self.preview.fill_originals(self._original_tiles_for(show))
+            # Captions first (small messages): they are in the page when the new images are.
             if len(backends) == 2:
                 self._mark_differences(*backends)
             else:
@@ -579,6 +585,8 @@ class Workbench:
                 for k, run in enumerate(results[backends[0]]):
                     self.preview.fill_captions(backends[0], k, [(_caption(f"draw {k + 1}", rows), "")
                                                                 for rows in run.params])
+            self._send_rows(chain, show)
+            self.preview.fill_originals(self._original_tiles_for(show))
             self._show_error("")
             self._inspect_again()
             self.refreshes += 1
