@@ -105,7 +105,7 @@ def undo(page, count: int) -> None:
     latency(page, "undo")
 
 
-def measure(backend: str, runs: int, root: Path, port: int, browser) -> dict[str, float]:
+def measure(backend: str, runs: int, root: Path, port: int, browser, first_clicks: int) -> dict[str, float]:
     name = f"latency_{backend}.ipynb"
     write_notebook(root, name, "import workbench as wb\n"
                                f"app = wb.Workbench(backend={backend!r})\n"
@@ -119,9 +119,10 @@ def measure(backend: str, runs: int, root: Path, port: int, browser) -> dict[str
         count = page.evaluate(f"() => document.querySelectorAll('{TILES}').length")
         times = arrow_latencies(page, "Rotate", count, runs)  # on the default chain, as a new user has it
         clicks = []
-        for op in FIRST_CLICKS:  # each op's first click (its card, its first run), the chain reset between
+        for k, op in enumerate(FIRST_CLICKS[:first_clicks]):  # each op's first click, the chain reset between
+            if k:
+                undo(page, count)
             clicks.append(palette_click(page, op, count))
-            undo(page, count)
     finally:
         close_notebook(page)
     return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times),
@@ -132,21 +133,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backends", default="kornia,dali,albumentations")
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--first-clicks", type=int, default=len(FIRST_CLICKS),
+                        help="how many of the ops to click (1: ColorJitter only, for a version without undo)")
+    parser.add_argument("--tiles", default=TILES, help="CSS selector of the draws' images (another version's)")
     add_json_option(parser)
     args = parser.parse_args()
+    globals()["TILES"] = args.tiles  # the selector every measurement waits on
     backends = [b for b in args.backends.split(",") if b]
     results = {}
     started = time.time()
     with tempfile.TemporaryDirectory() as tmp, jupyter_lab(Path(tmp)) as port, chromium() as browser:
         for backend in backends:
-            results[backend] = measure(backend, args.runs, Path(tmp), port, browser)
+            results[backend] = measure(backend, args.runs, Path(tmp), port, browser, args.first_clicks)
     import torch
 
     print(f"machine: {platform.machine()} {os.cpu_count()} cores, torch threads {torch.get_num_threads()}; "
           f"python {platform.python_version()}, torch {torch.__version__}; Chromium headless, JupyterLab on 127.0.0.1")
     print(f"default app (sample images: 4 images x 3 draws, the example chain), 1280x900 page; arrow key on "
           f"Rotate's degrees slider, {args.runs} runs after 2 warm-up, medians ({time.time() - started:.0f} s)")
-    print(f"first palette click: {', '.join(FIRST_CLICKS)}, each once (undone between), median and max")
+    print(f"first palette click: {', '.join(FIRST_CLICKS[:args.first_clicks])}, each once (undone between), median and max")
     print(table(["backend", "arrow key -> new images, median ms", "min", "max", "first palette click ms", "max"],
                 [[b, f"{r['median_ms']:.0f}", f"{r['min_ms']:.0f}", f"{r['max_ms']:.0f}",
                   f"{r['first_palette_click_ms']:.0f}", f"{r['first_palette_click_max_ms']:.0f}"]
