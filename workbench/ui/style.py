@@ -17,7 +17,7 @@ CSS = """
 .wb-app .wb-entry input { padding: 0 3px; }
 .wb-app .wb-palette button { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; font-size: 12px; }
 .wb-app .wb-preview .wb-row, .wb-app .wb-preview .wb-draw, .wb-app .wb-preview .wb-under,
-.wb-app .wb-preview .wb-original, .wb-app .wb-tile, .wb-app .wb-strip { margin: 0; }
+.wb-app .wb-preview .wb-original, .wb-app .wb-strip { margin: 0; }
 .wb-app .wb-strip, .wb-app .wb-original-tile { display: block; height: auto; }
 .wb-app .wb-original-tile { width: 100%; aspect-ratio: 1 / 1; }
 .wb-app .wb-under { margin-bottom: 4px; }
