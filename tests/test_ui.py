@@ -81,6 +81,49 @@ def test_palette_and_editor_buttons(app):
     assert all(run.params[0][1]["applied"] is False for run in app.results["kornia"])
 
 
+def test_cards_below_an_insertion_are_kept_renumbered_and_act_on_their_new_place(app):
+    """A palette click builds the new step's card only (every widget is a model the page must
+    build): the cards below it move down, renumbered, and their controls edit the step they show."""
+    rotate = app.steps_box.children[2]
+    app.select(0)
+    palette_button(app, "ColorJitter").click()  # after the selected step 1: steps 2-5 move down
+    assert app.steps_box.children[3] is rotate
+    assert rotate.step_controls["title"].description == "4. Rotate"
+    rotate.step_controls["degrees"].value = (-5.0, 5.0)  # edits the step now at 4
+    assert ops(app)[3] == "Rotate" and app.chain.steps[3].params["degrees"] == [-5.0, 5.0]
+    app.select(None)
+    rotate.step_controls["buttons"][0].click()  # up: it swaps with HorizontalFlip
+    assert ops(app)[1:4] == ["ColorJitter", "Rotate", "HorizontalFlip"] and app.steps_box.children[2] is rotate
+    assert rotate.step_controls["title"].description == "3. Rotate"
+    rotate.step_controls["title"].click()
+    assert app.selected == (2,) and app.steps_box.children[2] is rotate and "wb-selected" in rotate._dom_classes
+    rotate.step_controls["enabled"].value = False
+    assert app.chain.steps[2].enabled is False and "wb-off" in rotate._dom_classes
+    # A group moved down renumbers its children, whose controls follow.
+    app.group(3)  # HorizontalFlip into a OneOf
+    app.select(None)
+    group = app.steps_box.children[3]
+    app.move(3, 1)
+    assert ops(app)[3:5] == ["Brightness", "OneOf"] and app.steps_box.children[4] is group
+    child = group.step_controls["children"].children[0]
+    assert child.step_controls["title"].description == "5.1. HorizontalFlip"
+    child.step_controls["p"].value = 0.25
+    assert app.chain.steps[4].steps[0].p == 0.25
+
+
+def test_a_palette_click_builds_only_the_new_cards_widgets(app):
+    """Each widget model is a message the page turns into a view: a click on ColorJitter built
+    176 (a Layout and a style per widget, the Normalize card below rebuilt); alike ones share."""
+    from ipywidgets.widgets.widget import _instances
+
+    before = set(_instances)
+    palette_button(app, "ColorJitter").click()
+    new = [_instances[k] for k in set(_instances) - before]
+    sliders = [m for m in new if type(m).__name__ == "FloatRangeSlider"]
+    assert len(sliders) == 4  # brightness, contrast, saturation, hue: the new card's own
+    assert len(new) <= 45, sorted(type(m).__name__ for m in new)
+
+
 def test_new_steps_go_where_the_user_means_and_misplaced_colour_ops_are_named(app):
     palette_button(app, "ColorJitter").click()
     assert ops(app)[-2:] == ["ColorJitter", "Normalize"] and said(app, "notice") == ""

@@ -138,7 +138,8 @@ def collect_images(started):
     pipe, first, keep, labelled = started
     arrays = [_to_numpy(out) for out in pipe.outputs()]
     names = [name for step in STEP_DRAWS[first:] for name in step]
-    params = {name: np.stack([np.asarray(v) for v in values]) for name, values in zip(names, arrays[1:])}
+    params = {name: values if isinstance(values, np.ndarray) else np.stack(values)
+              for name, values in zip(names, arrays[1:])}
     result = (arrays[0], params)
     if keep:
         result += (arrays[1 + len(names):len(arrays) - labelled],)
@@ -146,8 +147,11 @@ def collect_images(started):
 
 
 def _to_numpy(tensor_list):
+    """One array for a batch of samples of one shape (one copy), else a list of arrays."""
     if hasattr(tensor_list, "as_cpu"):
         tensor_list = tensor_list.as_cpu()
+    if tensor_list.is_dense_tensor():
+        return tensor_list.as_array()
     samples = [np.array(tensor_list[i]) for i in range(len(tensor_list))]
     if len({s.shape for s in samples}) == 1:
         return np.stack(samples)

@@ -113,7 +113,7 @@ class Workbench:
         self._shown_chain: Chain | None = None  # the chain the current results ran
         self._target_error = ""  # why the current chain cannot move the targets ("" when it can)
         self._original_tiles: dict[tuple, list[bytes]] = {}  # per set of kinds shown
-        self._cards: dict[tuple, w.Widget] = {}  # card widgets by what they show, reused when unchanged
+        self._cards: list[tuple[tuple, w.VBox]] = []  # (what a card shows, its widgets), reused when unchanged
         # Previews recompute only from the edited step on (per backend).
         self._caches = {"kornia": PrefixCache(), "dali": DaliPrefixCache(), "albumentations": AlbumentationsPreview()}
         self._syncing = False
@@ -405,9 +405,10 @@ class Workbench:
         self.say("")
         return True
 
-    def set_value(self, path, name: str | None, value: Any) -> bool:
+    def set_value(self, path, name: str | None, value: Any, shown: bool = False) -> bool:
         """A control changed: validate the edited step; on error keep the old one, say why and
-        return False."""
+        return False. `shown`: the new value is what the step's card shows already (the card's
+        own control changed), so the card is kept as it is; else the next sync rebuilds it."""
         path = _path(path)
         before = self.chain.to_dict()
         top = self.chain.steps[path[0]].to_dict()
@@ -424,6 +425,9 @@ class Workbench:
             self.say(str(exc), error=True)
             return False
         self.chain.steps[path[0]] = step
+        if shown:
+            self._cards = [(self._card_key(path[0]), card) if k == path[0] else (key, card)
+                           for k, (key, card) in enumerate(self._cards)]
         if self.chain.to_dict() != before:
             self.history.record(before)
         self._update_history_buttons()
@@ -461,16 +465,27 @@ class Workbench:
             self.refresh()
 
     def _step_cards(self) -> list[w.Widget]:
-        """A card per step, reusing the widgets of cards whose step, place and selection are unchanged."""
-        cards, used = [], {}
+        """A card per step, reusing the widgets of a card whose step and neighbour above are
+        unchanged, renumbered and its selection mark updated (a step added above it, one removed)."""
+        kept: dict[tuple, list[w.VBox]] = {}
+        for key, card in self._cards:
+            kept.setdefault(key, []).append(card)
+        cards, used = [], []
         for index, step in enumerate(self.chain.steps):
-            key = (index, repr(step.to_dict()), self.selected if self.selected and self.selected[0] == index else None,
-                   index > 0 and self.chain.steps[index - 1].is_group)
-            card = self._cards.get(key) or step_card(self, (index,), step, self.chain.steps, self.selected)
-            used[key] = card
+            key = self._card_key(index)
+            if kept.get(key):
+                card = kept[key].pop(0)
+                card.renumber((index,), self.selected)
+            else:
+                card = step_card(self, (index,), step, self.chain.steps, self.selected)
+            used.append((key, card))
             cards.append(card)
         self._cards = used
         return cards
+
+    def _card_key(self, index: int) -> tuple:
+        """What the card of step `index` shows: one card fits another place with the same key."""
+        return repr(self.chain.steps[index].to_dict()), index > 0 and self.chain.steps[index - 1].is_group
 
     def _update_history_buttons(self) -> None:
         self.undo_button.disabled = not self.history.can_undo

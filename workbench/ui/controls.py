@@ -9,6 +9,7 @@ step keeps.
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable
 
@@ -22,7 +23,34 @@ OnChange = Callable[[str, Any], bool]
 
 LABEL_WIDTH = "92px"
 ENTRY_WIDTH = "64px"
-_ROW = w.Layout(width="100%", align_items="center")
+
+
+@functools.lru_cache(maxsize=None)
+def shared_layout(**css: str) -> w.Layout:
+    """The one Layout model of these CSS properties, for every widget that looks so (never
+    changed afterwards). Each widget model is a message to the page and a view it builds: a
+    palette click built 176, a third of them Layouts alike.
+
+    Example:
+        >>> shared_layout(width="64px") is shared_layout(width="64px")
+        True
+    """
+    return w.Layout(**css)
+
+
+@functools.lru_cache(maxsize=None)
+def shared_style(widget: type, **values: Any) -> w.Widget:
+    """The one style model (ButtonStyle, SliderStyle...) with these values for widgets of the
+    class `widget`, shared as `shared_layout` is (never changed afterwards).
+
+    Example:
+        >>> shared_style(w.Button) is shared_style(w.Button), type(shared_style(w.FloatText)).__name__
+        (True, 'DescriptionStyle')
+    """
+    return widget.style.klass(**values)
+
+
+_ROW = shared_layout(width="100%", align_items="center")
 
 
 def nice_step(span: float) -> float:
@@ -82,14 +110,16 @@ def control_for(param: Param, value: Any, on_change: OnChange) -> w.Widget:
     if isinstance(param, Number):
         return _numeric(param, [value], on_change, pair=False)
     if isinstance(param, Size):
-        boxes = [w.BoundedIntText(value=v, min=param.lo, max=param.hi, layout=w.Layout(width="90px")) for v in value]
+        boxes = [w.BoundedIntText(value=v, min=param.lo, max=param.hi, style=shared_style(w.BoundedIntText),
+                                  layout=shared_layout(width="90px")) for v in value]
         row = _row(f"{param.name} (h, w)", boxes, param.doc)
         for box in boxes:
             box.observe(lambda ch: on_change(param.name, [b.value for b in boxes]), names="value")
         row.control, row.entries = row, boxes
         return row
     if isinstance(param, Floats):
-        boxes = [w.FloatText(value=v, layout=w.Layout(width="74px"), step=0.001) for v in value]
+        boxes = [w.FloatText(value=v, step=0.001, style=shared_style(w.FloatText), layout=shared_layout(width="74px"))
+                 for v in value]
         row = _row(param.name, boxes, param.doc)
         for box in boxes:
             box.observe(lambda ch: on_change(param.name, [b.value for b in boxes]), names="value")
@@ -99,13 +129,15 @@ def control_for(param: Param, value: Any, on_change: OnChange) -> w.Widget:
         # Comma-separated numbers, one per child; what cannot be read is sent as typed, so that
         # validation names the problem.
         widget = w.Text(value=", ".join(f"{v:g}" for v in value), placeholder="equal", continuous_update=False,
-                        layout=w.Layout(flex="1 1 auto", width="auto"))
+                        style=shared_style(w.Text), layout=shared_layout(flex="1 1 auto", width="auto"))
         widget.observe(lambda ch: on_change(param.name, _numbers(ch["new"])), names="value")
     elif isinstance(param, Choice):
-        widget = w.Dropdown(options=list(param.options), value=value, layout=w.Layout(flex="1 1 auto", width="auto"))
+        widget = w.Dropdown(options=list(param.options), value=value, style=shared_style(w.Dropdown),
+                            layout=shared_layout(flex="1 1 auto", width="auto"))
         widget.observe(lambda ch: on_change(param.name, ch["new"]), names="value")
     elif isinstance(param, Flag):
-        widget = w.Checkbox(value=value, indent=False, layout=w.Layout(width="auto"))
+        widget = w.Checkbox(value=value, indent=False, style=shared_style(w.Checkbox),
+                            layout=shared_layout(width="auto"))
         widget.observe(lambda ch: on_change(param.name, bool(ch["new"])), names="value")
     else:  # pragma: no cover - every Param kind is handled above
         raise TypeError(f"no control for {type(param).__name__}")
@@ -115,7 +147,7 @@ def control_for(param: Param, value: Any, on_change: OnChange) -> w.Widget:
 
 
 def _row(label: str, fields: list[w.Widget], doc: str) -> w.HBox:
-    name = w.Label(label, layout=w.Layout(width=LABEL_WIDTH, flex="0 0 auto"))
+    name = w.Label(label, style=shared_style(w.Label), layout=shared_layout(width=LABEL_WIDTH, flex="0 0 auto"))
     name.add_class("wb-param-name")
     # A tooltip on a Box breaks its view in the browser (ipywidgets 8): put it on the fields.
     for widget in (name, *fields):
@@ -136,8 +168,10 @@ def _numeric(param: Param, values: list, on_change: OnChange, pair: bool) -> w.H
     entry = w.IntText if integer else w.FloatText
     number = int if integer else float
     slider = kind(value=tuple(values) if pair else values[0], min=number(lo), max=number(hi), step=number(step),
-                  readout=False, continuous_update=False, layout=w.Layout(flex="1 1 auto", width="auto", min_width="60px"))
-    boxes = [entry(value=v, layout=w.Layout(width=ENTRY_WIDTH, flex="0 0 auto")) for v in values]
+                  readout=False, continuous_update=False, style=shared_style(kind),
+                  layout=shared_layout(flex="1 1 auto", width="auto", min_width="60px"))
+    boxes = [entry(value=v, style=shared_style(entry), layout=shared_layout(width=ENTRY_WIDTH, flex="0 0 auto"))
+             for v in values]
     for box in boxes:
         box.add_class("wb-entry")
     state = {"busy": False, "kept": list(values)}
@@ -210,28 +244,31 @@ def _op_ranges(param: OpRanges, value: dict, on_change: OnChange) -> w.Widget:
     rows = []
     for op in param.known:
         current = value.get(op.name) or list(op.default or ())
-        box = w.Checkbox(value=op.name in value, description=op.name, indent=False, layout=w.Layout(width="120px"))
+        box = w.Checkbox(value=op.name in value, description=op.name, indent=False, style=shared_style(w.Checkbox),
+                         layout=shared_layout(width="120px"))
         box.tooltip = f"{op.name}: {op.unit}" if op.unit else f"{op.name} (no magnitude)"
         slider = None
         if op.symmetric:
             step = nice_step(op.hi)
             slider = w.FloatSlider(value=current[1], min=0.0, max=op.hi, step=step, description="±",
                                    continuous_update=False, readout_format=f".{decimals(step)}f",
-                                   layout=w.Layout(flex="1 1 auto", width="auto"), style={"description_width": "14px"})
+                                   layout=shared_layout(flex="1 1 auto", width="auto"),
+                                   style=shared_style(w.FloatSlider, description_width="14px"))
         elif op.has_magnitude:
             step = nice_step(op.hi - op.lo)
             slider = w.FloatRangeSlider(value=tuple(current), min=op.lo, max=op.hi, step=step,
                                         continuous_update=False, readout_format=f".{decimals(step)}f",
-                                        layout=w.Layout(flex="1 1 auto", width="auto"))
+                                        style=shared_style(w.FloatRangeSlider),
+                                        layout=shared_layout(flex="1 1 auto", width="auto"))
         box.observe(send, names="value")
         if slider is not None:
             slider.tooltip = box.tooltip
             slider.observe(send, names="value")
         fields[op.name] = (box, slider)
         rows.append(w.HBox([box] + ([slider] if slider is not None else []), layout=_ROW))
-    title = w.Label(param.name)
+    title = w.Label(param.name, style=shared_style(w.Label))
     title.tooltip = param.doc
-    widget = w.VBox([title, *rows], layout=w.Layout(width="100%"))
+    widget = w.VBox([title, *rows], layout=shared_layout(width="100%"))
     widget.op_controls = fields
     widget.control, widget.entries = widget, []
     return widget
