@@ -8,6 +8,8 @@ from PIL import Image
 
 import workbench as wb
 from workbench.cli import main
+from workbench.estimate.breakdown import StageCost, StepCost
+from workbench.estimate.result import Estimate
 
 from conftest import DESIGN_CHAIN, ROOT
 
@@ -125,11 +127,22 @@ def test_estimate_prints_breakdown_advice_and_writes_plot_and_json(tmp_path, cha
     out = capsys.readouterr().out
     assert "kornia on cpu, batch 4, 240x256 images, 0 worker(s):" in out
     assert "step 1 RandomResizedCrop" in out and "step 5 Normalize" in out
-    assert "Too slow:" in out and "The limit is" in out
+    assert "Too slow:" in out
     assert Image.open(plot).format == "PNG"
     [saved] = __import__("json").loads(data.read_text())
     assert saved["backend"] == "kornia" and saved["image_size"] == [240, 256] and len(saved["run_rates"]) == 2
     assert f"{saved['images_per_s']:.1f} images/s" in out
+    # The advice printed is the advice of the figures saved (noisy or not: a 2-run measurement on a
+    # busy machine may be), against the target given.
+    assert str(_estimate_of(saved).advise(1e9)) in out
+
+
+def _estimate_of(saved: dict) -> Estimate:
+    fields = {k: v for k, v in saved.items() if k != "spread"}
+    fields["stages"] = {k: StageCost(**v) for k, v in saved["stages"].items()}
+    fields["steps"] = [StepCost(**{**v, "input_size": tuple(v["input_size"]), "output_size": tuple(v["output_size"])})
+                       for v in saved["steps"]]
+    return Estimate(**{**fields, "image_size": tuple(saved["image_size"])})
 
 
 def test_estimate_compile_reports_the_first_compiled_call(chain_file, capsys):

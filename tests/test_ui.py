@@ -344,7 +344,7 @@ def test_estimate_button_measures_and_shows_plot_and_advice(app):
     assert (est.backend, est.batch_size, est.image_size, est.workers) == ("kornia", 4, (240, 256), 0)
     assert [s.op for s in est.steps] == [s.op for _, s in app.chain.enabled_steps()]
     assert f"{est.images_per_s:.1f} images/s" in panel.report.value
-    assert "Too slow" in panel.report.value or "too noisy" in panel.report.value
+    assert "Too slow" in panel.report.value  # noisy or not: no run comes near 1e9 images/s
     assert panel.plot.value[:8] == b"\x89PNG\r\n\x1a\n" and panel.plot.layout.display == ""
     assert panel.bar.value == 1.0
     panel.compare.value, panel.target.value = True, 0

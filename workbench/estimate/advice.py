@@ -59,12 +59,7 @@ def advise(est, target: float | None = None, comparison=None) -> Advice:
     rate = est.images_per_s
     noise = noisy(est)
     if noise:
-        verdict = (f"Delivers about {rate:.0f} images/s ({est.label}, batch {est.batch_size}), but the measurement is "
-                   f"too noisy to say what limits it: {noise}.")
-        suggestions = ["Measure again with the machine otherwise idle (close other notebooks and busy programs); "
-                       "more runs (runs=9) narrow the spread."]
-        return Advice(rate, target, None if target is None else rate >= target, stage.name if stage else "", step,
-                      verdict, suggestions, noise)
+        return _noisy_advice(est, target, noise)
     if target is None:
         keeps_up, verdict = None, f"Delivers {rate:.0f} images/s ({est.label}, batch {est.batch_size})."
     elif rate >= target:
@@ -91,6 +86,30 @@ def advise(est, target: float | None = None, comparison=None) -> Advice:
                 f"({rate:.0f} images/s) runs well below its slowest stage alone ({stage.images_per_s:.0f}); "
                 "more cores, or moving one stage to a GPU, lifts both.")
     return Advice(rate, target, keeps_up, stage.name if stage else "", step, verdict, suggestions)
+
+
+def _noisy_advice(est, target: float | None, noise: str) -> Advice:
+    """Noise hides what limits the loader, but not whether every run fell short of (or cleared) the
+    target: a verdict only the spread could overturn is given as "too noisy to tell"."""
+    rate, spread = est.images_per_s, est.spread
+    where = f"({est.label}, batch {est.batch_size})"
+    keeps_up = None
+    if target is not None and spread.max < target:
+        keeps_up = False
+        verdict = (f"Too slow: {rate:.0f} images/s against the {target:.0f} needed {where}, and even the fastest "
+                   f"run ({spread.max:.0f}) fell short; the measurement is too noisy to say what limits it: {noise}.")
+    elif target is not None and spread.min >= target:
+        keeps_up = True
+        verdict = (f"Keeps up: {rate:.0f} images/s against the {target:.0f} needed {where}, and so did the "
+                   f"slowest run ({spread.min:.0f}); the measurement is too noisy to say what limits it: {noise}.")
+    else:
+        against = "" if target is None else f", too noisy to tell against the {target:.0f} needed"
+        verdict = (f"Delivers about {rate:.0f} images/s {where}{against}; the measurement is too noisy to say "
+                   f"what limits it: {noise}.")
+    suggestions = ["Measure again with the machine otherwise idle (close other notebooks and busy programs); "
+                   "more runs (runs=9) narrow the spread."]
+    stage = est.bottleneck
+    return Advice(rate, target, keeps_up, stage.name if stage else "", est.slowest_step, verdict, suggestions, noise)
 
 
 def noisy(est) -> str:
