@@ -316,6 +316,35 @@ def test_gpu_decoding_matches_pil(crop_module, jpeg_folder, decoder):
 
 
 @cuda
+def test_torchvision_gpu_decoding_waits_for_the_work_queued_before_it(crop_module, jpeg_folder, monkeypatch):
+    """nvJPEG writes torchvision's outputs on a stream of its own: while the GPU lags the host, a
+    new batch's decoding could overwrite memory the previous batch's augmentation still reads
+    (SUSPECTS.md, vision PR 9606). Each decode here follows a queued 0.1 s GPU sleep; the batches,
+    kept on the GPU until the end (a copy to the host would wait and hide it), must equal those of
+    an unhurried run."""
+    device = torch.device("cuda")
+    if not crop_module.gpu_decoder_imports("torchvision"):
+        pytest.skip("torchvision's GPU decoder does not import here")
+
+    def batches():
+        return [x for _, x, _ in crop_module.training_batches(jpeg_folder, 3, workers=0, seed=5, device=device,
+                                                              num_samples=12, decoder="torchvision")]
+
+    calm = [x.cpu() for x in batches()]
+    real = crop_module.torchvision_jpeg_decoder
+
+    def lagging(dev):
+        decode = real(dev)
+        return lambda encoded: (torch.cuda._sleep(int(2e8)), decode(encoded))[1]
+
+    monkeypatch.setattr(crop_module, "torchvision_jpeg_decoder", lagging)
+    hurried = batches()
+    assert len(hurried) == len(calm) >= 2
+    for k, (x, y) in enumerate(zip(hurried, calm)):
+        assert torch.equal(x.cpu(), y), f"batch {k} changed while the GPU lagged"
+
+
+@cuda
 def test_bench_on_cuda(tmp_path, jpeg_folder):
     script = tmp_path / "aug.py"
     wb.Chain.from_dict(CROP_CHAIN).export("kornia", path=script.name, folder=tmp_path)

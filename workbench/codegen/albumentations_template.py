@@ -255,6 +255,8 @@ def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=No
     if device is None:
         device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
     device = torch.device(device)
+    if device.type == "cuda" and device.index is not None:
+        torch.cuda.set_device(device)  # pinned memory and copies use the current device: this rank's
     loader = make_loader(root, batch_size, workers, seed, num_samples, pin_memory=device.type == "cuda", coco=coco,
                          masks=masks)
     for epoch in range(epochs):

@@ -614,6 +614,10 @@ def torchvision_jpeg_decoder(device):
             return None
 
     def decode(encoded):
+        # torchvision allocates the outputs on torch's current stream but nvJPEG writes them on a
+        # stream of its own that does not wait for it: memory the caching allocator hands back
+        # may still be read by the augmentation queued before (vision PR 9606). Wait for it.
+        torch.cuda.current_stream(device).synchronize()
         try:
             return decode_jpeg(encoded, mode=ImageReadMode.RGB, device=device)
         except RuntimeError:
@@ -992,6 +996,10 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
     if device is None:
         device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
     device = torch.device(device)
+    if device.type == "cuda" and device.index is not None:
+        # Pinned memory, decoders and kernels with no device of their own use the current one:
+        # under torchrun every rank would otherwise build them on GPU 0.
+        torch.cuda.set_device(device)
     augmentation = place(build_augmentation(), device)
     loader = make_loader(root, batch_size, workers, seed, device, num_samples, decoder, shards, coco, masks)
     # GPU-decoded batches are on the device already; PIL batches are copied ahead.
