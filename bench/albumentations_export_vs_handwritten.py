@@ -9,7 +9,8 @@ runs alternate, each a fresh loader timed over `--batches` batches after a warm-
 down before the other starts; medians over runs. Ratio = exported / hand-written (target
 >= 0.95). Usage:
 
-    python bench/albumentations_export_vs_handwritten.py [--batch 32] [--size 256] [--runs 7] [--batches 24] [--workers 2]
+    python bench/albumentations_export_vs_handwritten.py [--batch 32] [--size 256] [--runs 7]
+        [--batches 24] [--workers 2]
 """
 from __future__ import annotations
 

@@ -112,7 +112,8 @@ def open_notebook(browser, port: int, name: str, width: int = 1280, height: int 
 def close_notebook(page, timeout_ms: int = 30_000) -> None:
     """Shut down every kernel of the server, then close the page: an idle kernel left running keeps
     its threads and memory, and slows what is measured next on a 2-core machine."""
-    page.evaluate("() => window.jupyterapp.serviceManager.sessions.shutdownAll().then(() => { window.__wbShut = true; })")
+    page.evaluate("() => window.jupyterapp.serviceManager.sessions.shutdownAll()"
+                  ".then(() => { window.__wbShut = true; })")
     page.wait_for_function("() => window.__wbShut === true", timeout=timeout_ms)
     page.close()
 

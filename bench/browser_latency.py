@@ -49,7 +49,9 @@ ARM = """([selector, count]) => {
     document.addEventListener('keydown', () => { start = performance.now(); }, {once: true, capture: true});
     for (const t of tiles) t.addEventListener('load', check);
     // A row whose pixels did not change never loads a new image: say so instead of waiting forever.
-    setTimeout(() => { if (!done) { done = true; resolve(`only ${fresh().length} of ${count} rows changed`); } }, 30000);
+    setTimeout(() => {
+      if (!done) { done = true; resolve(`only ${fresh().length} of ${count} rows changed`); }
+    }, 30000);
   });
 }"""
 
@@ -151,7 +153,8 @@ def main() -> None:
           f"python {platform.python_version()}, torch {torch.__version__}; Chromium headless, JupyterLab on 127.0.0.1")
     print(f"default app (sample images: 4 images x 3 draws, the example chain), 1280x900 page; arrow key on "
           f"Rotate's degrees slider, {args.runs} runs after 2 warm-up, medians ({time.time() - started:.0f} s)")
-    print(f"first palette click: {', '.join(FIRST_CLICKS[:args.first_clicks])}, each once (undone between), median and max")
+    print(f"first palette click: {', '.join(FIRST_CLICKS[:args.first_clicks])}, each once (undone between), "
+          "median and max")
     print(table(["backend", "arrow key -> new images, median ms", "min", "max", "first palette click ms", "max"],
                 [[b, f"{r['median_ms']:.0f}", f"{r['min_ms']:.0f}", f"{r['max_ms']:.0f}",
                   f"{r['first_palette_click_ms']:.0f}", f"{r['first_palette_click_max_ms']:.0f}"]

@@ -84,7 +84,8 @@ class OtherLoad:
         end = self._now()
         wall = end[0] - self.start[0]
         # Clock ticks are coarser than os.times: clip the rounding below zero.
-        self.cores = max(0.0, ((end[1] - self.start[1]) - (end[2] - self.start[2])) / wall) if wall > 0 else float("nan")
+        busy = (end[1] - self.start[1]) - (end[2] - self.start[2])
+        self.cores = max(0.0, busy / wall) if wall > 0 else float("nan")
 
     @staticmethod
     def _now():
@@ -96,7 +97,8 @@ class OtherLoad:
         # user nice system idle iowait irq softirq steal: busy = all but idle and iowait.
         busy = sum(fields[:8]) - fields[3] - fields[4]
         t = os.times()
-        return time.perf_counter(), busy / os.sysconf("SC_CLK_TCK"), t.user + t.system + t.children_user + t.children_system
+        own = t.user + t.system + t.children_user + t.children_system
+        return time.perf_counter(), busy / os.sysconf("SC_CLK_TCK"), own
 
 
 def compare(chain, backend: str, script: Path, images: Path, batch: int, workers: int, device: str,
@@ -127,7 +129,8 @@ def compare(chain, backend: str, script: Path, images: Path, batch: int, workers
               f"(ratio {est[-1] / bench[-1]:.3f}; other processes' CPU {other['estimate'][-1]:.2f} / "
               f"{other['--bench'][-1]:.2f} cores; load {load[-1]:.2f})", flush=True)
     e, b = statistics.median(est), statistics.median(bench)
-    return {"estimate": e, "bench": b, "error": e / b - 1, "est": RateSpread.of(est), "bench_spread": RateSpread.of(bench),
+    return {"estimate": e, "bench": b, "error": e / b - 1, "est": RateSpread.of(est),
+            "bench_spread": RateSpread.of(bench),
             "pairs": RateSpread.of([x / y for x, y in zip(est, bench)]), "est_runs": RateSpread.of(est_runs),
             "bench_runs": RateSpread.of(bench_runs_all), "load": (min(load), max(load)), "notes": notes,
             "seconds": seconds, "other": max(max(v) for v in other.values())}
@@ -186,8 +189,8 @@ def main() -> None:
     print(f"### Estimate vs exported --bench ({args.device}), "
           + ("with masks, boxes and keypoints (--coco --masks)" if annotations else "sample photos as they are"))
     print()
-    print(f"{machine_line(args.device)}; batch {args.batch_size}, {args.workers} workers/threads; chain RandomResizedCrop "
-          f"224, HorizontalFlip, ColorJitter p=0.8, Normalize on {images} ({count} files); "
+    print(f"{machine_line(args.device)}; batch {args.batch_size}, {args.workers} workers/threads; "
+          f"chain RandomResizedCrop 224, HorizontalFlip, ColorJitter p=0.8, Normalize on {images} ({count} files); "
           f"{repeats} alternating (estimate, --bench) repeats, each side the median of 5 runs after 3 warm-up "
           f"batches; figures are medians over the repeats.")
     command = (f"python bench/estimate_accuracy.py{' --quick' if args.quick else ''} --repeats {repeats} "

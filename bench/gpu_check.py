@@ -339,7 +339,9 @@ def run_bench(bench: Bench, out: Path, clock: Clock, env: dict, rehearse: bool, 
 def judge(figures: dict[str, float], targets: tuple[Target, ...], rehearse: bool) -> tuple[str, str]:
     """(status, detail) of a benchmark's figures against its targets.
 
-    Example: judge({"ratio": 0.9}, (Target("ratio", ">=", 0.95),), False) == ("missed target", "ratio 0.9, want >= 0.95")
+    Example:
+        judge({"ratio": 0.9}, (Target("ratio", ">=", 0.95),), False)
+        == ("missed target", "ratio 0.9, want >= 0.95")
     """
     absent = [t.figure for t in targets if t.figure not in figures]
     if absent:
@@ -364,7 +366,8 @@ def report(path: Path, info: dict, outcomes: list[Outcome], args, started: str, 
     for o in outcomes:
         first = o.detail.splitlines()[0] if o.detail else ""
         lines.append(f"| {o.name} | {o.status} | {o.seconds:.0f} | {first} |")
-    lines += ["", "## Figures against targets", "", "| part | figure | measured | target | met |", "|---|---|---|---|---|"]
+    lines += ["", "## Figures against targets", "", "| part | figure | measured | target | met |",
+              "|---|---|---|---|---|"]
     for o in outcomes:
         if o.name == "tests":
             continue
@@ -402,7 +405,8 @@ def main(argv: list[str] | None = None) -> int:
     clock = Clock(args.budget)
     started = datetime.datetime.now().isoformat(timespec="seconds")
     env = {**os.environ, "KORNIA_INSTALLATION_MODE": "RAISE", "NO_ALBUMENTATIONS_UPDATE": "1",
-           "PYTHONUNBUFFERED": "1", "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+           "PYTHONUNBUFFERED": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     notes = []
     if args.wheels:
         site = Path(tempfile.gettempdir()) / "wbgpu-extra"

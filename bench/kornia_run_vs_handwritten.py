@@ -89,8 +89,8 @@ def main() -> None:
     ratio = ips["workbench"] / ips["hand"]
     print(f"machine: {platform.machine()} {os.cpu_count()} cores, torch threads {torch.get_num_threads()}; "
           f"python {platform.python_version()}, torch {torch.__version__}, kornia {kornia.__version__}")
-    print(f"device {args.device}, batch {args.batch} x {args.size}x{args.size} -> 224x224, {args.runs} interleaved runs after "
-          f"{args.warmup} warm-up, medians")
+    print(f"device {args.device}, batch {args.batch} x {args.size}x{args.size} -> 224x224, {args.runs} interleaved "
+          f"runs after {args.warmup} warm-up, medians")
     print("| chain.run images/s | hand-written images/s | ratio |")
     print("|---|---|---|")
     print(f"| {ips['workbench']:.1f} | {ips['hand']:.1f} | {ratio:.3f} |")

@@ -51,8 +51,8 @@ def main() -> None:
     photos = wb.load_images()
     images = [np.asarray(Image.fromarray(photos[i % len(photos)]).resize((256, 256), Image.BILINEAR))
               for i in range(16)]
-    app = wb.Workbench(images=images, chain=wb.Chain.from_dict(CHAIN), backend=args.backend, device=args.device, draws=args.draws,
-                       max_images=16, debounce_s=0)
+    app = wb.Workbench(images=images, chain=wb.Chain.from_dict(CHAIN), backend=args.backend, device=args.device,
+                       draws=args.draws, max_images=16, debounce_s=0)
     spec = wb.get_op(app.chain.steps[args.step].op)
     name = next(p.name for p in spec.params if p.ui == "range_slider")  # a slider a user would drag
     control = app.steps_box.children[args.step].step_controls[name]

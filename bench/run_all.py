@@ -45,7 +45,8 @@ def suite(quick: bool, gpu: bool) -> list[tuple[str, list[str]]]:
          ["tensor_resident.py", "--batch", "256", "--runs", "3" if quick else "7", "--device", "cpu"]),
         ("Preview latency in the app, Kornia (target 50 ms on 2 CPU cores)",
          ["preview_latency.py", "--backend", "kornia", "--draws", "1", "--runs", runs]),
-        ("Preview latency in the app, DALI", ["preview_latency.py", "--backend", "dali", "--draws", "1", "--runs", runs]),
+        ("Preview latency in the app, DALI",
+         ["preview_latency.py", "--backend", "dali", "--draws", "1", "--runs", runs]),
         ("Estimate vs the exported script's --bench (target: within 10%)",
          ["estimate_accuracy.py"] + (["--quick", "--repeats", "2"] if quick else ["--repeats", "3"])),
     ]

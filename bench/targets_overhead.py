@@ -31,7 +31,6 @@ import statistics
 import tempfile
 import time
 import warnings
-from pathlib import Path
 
 warnings.simplefilter("ignore", DeprecationWarning)
 

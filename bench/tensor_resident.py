@@ -26,7 +26,6 @@ from pathlib import Path
 warnings.simplefilter("ignore", DeprecationWarning)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numpy as np
 import torch
 
 from common import add_json_option, machine_line, table, write_figures
@@ -73,7 +72,9 @@ def main() -> None:
              "hand-written AugmentationSequential": lambda: expert(batch.float().div_(255.0))}
     compile_seconds = None
     if args.compile:
-        sides["exported, torch_compile=True"] = lambda: module.augment_batch(exported, batch, device, torch_compile=True)
+        def compiled():
+            return module.augment_batch(exported, batch, device, torch_compile=True)
+        sides["exported, torch_compile=True"] = compiled
         sync()
         start = time.perf_counter()
         with torch.no_grad():
@@ -105,7 +106,8 @@ def main() -> None:
     if compile_seconds is not None:
         print(f"first compiled call (compiling): {compile_seconds:.1f} s")
     keys = {"exported augment_batch (fused)": "fused", "exported, fuse=False": "unfused",
-            "hand-written AugmentationSequential": "augmentation_sequential", "exported, torch_compile=True": "compiled",
+            "hand-written AugmentationSequential": "augmentation_sequential",
+            "exported, torch_compile=True": "compiled",
             "hand-written Albumentations Compose": "albumentations"}
     figures = {keys[name]: rate for name, rate in rates.items()}
     figures.update({f"{keys[name]}_over_sequential": rate / reference for name, rate in rates.items()

@@ -84,7 +84,8 @@ def test_app_in_jupyterlab_end_to_end(lab, tmp_path, small_folder):
 LAYOUT_PROBLEMS = """() => {
   const app = document.querySelector('.wb-app');
   const problems = [];
-  if (app.scrollWidth > app.clientWidth + 1) problems.push(['app overflows', app.scrollWidth + ' > ' + app.clientWidth]);
+  if (app.scrollWidth > app.clientWidth + 1)
+    problems.push(['app overflows', app.scrollWidth + ' > ' + app.clientWidth]);
   for (const b of app.querySelectorAll('button')) {
     if (b.offsetParent === null) continue;  // hidden
     if (b.closest('.wb-palette')) continue;  // folded sections
@@ -101,7 +102,8 @@ LAYOUT_PROBLEMS = """() => {
   for (const i of app.querySelectorAll('.wb-entry input')) {
     if (i.scrollWidth > i.clientWidth + 1) problems.push(['number clipped', i.value]);
   }
-  const edge = Math.min(app.getBoundingClientRect().right, document.querySelector('.wb-right').getBoundingClientRect().right);
+  const edge = Math.min(app.getBoundingClientRect().right,
+                        document.querySelector('.wb-right').getBoundingClientRect().right);
   for (const i of app.querySelectorAll('.wb-preview img, .wb-card')) {
     const r = i.getBoundingClientRect();
     if (r.right > edge + 1) problems.push(['outside the app', Math.round(r.right) + ' > ' + Math.round(edge)]);
@@ -160,7 +162,8 @@ def test_target_overlays_toggle_in_the_page(lab):
         mean = """(sel) => { const i = document.querySelector(sel); const c = document.createElement('canvas');
                    c.width = i.naturalWidth; c.height = i.naturalHeight; const g = c.getContext('2d');
                    g.drawImage(i, 0, 0); const d = g.getImageData(0, 0, c.width, c.height).data;
-                   let s = 0; for (let k = 0; k < d.length; k += 4) s += Math.abs(d[k] - d[k + 2]); return s / d.length; }"""
+                   let s = 0; for (let k = 0; k < d.length; k += 4) s += Math.abs(d[k] - d[k + 2]);
+                   return s / d.length; }"""
         with_boxes = page.evaluate(mean, DRAW_TILES)
         before = page.locator(DRAW_TILES).first.get_attribute("src")
         for kind in ("masks", "boxes", "keypoints"):

@@ -471,7 +471,8 @@ def test_plot_shows_stages_steps_and_lines():
 
 
 def test_comparison_plot_has_an_overview_and_a_row_per_backend():
-    cmp = Comparison({"kornia": _synthetic(100.0, 500.0, 120.0), "dali": _synthetic(300.0, 900.0, 400.0, backend="dali")})
+    cmp = Comparison({"kornia": _synthetic(100.0, 500.0, 120.0),
+                      "dali": _synthetic(300.0, 900.0, 400.0, backend="dali")})
     fig = cmp.plot(target=200)
     overview = fig.axes[0]
     assert [p.get_width() for p in overview.patches] == [100.0, 300.0]

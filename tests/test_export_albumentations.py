@@ -8,7 +8,8 @@ import torch
 
 import workbench as wb
 
-from conftest import class_folder, import_export, imported_modules, ROOT, assert_bench_output, assert_save_equals_run, random_step_dict, run_script
+from conftest import (class_folder, import_export, imported_modules, ROOT, assert_bench_output, assert_save_equals_run,
+                      random_step_dict, run_script)
 
 ALBUMENTATIONS_OPS = wb.list_ops(backend="albumentations")
 # Albumentations refuses these on the 96x128 test images (a grid tile as large as the shorter
@@ -62,7 +63,8 @@ def test_transforms_draw_independently(small_images, light_chain):
     for image, out, (h, v) in zip(images, res.images, flips):
         expected = image[::-1] if v else image
         expected = expected[:, ::-1] if h else expected
-        mean, std = np.array(LIGHT_CHAIN["steps"][2]["params"]["mean"]), np.array(LIGHT_CHAIN["steps"][2]["params"]["std"])
+        normalize = LIGHT_CHAIN["steps"][2]["params"]
+        mean, std = np.array(normalize["mean"]), np.array(normalize["std"])
         assert np.allclose(out, (expected / 255.0 - mean) / std, atol=1e-5)
 
 

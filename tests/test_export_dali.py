@@ -8,7 +8,8 @@ from PIL import Image
 import workbench as wb
 from workbench.codegen import load_module
 
-from conftest import class_folder, import_export, assert_bench_output, DESIGN_CHAIN, ROOT, assert_save_equals_run, random_step_dict, op_rng, run_script
+from conftest import (class_folder, import_export, assert_bench_output, DESIGN_CHAIN, ROOT, assert_save_equals_run,
+                      random_step_dict, op_rng, run_script)
 
 DALI_OPS = wb.list_ops(backend="dali")
 
@@ -78,12 +79,14 @@ def test_source_is_idiomatic_dali(design_chain):
     src = design_chain.export("dali")
     tree = ast.parse(src)
     assert "SEED = 7" in src
-    for needle in ("@pipeline_def(enable_conditionals=CONDITIONALS)", "CONDITIONALS = True", "fn.readers.file(", "shard_id=shard_id",
+    for needle in ("@pipeline_def(enable_conditionals=CONDITIONALS)", "CONDITIONALS = True", "fn.readers.file(",
+                   "shard_id=shard_id",
                    "num_shards=num_shards", 'decoder = "mixed" if gpu else "cpu"', "(DALIGenericIterator):",
                    # The chain starts with RandomResizedCrop: the loader decodes only its window.
                    "REGION_DECODE = decode_step_1_random_resized_crop", "fn.decoders.image_slice(encoded",
                    "fn.random.coin_flip(probability=0.5, seed=op_seed(seed, 3, 0))",
-                   "fn.random.uniform(range=(-20.0, 20.0), seed=op_seed(seed, 3, 1))", "def step_3_rotate(images, seed):",
+                   "fn.random.uniform(range=(-20.0, 20.0), seed=op_seed(seed, 3, 1))",
+                   "def step_3_rotate(images, seed):",
                    "if s3_applied:", "fn.crop_mirror_normalize(", "WORLD_SIZE"):
         assert needle in src, needle
     for i, step in enumerate(design_chain.steps):
@@ -154,7 +157,8 @@ def test_flip_fuses_into_crop_mirror_normalize_exactly(small_images):
     assert "mirror=s4_mirror" in src and "fn.flip(" not in src
     assert "s4_mirror = fn.random.coin_flip(probability=0.5, seed=op_seed(seed, 1, 0))" in src
     fused = chain.run(small_images, backend="dali")
-    plain = wb.Chain.from_dict({**chain.to_dict(), "steps": chain.to_dict()["steps"][1:]}).run(small_images, backend="dali")
+    plain = wb.Chain.from_dict({**chain.to_dict(), "steps": chain.to_dict()["steps"][1:]}).run(small_images,
+                                                                                            backend="dali")
     applied = [row[0]["applied"] for row in fused.params]
     assert 0 < sum(applied) < len(applied)
     for n, flipped in enumerate(applied):

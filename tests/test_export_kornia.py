@@ -1,9 +1,7 @@
 """Exported Kornia scripts: readable, importable, and their --save reproduces chain.run bit for bit."""
 import ast
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,7 +9,8 @@ import torch
 
 import workbench as wb
 
-from conftest import class_folder, import_export, imported_modules, assert_bench_output, DESIGN_CHAIN, ENV, ROOT, assert_save_equals_run, random_step_dict, op_rng, run_script
+from conftest import (class_folder, import_export, imported_modules, assert_bench_output, DESIGN_CHAIN, ENV, ROOT,
+                      assert_save_equals_run, random_step_dict, op_rng, run_script)
 
 @pytest.mark.parametrize("op", wb.list_ops(backend="kornia"))
 def test_every_op_save_equals_run(op, small_folder, square_folder, tmp_path):
@@ -142,8 +141,8 @@ def test_torchrun_shards_by_rank(tmp_path, small_folder, design_chain):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
-                           "--master-addr", "127.0.0.1", "--master-port", str(port), str(probe)], capture_output=True, text=True, env=ENV,
-                          timeout=240)
+                           "--master-addr", "127.0.0.1", "--master-port", str(port), str(probe)],
+                          capture_output=True, text=True, env=ENV, timeout=240)
     assert proc.returncode == 0, proc.stderr[-3000:]
     # One file per rank: the ranks' stdout lines could interleave.
     lines = [(tmp_path / f"rank{r}.txt").read_text() for r in (0, 1)]

@@ -78,8 +78,9 @@ FIELD_STEPS = {
                {"op": "TrivialAugment", "params": {"ops": {"rotate": [-30, 30], "shear_y": [-16.7, 16.7]}}}],
     "dali": [{"op": "GridDistortion", "p": 1.0}, {"op": "RandAugment", "params": {"n": 2, "magnitude": 20}}],
     "albumentations": [{"op": "ElasticTransform", "p": 1.0, "params": {"alpha": 60.0, "sigma": 6.0}},
-                       {"op": "GridDistortion", "p": 1.0}, {"op": "OpticalDistortion", "p": 1.0,
-                                                            "params": {"mode": "fisheye", "distort_limit": [-0.3, 0.3]}}],
+                       {"op": "GridDistortion", "p": 1.0},
+                       {"op": "OpticalDistortion", "p": 1.0,
+                        "params": {"mode": "fisheye", "distort_limit": [-0.3, 0.3]}}],
 }
 
 

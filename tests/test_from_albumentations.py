@@ -135,7 +135,8 @@ def test_containers_become_groups_with_albumentations_semantics():
 
 
 def test_nested_sequences_open_up_and_other_inputs_are_refused():
-    chain = wb.Chain.from_albumentations([A.Sequential([A.HorizontalFlip(p=1.0), A.VerticalFlip(p=0.3)], p=1.0)], seed=4)
+    chain = wb.Chain.from_albumentations([A.Sequential([A.HorizontalFlip(p=1.0), A.VerticalFlip(p=0.3)], p=1.0)],
+                                         seed=4)
     assert [(s.op, s.p) for s in chain.steps] == [("HorizontalFlip", 1.0), ("VerticalFlip", 0.3)] and chain.seed == 4
     with pytest.raises(wb.WorkbenchError, match="takes an albumentations Compose, a transform or a list"):
         wb.Chain.from_albumentations("A.HorizontalFlip()")

@@ -85,7 +85,8 @@ def test_targets_bound_each_way():
     assert Target("median_ms", "<=", 30).met(30) and not Target("median_ms", "<=", 30).met(30.5)
     error = Target("kornia_error", "|<=|", 0.10)
     assert error.met(-0.09) and not error.met(-0.11) and not error.met(0.11)
-    assert judge({"e": -0.2}, (Target("e", "|<=|", 0.1),), rehearse=False) == ("missed target", "e -0.2, want |x| <= 0.1")
+    assert judge({"e": -0.2}, (Target("e", "|<=|", 0.1),), rehearse=False) == ("missed target",
+                                                                                 "e -0.2, want |x| <= 0.1")
 
 
 def test_junit_counts_and_failures(tmp_path):

@@ -174,7 +174,8 @@ def test_disabled_step_is_skipped_and_reported(small_images, design_chain):
     design_chain.steps[2].enabled = False
     res = design_chain.run(small_images)
     assert all(row[2] == {"step": 3, "op": "Rotate", "enabled": False, "applied": False} for row in res.params)
-    without = wb.Chain.from_dict({**design_chain.to_dict(), "steps": [s.to_dict() for i, s in enumerate(design_chain.steps) if i != 2]})
+    kept = [s.to_dict() for i, s in enumerate(design_chain.steps) if i != 2]
+    without = wb.Chain.from_dict({**design_chain.to_dict(), "steps": kept})
     assert np.array_equal(res.images, without.run(small_images).images)
 
 

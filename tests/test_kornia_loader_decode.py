@@ -1,8 +1,6 @@
 """The exported Kornia training loader: batched RandomResizedCrop for mixed sizes, GPU decoding
 (with its PIL fallbacks), and the byte-reading dataset. CPU tests; the CUDA ones skip without it."""
 import builtins
-import math
-import shutil
 
 import numpy as np
 import pytest
@@ -12,7 +10,7 @@ from PIL import Image
 import workbench as wb
 from workbench.runtime.common import decode_image
 
-from conftest import ROOT, assert_bench_output, import_export, run_script
+from conftest import assert_bench_output, import_export, run_script
 
 CROP_CHAIN = {"seed": 4, "steps": [
     {"op": "RandomResizedCrop", "params": {"size": [56, 72], "scale": [0.2, 1.0], "ratio": [0.75, 1.3333]}},
@@ -176,7 +174,8 @@ def test_loader_without_a_first_crop_runs_the_head_per_image(mixed_folder, tmp_p
                                                      {"op": "RandomResizedCrop", "params": {"size": [32, 32]}}]})
     module = import_export(chain, "kornia", tmp_path, "rotate_first")
     assert module.RESIZED_CROP is None and module.HEAD_STEPS == 2
-    monkeypatch.setattr(module, "resized_crops", lambda *a: pytest.fail("no batched crop without a first RandomResizedCrop"))
+    monkeypatch.setattr(module, "resized_crops",
+                        lambda *a: pytest.fail("no batched crop without a first RandomResizedCrop"))
     a, b = loader_run(module, mixed_folder, 1), loader_run(module, mixed_folder, 1)
     assert [x.shape for _, x, _ in a] == [(3, 3, 32, 32)] * 4
     assert all(np.array_equal(x1, x2) and y1 == y2 for (_, x1, y1), (_, x2, y2) in zip(a, b))

@@ -192,7 +192,8 @@ def test_parity_at_each_backends_own_draws(photos, op, backend):
     if op == "MixUp":
         assert np.all(weight == np.float32(0.3))
     else:
-        assert {(r[0]["box"][2] - r[0]["box"][0], r[0]["box"][3] - r[0]["box"][1]) for r in res.params} == {(60.0, 45.0)}
+        sizes = {(r[0]["box"][2] - r[0]["box"][0], r[0]["box"][3] - r[0]["box"][1]) for r in res.params}
+        assert sizes == {(60.0, 45.0)}
 
 
 # ----- export equals run, with labels ------------------------------------------------------
@@ -206,7 +207,7 @@ def test_save_writes_the_mixed_labels_of_chain_run(small_folder, tmp_path, backe
         saved = np.load(tmp_path / f"out_{seed}.npz")
         expected = chain.run(images, backend=backend, seed=seed)
         assert saved["labels"].dtype == np.float32 and np.array_equal(saved["labels"], expected.labels)
-        assert np.array_equal(saved[f"params.step2_MixUp.partner"].ravel(), [r[1]["partner"] for r in expected.params])
+        assert np.array_equal(saved["params.step2_MixUp.partner"].ravel(), [r[1]["partner"] for r in expected.params])
 
 
 def test_save_without_mixing_writes_no_labels(small_folder, tmp_path):
@@ -304,7 +305,8 @@ def test_mixed_sizes_before_a_mixing_step_are_refused(sample_images, photos):
 
 
 @pytest.mark.parametrize("step,message", [
-    ({"op": "MixUp", "params": {"weight": [0.2, 1.5]}}, r"step 1 \(MixUp\): parameter 'weight' must lie within \[0.0, 1.0\]"),
+    ({"op": "MixUp", "params": {"weight": [0.2, 1.5]}},
+     r"step 1 \(MixUp\): parameter 'weight' must lie within \[0.0, 1.0\]"),
     ({"op": "MixUp", "params": {"weight": [0.6, 0.2]}}, r"step 1 \(MixUp\): parameter 'weight' has lo > hi"),
     ({"op": "CutMix", "params": {"area": [0.0, 0.0]}}, r"step 1 \(CutMix\): parameter 'area' must reach above 0"),
     ({"op": "CutMix", "params": {"area": [-0.1, 0.5]}}, r"step 1 \(CutMix\): parameter 'area' must lie within"),

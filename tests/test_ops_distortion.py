@@ -132,7 +132,8 @@ def test_both_backends_warp_through_the_field_rebuilt_from_the_reported_seed(set
             dx, dy = elastic_field(settings, row[0]["seed"], *image.shape[:2])
             if backend == "kornia":
                 fields = 1 if settings["same_dxdy"] else 2
-                noise = distortion_elastic_noise(row[0]["seed"], fields, *image.shape[:2], settings["noise_distribution"])
+                noise = distortion_elastic_noise(row[0]["seed"], fields, *image.shape[:2],
+                                                 settings["noise_distribution"])
                 kx, ky = distortion_elastic_field(noise[None], settings["alpha"], settings["sigma"],
                                                   settings["approximate"])
                 assert np.abs(kx[0].numpy() - dx).max() < 1e-4 and np.abs(ky[0].numpy() - dy).max() < 1e-4

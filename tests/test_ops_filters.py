@@ -371,7 +371,8 @@ def shifted_motion_reference(image, row):
     kernel = kornia.filters.get_motion_kernel2d(k, torch.tensor([row["angle"]]), torch.tensor([row["direction"]]),
                                                mode="nearest")[0].double().numpy()
     half, margin = k // 2, (k // 2 + 1) // 2
-    dx, dy = (int(torch.round(torch.tensor(row[key], dtype=torch.float32) * half * 0.5)) for key in ("shift_x", "shift_y"))
+    dx, dy = (int(torch.round(torch.tensor(row[key], dtype=torch.float32) * half * 0.5))
+              for key in ("shift_x", "shift_y"))
     moved = np.zeros((k + 2 * margin,) * 2)
     moved[margin + dy:margin + dy + k, margin + dx:margin + dx + k] = kernel
     return cv2.filter2D(image.astype(np.float64), -1, moved, borderType=cv2.BORDER_REFLECT_101), (dx, dy)

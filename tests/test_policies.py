@@ -5,7 +5,6 @@ import os
 
 import numpy as np
 import pytest
-import torch
 
 import workbench as wb
 from workbench.ops.params import OpRanges

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
-from workbench.model import FORMAT_NAME, FORMAT_VERSION, MAX_FILE_BYTES, MAX_SEED, MAX_STEPS, Step
+from workbench.model import FORMAT_NAME, MAX_FILE_BYTES, MAX_SEED, MAX_STEPS, Step
 from workbench import literals
 from workbench.ops import REGISTRY
 from workbench.ops.params import Choice, Flag, Floats, Number, OpRanges, Range, Size, Span
@@ -775,7 +775,8 @@ def test_export_revalidates_steps_edited_in_place(tmp_path, bad_step, fragment):
     (np.array([1.0]), "type ndarray"),
     (evil_real(0.5), "type EvilReal"),
 ], ids=["nan", "inf", "-inf", "1e309", "float-subclass-nan", "nan-in-list", "inf-in-nested-tuple", "set",
-        "frozenset", "nan-in-dict", "object-in-dict", "evil-key", "object", "evil-object", "bytes", "complex", "ndarray", "real-subclass"])
+        "frozenset", "nan-in-dict", "object-in-dict", "evil-key", "object", "evil-object", "bytes", "complex",
+        "ndarray", "real-subclass"])
 def test_literal_refuses(value, fragment):
     with pytest.raises(wb.ExportError) as info:
         literals.literal(value)

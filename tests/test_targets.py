@@ -237,7 +237,8 @@ def test_keypoints_that_leave_the_image_are_kept_and_flagged():
     back = chain.copy()
     back.add("Translate", p=1.0, translate_x=[-0.25, -0.25], translate_y=[0, 0])
     res = back.run([image], backend="dali", keypoints=[[[10, 10], [120, 10]]])
-    assert res.keypoints[0].tolist() == [[10.0, 10.0], [120.0, 10.0]] and res.keypoints_visible[0].tolist() == [True, False]
+    assert res.keypoints[0].tolist() == [[10.0, 10.0], [120.0, 10.0]]
+    assert res.keypoints_visible[0].tolist() == [True, False]
 
 
 def test_flip_pairs_swap_left_and_right_keypoints_on_mirroring_steps():
@@ -468,9 +469,11 @@ def test_masks_moved_as_tensors_are_the_host_masks_bit_for_bit():
         [{"op": "Rotate", "p": 1.0, "params": {"degrees": [-40, 40]}}, {"op": "Perspective", "p": 1.0},
          {"op": "RandomResizedCrop", "params": {"size": [200, 200]}}, {"op": "HorizontalFlip"},
          {"op": "CoarseDropout", "p": 1.0}, {"op": "CutMix"}, {"op": "MixUp"}],
-        [{"op": "LongestMaxSize", "params": {"max_size": 256}}, {"op": "PadIfNeeded", "params": {"min_size": [256, 256]}},
+        [{"op": "LongestMaxSize", "params": {"max_size": 256}},
+         {"op": "PadIfNeeded", "params": {"min_size": [256, 256]}},
          {"op": "OneOf", "steps": [{"op": "Rotate", "p": 1.0}, {"op": "Affine", "p": 1.0}]},
-         {"op": "GridDistortion", "p": 1.0}, {"op": "ElasticTransform", "p": 1.0, "params": {"alpha": 50.0, "sigma": 6.0}},
+         {"op": "GridDistortion", "p": 1.0},
+         {"op": "ElasticTransform", "p": 1.0, "params": {"alpha": 50.0, "sigma": 6.0}},
          {"op": "TrivialAugment"}, {"op": "D4"}, {"op": "Shear", "p": 1.0}],
     ]
     for seed, chain_steps in enumerate(steps):

@@ -436,8 +436,9 @@ def test_save_load_and_export(app, tmp_path, small_folder):
     script = tmp_path / "out" / "aug.py"
     assert script.read_text() == app.chain.export("kornia") and "<span" in app.code.value
     assert said(app.exports).startswith(f"wrote {tmp_path / 'out' / 'aug.py'}; run it: python ")
-    proc = subprocess.run([sys.executable, str(script), "--images", str(small_folder), "--save", str(tmp_path / "o.npz"),
-                           "--seed", str(app.chain.seed)], capture_output=True, text=True, env=ENV, timeout=240)
+    proc = subprocess.run([sys.executable, str(script), "--images", str(small_folder), "--save",
+                           str(tmp_path / "o.npz"), "--seed", str(app.chain.seed)],
+                          capture_output=True, text=True, env=ENV, timeout=240)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert np.array_equal(np.load(tmp_path / "o.npz")["images"], app.chain.run(wb.load_images(small_folder)).images)
 

@@ -10,8 +10,8 @@ Example:
 from .backends import BACKENDS, RunResult
 from .chain import Chain
 from .data import SAMPLE_DATA, as_image_list, load_images
-from .errors import (ChainError, EstimateCancelled, ExportError, InputError, InsufficientMemoryError, UnsupportedOpError,
-                     WorkbenchError)
+from .errors import (ChainError, EstimateCancelled, ExportError, InputError, InsufficientMemoryError,
+                     UnsupportedOpError, WorkbenchError)
 from .model import FORMAT_VERSION, Step
 from .ops import get_op, list_ops
 from .render import draw_targets, preview_grid, to_display

@@ -132,7 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("estimate", help="measure the exported loader's images/s, with stage and step breakdowns")
     m.add_argument("chain", help="chain file (.yaml, .yml or .json)")
-    m.add_argument("--backend", default=None, help="kornia, dali or albumentations (with --compare: a comma list, default all)")
+    m.add_argument("--backend", default=None,
+                   help="kornia, dali or albumentations (with --compare: a comma list, default all)")
     m.add_argument("--compare", action="store_true", help="measure every backend that can run the chain")
     m.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
     m.add_argument("--images", default=None, help="folder or glob of images to decode (default: bundled sample_data)")
@@ -142,7 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--workers", type=int, default=None, help="decoding processes (Kornia) / DALI threads")
     m.add_argument("--runs", type=int, default=5, help="timed stretches of the whole loader (median)")
     m.add_argument("--batches", type=int, default=None, help="batches per timed stretch (default: 256 images' worth)")
-    m.add_argument("--target", type=float, default=None, help="images/s your model consumes: advice says if it keeps up")
+    m.add_argument("--target", type=float, default=None,
+                   help="images/s your model consumes: advice says if it keeps up")
     m.add_argument("--compile", action="store_true",
                    help="Kornia: run the fused steps through torch.compile, as the export's --compile; reports the "
                         "first compiled call")

@@ -10,7 +10,8 @@ above 1 is read as a uint8 level (divided by 255, noted).
 Example:
     >>> from torchvision.transforms import v2  # doctest: +SKIP
     >>> import workbench as wb  # doctest: +SKIP
-    >>> chain = wb.Chain.from_torchvision(v2.Compose([v2.RandomHorizontalFlip(), v2.ColorJitter(0.4)]))  # doctest: +SKIP
+    >>> pipeline = v2.Compose([v2.RandomHorizontalFlip(), v2.ColorJitter(0.4)])  # doctest: +SKIP
+    >>> chain = wb.Chain.from_torchvision(pipeline)  # doctest: +SKIP
     >>> [(s.op, s.params) for s in chain.steps]  # doctest: +SKIP
     [('HorizontalFlip', {}), ('Brightness', {'factor': [0.6, 1.4]})]
 """
@@ -78,7 +79,8 @@ def leaf_transforms(pipeline: Any) -> list[str]:
 
     Example:
         >>> from torchvision.transforms import v2  # doctest: +SKIP
-        >>> leaf_transforms(v2.Compose([v2.RandomChoice([v2.RandomHorizontalFlip(), v2.RandomInvert()])]))  # doctest: +SKIP
+        >>> choice = v2.RandomChoice([v2.RandomHorizontalFlip(), v2.RandomInvert()])  # doctest: +SKIP
+        >>> leaf_transforms(v2.Compose([choice]))  # doctest: +SKIP
         ['1.1', '1.2']
     """
     top = list(pipeline) if isinstance(pipeline, (list, tuple)) else (
@@ -147,7 +149,8 @@ def _container(transform: Any, position: str, unmapped: list[Unmapped], notes: l
         return Step.from_dict(data, index=int(position.split(".")[0]))
     except ChainError as exc:
         unmapped.append(Unmapped(position, describe(transform),
-                                 f"{name} would be a {data['op']} group step, which this workbench cannot build ({exc})"))
+                                 f"{name} would be a {data['op']} group step, which this workbench cannot build "
+                                 f"({exc})"))
         return None
 
 

@@ -348,7 +348,8 @@ class ChainModel:
         if not isinstance(steps, list):
             raise ChainError(f"'steps' must be a list of steps, got {type(steps).__name__}")
         chain = cls(seed=_check_seed(data.get("seed", 0)), targets=data.get("targets", {}),
-                    steps=[s if isinstance(s, Step) else Step.from_dict(s, i + 1) for i, s in enumerate(steps[:MAX_STEPS + 1])])
+                    steps=[s if isinstance(s, Step) else Step.from_dict(s, i + 1)
+                           for i, s in enumerate(steps[:MAX_STEPS + 1])])
         return chain.validate()
 
     def to_dict(self) -> dict[str, Any]:

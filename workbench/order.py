@@ -7,7 +7,7 @@ Example:
     >>> insertion_point(chain.steps, "ColorJitter"), insertion_point(chain.steps, "CutMix")
     (1, 3)
     >>> order_warnings(chain.add("GaussianBlur").steps)
-    ['step 4 (GaussianBlur) comes after Normalize (step 2): it expects pixel values in [0, 1] and gets normalized ones; move it before step 2']
+    ['step 4 (GaussianBlur) comes after Normalize (step 2): it expects pixel values ...; move it before step 2']
 """
 from __future__ import annotations
 

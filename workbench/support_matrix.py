@@ -68,7 +68,8 @@ def support_matrix_markdown() -> str:
         else:
             parity = f"<= {spec.parity.mae * 255:.2g}/255, >= {spec.parity.psnr:g} dB, border {spec.parity.border} px"
         lines.append(f"| {spec.name} | {spec.family} | "
-                     + " | ".join(_cell(spec.supports(b)) for b in BACKEND_NAMES) + f" | {parity} | {targets_text(spec)} |")
+                     + " | ".join(_cell(spec.supports(b)) for b in BACKEND_NAMES)
+                     + f" | {parity} | {targets_text(spec)} |")
     lines += ["", "## Groups", "",
               "A group is a step that holds steps (`steps`) and chooses per sample which of them run, on every "
               "backend that runs all its children (Kornia runs each child on the samples that chose it, DALI under "
@@ -87,7 +88,8 @@ def support_matrix_markdown() -> str:
             lines.append(f"- `{param.name}`: {param.doc}; default `{spec.defaults()[param.name]}`"
                          + _range_text(param))
         if spec.targets.unsupported:
-            lines.append(f"- targets: `run` refuses masks, boxes and keypoints with this op ({spec.targets.unsupported})")
+            lines.append("- targets: `run` refuses masks, boxes and keypoints with this op "
+                         f"({spec.targets.unsupported})")
         elif spec.targets.geometry is not None or spec.targets.field is not None:
             mover = spec.targets.geometry or spec.targets.field
             lines.append("- targets: masks, boxes and keypoints move as the pixels do, from each sample's draws "

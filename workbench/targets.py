@@ -90,14 +90,16 @@ def _check_points(kind: str, n: int, value: Any, columns: int, image: np.ndarray
     bad = ~np.isfinite(array).all(axis=1)
     if bad.any():
         k = int(np.argmax(bad))
-        raise InputError(f"{kind} of image {n + 1}: entry {k + 1} {array[k].tolist()} has a NaN or infinite coordinate; "
+        raise InputError(f"{kind} of image {n + 1}: entry {k + 1} {array[k].tolist()} has a NaN or infinite "
+                         "coordinate; "
                          "give finite pixel coordinates (drop the entry, or flag a keypoint with keypoints_visible)")
     h, w = image.shape[:2]
     if columns == 4:
         flipped = (array[:, 2] < array[:, 0]) | (array[:, 3] < array[:, 1])
         if flipped.any():
             k = int(np.argmax(flipped))
-            raise InputError(f"boxes of image {n + 1}: box {k + 1} {array[k].tolist()} has x2 < x1 or y2 < y1; boxes are "
+            raise InputError(f"boxes of image {n + 1}: box {k + 1} {array[k].tolist()} has x2 < x1 or y2 < y1; "
+                             "boxes are "
                              "pixel [x1, y1, x2, y2] with x1 <= x2 and y1 <= y2 (COCO's [x, y, w, h] becomes "
                              "[x, y, x + w, y + h])")
         outside = (array[:, 0] < 0) | (array[:, 1] < 0) | (array[:, 2] > w) | (array[:, 3] > h)
@@ -128,7 +130,8 @@ def check_targets(images: list[np.ndarray], masks: Any = None, boxes: Any = None
         >>> check_targets([np.zeros((4, 6, 3), np.uint8)], keypoints=[[[9, 1]]])
         Traceback (most recent call last):
         ...
-        workbench.errors.InputError: keypoints of image 1: entry 1 [9.0, 1.0] lies outside the 4x6 image (x in [-0.5, 5.5), y in [-0.5, 3.5), pixel centres at integers); clip it or drop it
+        workbench.errors.InputError: keypoints of image 1: entry 1 [9.0, 1.0] lies outside the 4x6 image ...
+        pixel centres at integers); clip it or drop it
     """
     if masks is None and boxes is None and keypoints is None:
         for name, value in (("box_labels", box_labels), ("keypoints_visible", keypoints_visible)):
@@ -141,7 +144,8 @@ def check_targets(images: list[np.ndarray], masks: Any = None, boxes: Any = None
         out.stacked = isinstance(masks, np.ndarray) and masks.ndim == 3 or hasattr(masks, "detach") and masks.ndim == 3
         out.masks = [_check_mask(n, m, images[n]) for n, m in enumerate(_per_image("masks", masks, count))]
     if boxes is not None:
-        out.boxes = [_check_points("boxes", n, b, 4, images[n]) for n, b in enumerate(_per_image("boxes", boxes, count))]
+        out.boxes = [_check_points("boxes", n, b, 4, images[n])
+                     for n, b in enumerate(_per_image("boxes", boxes, count))]
         labels = (_per_image("box_labels", box_labels, count) if box_labels is not None
                   else [np.arange(len(b)) for b in out.boxes])
         out.box_labels = [_check_ids("box_labels", n, v, len(out.boxes[n]), "box") for n, v in enumerate(labels)]
@@ -210,7 +214,8 @@ def load_annotated(source: str | Path | None = None, coco: str | Path | None = N
     try:
         files, index = annotated_files(files, root, coco, masks)
         if not files:
-            raise ValueError(f"none of the images in {str(source)!r} is listed in {str(coco)!r} (COCO file_name must be "
+            raise ValueError(f"none of the images in {str(source)!r} is listed in {str(coco)!r} (COCO file_name "
+                             "must be "
                              "the image's path under the folder, or its name)" if coco is not None else
                              f"no image in {str(source)!r} has a mask in {str(masks)!r} (cat.jpg needs cat.png)")
         files = files[:limit]

@@ -53,7 +53,8 @@ def check_sizes(chain, images: list[np.ndarray]) -> None:
         >>> check_sizes(chain, [np.zeros((3, 3, 3), np.uint8)])
         Traceback (most recent call last):
         ...
-        workbench.errors.InputError: step 1 (MedianBlur): image 1 is 3x3 at that step, smaller than the 4x4 MedianBlur needs (its kernel_size up to 7 reaches 3 pixel(s) past each border, which is reflected; lower kernel_size); or enlarge the image first (Resize, PadIfNeeded before step 1)
+        workbench.errors.InputError: step 1 (MedianBlur): image 1 is 3x3 at that step, smaller than the 4x4 ...
+        lower kernel_size); or enlarge the image first (Resize, PadIfNeeded before step 1)
     """
     for n, image in enumerate(images):
         h, w = image.shape[:2]

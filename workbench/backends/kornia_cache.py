@@ -3,8 +3,9 @@
 Kornia draws every step's values from one torch generator, in step order, so the state
 after a step (its output batch, the generator state and the draws so far) is all a later
 step needs. The cache keeps those states at the end of each run of steps that the module
-fuses (a single step where nothing fuses) and resumes from the longest unchanged prefix. It runs the generated module's own pieces (`build_augmentation`,
-`to_float`, `augment_batch`, `sampled_params`) in `augment_images`' order, so its results
+fuses (a single step where nothing fuses) and resumes from the longest unchanged prefix. It
+runs the generated module's own pieces (`build_augmentation`, `to_float`, `augment_batch`,
+`sampled_params`) in `augment_images`' order, so its results
 equal `chain.run` bit for bit (tests check it over sequences of edits).
 
 Example:

@@ -466,4 +466,5 @@ class WbElasticTransform(A.ElasticTransform):
 
 # A class -> (the workbench's subclass the export writes in its place, the source that defines it).
 LOCAL_TRANSFORMS = {"Resize": ("WbResize", RESIZES), "LongestMaxSize": ("WbLongestMaxSize", RESIZES),
-                    "SmallestMaxSize": ("WbSmallestMaxSize", RESIZES), "ElasticTransform": ("WbElasticTransform", ELASTIC)}
+                    "SmallestMaxSize": ("WbSmallestMaxSize", RESIZES),
+                    "ElasticTransform": ("WbElasticTransform", ELASTIC)}

@@ -100,7 +100,8 @@ def _step_function(i: int, step, scale: float, fuse: str = "", flip=None,
                    "    " + comment("the file's header, and only the pixels it needs are decoded, by `decoder`"),
                    "    " + comment('("cpu" or "mixed").')]
     source += ["    " + line for line in lines]
-    source.append(f"    return images, [{', '.join(var for _, var in reported)}]" + (", labels" if spec.mixes_batch else ""))
+    returned = ", ".join(var for _, var in reported)
+    source.append(f"    return images, [{returned}]" + (", labels" if spec.mixes_batch else ""))
     return name, straight_line(source), [n for n, _ in reported], (1.0 if low.unit_scale_after else scale)
 
 

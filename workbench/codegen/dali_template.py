@@ -226,7 +226,8 @@ def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_se
     unmixed; mixing steps mix the targets instead."""
     if shards:
         # "empty": a sample without a .cls member gets no bytes there, which class_ids reads as 0.
-        encoded, text = fn.readers.webdataset(paths=shards, index_paths=index_paths, ext=[SHARD_IMAGE_EXTENSIONS, "cls"],
+        encoded, text = fn.readers.webdataset(paths=shards, index_paths=index_paths,
+                                              ext=[SHARD_IMAGE_EXTENSIONS, "cls"],
                                               missing_component_behavior="empty", random_shuffle=True,
                                               shard_id=shard_id, num_shards=num_shards, name="Reader")
         label = class_ids(text)

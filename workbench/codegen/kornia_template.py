@@ -334,7 +334,8 @@ def augment_batch(augmentation, images, device, records=None, labels=None, fuse=
     outputs = []
     for image in images:
         step_records = [] if records is not None else None
-        outputs.append(apply_steps(head, to_float(image[None], device), step_records, fuse=fuse, torch_compile=torch_compile))
+        outputs.append(apply_steps(head, to_float(image[None], device), step_records, fuse=fuse,
+                                   torch_compile=torch_compile))
         if head_records is not None:
             head_records.append(step_records)
     if records is not None:

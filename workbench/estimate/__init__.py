@@ -161,7 +161,8 @@ def _check_chain_fits(chain, inp: BenchInput, s: Settings) -> None:
 
     check_sizes(chain, [np.zeros((*size, 3), np.uint8) for size in inp.sizes or [inp.size]])
     largest = max(inp.sizes or [inp.size], key=lambda size: size[0] * size[1])
-    check_memory(chain, [np.zeros((*largest, 3), np.uint8)] * s.batch_size, s.backend, s.device, what="images per batch")
+    check_memory(chain, [np.zeros((*largest, 3), np.uint8)] * s.batch_size, s.backend, s.device,
+                 what="images per batch")
 
 
 def _estimate_from(chain, inp: BenchInput, s: Settings, m) -> Estimate:

@@ -44,8 +44,8 @@ def advise(est, target: float | None = None, comparison=None) -> Advice:
 
     Example:
         >>> from workbench.estimate.result import Estimate, StageCost
-        >>> est = Estimate("kornia", "cpu", 64, (256, 256), 2, 150.0, [150.0],
-        ...                {"decode": StageCost("decode", 160.0, 400.0), "augment": StageCost("augment", 900.0, 71.0)}, [])
+        >>> stages = {"decode": StageCost("decode", 160.0, 400.0), "augment": StageCost("augment", 900.0, 71.0)}
+        >>> est = Estimate("kornia", "cpu", 64, (256, 256), 2, 150.0, [150.0], stages, [])
         >>> advice = advise(est, target=300)
         >>> advice.keeps_up, advice.limiting_stage
         (False, 'decode')

@@ -169,9 +169,10 @@ def prepare_annotated(images: Any, coco: Any, masks: Any, image_size: tuple[int,
                          "they are (their masks, boxes and keypoints belong to those pixels); leave image_size out, "
                          "or annotate files of that size")
     if len(distinct) > 1 and not mixed_sizes:
-        raise InputError(f"your annotated images have {len(distinct)} sizes ({', '.join(f'{h}x{w}' for h, w in distinct[:3])}"
-                         f"{', ...' if len(distinct) > 3 else ''}), and this chain's loader makes batches of one size: "
-                         "start the chain with a step that fixes the size (Resize, RandomResizedCrop, CenterCrop, ...), "
+        sizes = ", ".join(f"{h}x{w}" for h, w in distinct[:3]) + (", ..." if len(distinct) > 3 else "")
+        raise InputError(f"your annotated images have {len(distinct)} sizes ({sizes}), and this chain's loader makes "
+                         "batches of one size: start the chain with a step that fixes the size (Resize, "
+                         "RandomResizedCrop, CenterCrop, ...), "
                          "as training on these files would need")
     size = distinct[0] if len(distinct) == 1 else _median_size(sizes)
     read = " and ".join(f"{name} {str(path)!r}" for name, path in (("COCO file", coco), ("masks from", masks)) if path)

@@ -29,7 +29,8 @@ def measure_isolated(chain, inp: BenchInput, settings: Settings, phases) -> Meas
     callback that raises (EstimateCancelled, from a cancel button) stops the child too."""
     request = {"chain": chain.to_dict(), "folder": str(inp.folder), "size": list(inp.size),
                "files": [str(f) for f in inp.files], "settings": asdict(settings),
-               "coco": None if inp.coco is None else str(inp.coco), "masks": None if inp.masks is None else str(inp.masks)}
+               "coco": None if inp.coco is None else str(inp.coco),
+               "masks": None if inp.masks is None else str(inp.masks)}
     env = dict(os.environ, KORNIA_INSTALLATION_MODE="RAISE")
     with tempfile.TemporaryFile("w+") as errors:
         proc = subprocess.Popen([sys.executable, "-m", "workbench.estimate.isolated"], stdin=subprocess.PIPE,

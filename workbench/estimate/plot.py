@@ -46,7 +46,8 @@ def plot_estimate(est, target: float | None = None, axes=None):
 
 
 def plot_comparison(comparison, target: float | None = None):
-    """One row per backend of `comparison` (a Comparison): whole-loader rate, stages and steps side by side. Returns the figure."""
+    """One row per backend of `comparison` (a Comparison): whole-loader rate, stages and steps side
+    by side. Returns the figure."""
     import matplotlib.pyplot as plt
 
     ests = list(comparison.estimates.values())

@@ -10,7 +10,8 @@ from __future__ import annotations
 import difflib
 
 from ..errors import ChainError, show
-from . import batch, color, color_adjust, degrade, distortion, filters, geometric, normalize, occlusion, policies, weather
+from . import (batch, color, color_adjust, degrade, distortion, filters, geometric, normalize, occlusion, policies,
+               weather)
 from .groups import GROUPS, GroupSpec, why_not_in_group
 from .spec import FAMILIES, KorniaLowering, OpSpec
 

@@ -44,7 +44,8 @@ class IntRange(Range):
         if lo > hi:
             raise ChainError(f"{where}: parameter '{self.name}' has lo > hi ({lo} > {hi}); write it as [{hi}, {lo}]")
         if lo < self.lo or hi > self.hi:
-            raise ChainError(f"{where}: parameter '{self.name}' must lie within [{self.lo}, {self.hi}], got [{lo}, {hi}]")
+            raise ChainError(f"{where}: parameter '{self.name}' must lie within [{self.lo}, {self.hi}], "
+                             f"got [{lo}, {hi}]")
         return [lo, hi]
 
     def random(self, rng: np.random.Generator) -> list[int]:
@@ -208,7 +209,8 @@ CONTRAST = OpSpec(
 )
 
 SATURATION = OpSpec(
-    name="Saturation", family="color", parity=Parity(border=0, mae=0.15 / 255, psnr=60.0, params={"factor": [1.4, 1.4]}),
+    name="Saturation", family="color",
+    parity=Parity(border=0, mae=0.15 / 255, psnr=60.0, params={"factor": [1.4, 1.4]}),
     doc="Blend with the image's greyscale by a factor drawn from `factor` (0 = grey, 1 = unchanged).",
     params=(Range("factor", "saturation factor range", (0.8, 1.2), **_FACTOR),),
     kornia=_jitter("saturation", "factor"),
@@ -553,7 +555,8 @@ SHARPNESS = OpSpec(
     doc="Blend with the 3x3-smoothed image by a factor drawn from `factor` (torchvision's sharpness: 0 = smoothed, "
         "1 = unchanged, 2 = sharper); the one-pixel border is kept.",
     params=(Range("factor", "sharpness factor range", (0.5, 2.0), **_FACTOR),),
-    kornia=KorniaLowering("RandomSharpness", lambda a: {"sharpness": tuple(a["factor"])}, record={"sharpness": "factor"}),
+    kornia=KorniaLowering("RandomSharpness", lambda a: {"sharpness": tuple(a["factor"])},
+                          record={"sharpness": "factor"}),
     dali=DaliLowering(draws=lambda a: {"factor": uniform(*a["factor"])}, apply=_dali_sharpness, needs_size=True,
                       mirror_invariant=True),
     # A.Sharpen(alpha=(f - 1) / 13, lightness=1) is this map for factors 1 to 14 (with reflected

@@ -337,7 +337,8 @@ CLAHE = OpSpec(
         "colour (a, b) is kept.",
     params=(
         Span("clip_limit", "clip limit range: histogram counts are clipped at clip x tile pixels / 256 "
-                           "(1 = strongest limiting, higher = more contrast)", (1.0, 4.0), lo=1.0, hi=40.0, slider=(1.0, 16.0)),
+                           "(1 = strongest limiting, higher = more contrast)", (1.0, 4.0),
+             lo=1.0, hi=40.0, slider=(1.0, 16.0)),
         Number("tiles_x", "number of tiles across (columns)", 8, lo=1, hi=64, integer=True),
         Number("tiles_y", "number of tiles down (rows)", 8, lo=1, hi=64, integer=True),
     ),

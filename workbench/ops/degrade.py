@@ -195,7 +195,8 @@ def _dali_iso_noise(a, c, d):
         f"{v['is_g']} = fn.cast({v['high']} == {v['g']}, dtype=types.FLOAT) * (1.0 - {v['is_r']})",
         f"{v['is_b']} = 1.0 - {v['is_r']} - {v['is_g']}",
         f"{v['hue']} = ({v['is_r']} * ({v['g']} - {v['b']}) + {v['is_g']} * ({v['b']} - {v['r']}) + {v['is_b']} * "
-        f"({v['r']} - {v['g']})) * 60.0 / ({v['diff']} + 1.0 - {v['some']}) + {v['is_g']} * 120.0 + {v['is_b']} * 240.0",
+        f"({v['r']} - {v['g']})) * 60.0 / ({v['diff']} + 1.0 - {v['some']}) + {v['is_g']} * 120.0 "
+        f"+ {v['is_b']} * 240.0",
         f"{v['hue']} = {v['some']} * ({v['hue']} + 360.0 * fn.cast({v['hue']} < 0.0, dtype=types.FLOAT))",
         f"{v['rate']} = fn.reductions.std_dev({v['light']}, fn.reductions.mean({v['light']})) * {d['intensity']}",
         f"{v['counts']} = " + call("fn.noise.shot", {"__input__": Name(f"{v['light']} * 0.0 + {v['rate']}"),

@@ -109,7 +109,8 @@ ELASTIC_TRANSFORM = OpSpec(
     params=(
         Number("alpha", "scale of the shifts in pixels (about 1 / (3.5 sigma) of alpha with Gaussian noise)",
                1.0, lo=0.0, hi=1000.0, slider=(0.0, 200.0)),
-        Number("sigma", "smoothness of the field: the blur's standard deviation in pixels", 50.0, lo=1.0, hi=200.0, slider=(1.0, 100.0)),
+        Number("sigma", "smoothness of the field: the blur's standard deviation in pixels", 50.0, lo=1.0, hi=200.0,
+               slider=(1.0, 100.0)),
         Flag("approximate", "blur with a 17 x 17 kernel instead of one of 8 sigma + 1 taps", False),
         Flag("same_dxdy", "one field for both the x and the y shift", False),
         Choice("noise_distribution", "the noise before the blur", "gaussian", options=("gaussian", "uniform")),
@@ -285,7 +286,8 @@ def _dali_grid(a, c, d):
                                        "inverse_map": False, "fill_value": 0.0, "interp_type": INTERP["nearest"]}),
         f"{c.x} = {cols}",
         f"{c.x} = {rows}",
-        assign(c.x, "fn.warp_affine", {"matrix": Name("fn.constant(fdata=[1.0, 0.0, 0.0, 0.0, 1.0, 0.0], shape=[2, 3])"),
+        assign(c.x, "fn.warp_affine", {"matrix": Name("fn.constant(fdata=[1.0, 0.0, 0.0, 0.0, 1.0, 0.0], "
+                                                      "shape=[2, 3])"),
                                        "size": Name(f"fn.stack({c.height}, {c.width})"), "inverse_map": False,
                                        "fill_value": 0.0, "interp_type": INTERP["nearest"]}),
     ]

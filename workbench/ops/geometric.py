@@ -464,7 +464,8 @@ ROTATE = OpSpec(
     # Measured on the 8 photos: 0.22/255 mean, 59.6 dB for both pairs (interpolation rounding).
     parity=Parity(mae=0.4 / 255, psnr=55.0, params={"degrees": [17.0, 17.0]}),
     doc="Rotate about the centre by an angle drawn from degrees (counter-clockwise); corners filled with 0.",
-    params=(Range("degrees", "angle range in degrees", (-15.0, 15.0), lo=-180.0, hi=180.0, slider=(-90.0, 90.0)), _INTERP),
+    params=(Range("degrees", "angle range in degrees", (-15.0, 15.0), lo=-180.0, hi=180.0, slider=(-90.0, 90.0)),
+            _INTERP),
     kornia=KorniaLowering(
         "RandomRotation",
         lambda a: {"degrees": tuple(a["degrees"]), "resample": _resample(a), "align_corners": False},
@@ -738,7 +739,8 @@ SHEAR = OpSpec(
         "angles) and then shear_y (columns right of the centre move up), as Kornia's RandomShear; corners "
         "filled with 0.",
     params=(
-        Range("shear_x", "horizontal shear angle range in degrees", (-10.0, 10.0), lo=-80.0, hi=80.0, slider=(-45.0, 45.0)),
+        Range("shear_x", "horizontal shear angle range in degrees", (-10.0, 10.0), lo=-80.0, hi=80.0,
+              slider=(-45.0, 45.0)),
         Range("shear_y", "vertical shear angle range in degrees", (0.0, 0.0), lo=-80.0, hi=80.0,
               slider=(-45.0, 45.0)),
         _INTERP,

@@ -201,7 +201,8 @@ class Choice(Param):
     """One of a fixed set of strings.
 
     Example:
-        >>> Choice("interpolation", "resampling", "bilinear", options=("bilinear", "nearest")).validate("Rotate", "nearest")
+        >>> choice = Choice("interpolation", "resampling", "bilinear", options=("bilinear", "nearest"))
+        >>> choice.validate("Rotate", "nearest")
         'nearest'
     """
 

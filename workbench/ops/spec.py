@@ -292,7 +292,7 @@ class OpSpec:
                 raise ChainError(f"{where}: unknown parameter {show(key)}; {self.name} takes: {valid}")
         out = {}
         for p in self.params:
-            out[p.name] = p.validate(where, params[p.name]) if p.name in params else p.validate(where, _plain(p.default))
+            out[p.name] = p.validate(where, params[p.name] if p.name in params else _plain(p.default))
         return out
 
 

@@ -206,7 +206,8 @@ RANDOM_SHADOW = OpSpec(
     doc="Darken random polygons (shadows): num_shadows_limit polygons of shadow_dimension vertices inside "
         "shadow_roi, each multiplying the pixels it covers by 1 - intensity (A.RandomShadow).",
     params=(
-        Floats("shadow_roi", "region the vertices lie in: x_min, y_min, x_max, y_max as fractions of the image (corners in either order)",
+        Floats("shadow_roi", "region the vertices lie in: x_min, y_min, x_max, y_max as fractions of the image "
+               "(corners in either order)",
                (0.0, 0.5, 1.0, 1.0), length=4, lo=0.0, hi=1.0),
         Range("num_shadows_limit", "number of shadows per image (whole numbers, both ends included)", (1.0, 2.0),
               lo=1.0, hi=10.0),
@@ -402,12 +403,13 @@ RANDOM_RAIN = OpSpec(
     kornia=KorniaLowering("WorkbenchRandomRain", _rain_args, local=True, record={"slant": "slant", "seed": "seed"}),
     albumentations=AlbumentationsLowering(
         "RandomRain", _alb_rain_args, record={"slant": "slant", "rain_drops": "drops"}, from_transform=_from_rain,
-        note="fails on images no taller than drop_length; draws its streaks with OpenCV's 4-connected line raster (a pixel here and there differs from the "
-             "workbench's); " + _ALB_UINT8),
+        note="fails on images no taller than drop_length; draws its streaks with OpenCV's 4-connected line "
+             "raster (a pixel here and there differs from the workbench's); " + _ALB_UINT8),
     dali=DaliLowering(
         needs_size=True, apply=_dali_rain,
         draws=lambda a: {"slant": uniform(*a["slant_range"]),
-                         "drop_hash": RandomOp("fn.random.uniform", {"range": (0, 2 ** 24), "dtype": Name("types.INT32")})},
+                         "drop_hash": RandomOp("fn.random.uniform",
+                                               {"range": (0, 2 ** 24), "dtype": Name("types.INT32")})},
         note="places the drops with a hash of the drop's index and a drawn per-sample drop_hash (Kornia seeds "
              "torch's generator): the same streaks for the drops it reports"),
 )
@@ -436,7 +438,10 @@ def _dali_fog(a, c, d):
                                "mean", "amount")}
     lines, xs, ys = _dali_grid(c)
     white = literal(float(c.scale))
-    ss = lambda n: f"(({n}) - 1.0) * ({n}) * (2.0 * ({n}) - 1.0) / 6.0"  # sum of r^2 for r < n
+
+    def ss(n):  # sum of r^2 for r < n
+        return f"(({n}) - 1.0) * ({n}) * (2.0 * ({n}) - 1.0) / 6.0"
+
     lines += [
         f"{v['i']} = {d['intensity']}",
         f"{v['alpha']} = {literal(float(a['alpha_coef']))} * {v['i']}",
@@ -612,8 +617,8 @@ def _dali_flare(a, c, d):
            for i in range(steps)]
     lines, xs, ys = _dali_grid(c)
     v = {n: c.var(n) for n in ("angle", "step", "points", "largest", "t", "used", "weighted", "strength", "out",
-                               "overlay", "inside", "distance2", "sun", "weight", "flare_x", "flare_y", "circle_alpha", "circle_x",
-                               "circle_y", "circle_radius", "circle_color")}
+                               "overlay", "inside", "distance2", "sun", "weight", "flare_x", "flare_y", "circle_alpha",
+                               "circle_x", "circle_y", "circle_radius", "circle_color")}
     colour = f"types.Constant(np.array({literal([x * unit for x in top])}, dtype=np.float32))"
     low = f"np.array({literal(lowest)}, dtype=np.float32)"
     high = f"np.array({literal(top)}, dtype=np.float32)"
@@ -621,7 +626,8 @@ def _dali_flare(a, c, d):
         f"{v['angle']} = {literal(2 * math.pi)} * {d['_angle']}",
         f"{v['flare_x']} = dmath.floor({c.width} * {d['_fx']})",
         f"{v['flare_y']} = dmath.floor({c.height} * {d['_fy']})",
-        f"{v['step']} = dmath.max(dmath.floor(dmath.sqrt({c.height} * {c.height} + {c.width} * {c.width}) * 0.01), 1.0)",
+        f"{v['step']} = dmath.max(dmath.floor(dmath.sqrt({c.height} * {c.height} + {c.width} * {c.width}) * 0.01), "
+        "1.0)",
         f"{v['points']} = dmath.ceil({c.width} / {v['step']})",
         f"{v['largest']} = dmath.max(dmath.floor({c.height} * 0.01), 2.0)",
         f"{v['used']} = fn.cast(types.Constant(np.arange({most}, dtype=np.float32)) < {d['num_circles']}, "
@@ -677,7 +683,8 @@ RANDOM_SUN_FLARE = OpSpec(
         "through the sun, then the sun as src_radius // 10 concentric discs of src_color blended with rising "
         "weight.",
     params=(
-        Floats("flare_roi", "region of the sun's centre: x_min, y_min, x_max, y_max as fractions of the image (corners in either order)",
+        Floats("flare_roi", "region of the sun's centre: x_min, y_min, x_max, y_max as fractions of the image "
+               "(corners in either order)",
                (0.0, 0.0, 1.0, 0.5), length=4, lo=0.0, hi=1.0),
         Range("angle_range", "direction of the flare line, in turns (1 = 360 degrees)", (0.0, 1.0), lo=0.0, hi=1.0),
         Range("num_flare_circles_range", "number of flare circles (whole numbers, both ends included)", (6.0, 10.0),

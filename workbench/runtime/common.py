@@ -183,7 +183,8 @@ def check_one_size(shapes, files, fix, name_of=None):
         >>> check_one_size([(4, 5), (6, 5)], [], "pass --resize HxW")
         Traceback (most recent call last):
         ...
-        ValueError: the training images differ in size: sample 0 of the batch is 4x5, sample 1 of the batch is 6x5 (height x width), and no step of the chain makes them one size before a batch must be one tensor. To train on this folder, pass --resize HxW.
+        ValueError: the training images differ in size: sample 0 of the batch is 4x5, sample 1 of the batch is 6x5 ...
+        To train on this folder, pass --resize HxW.
     """
     other = next((k for k, shape in enumerate(shapes) if shape != shapes[0]), None)
     if other is None:

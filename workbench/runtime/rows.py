@@ -13,9 +13,10 @@ def sample_rows(plan, records, count):
     `plan`: one entry per step of the chain: {"op", "enabled", "names"} and, for a group, "steps"
     (its children's entries); `names` maps the backend's raw record keys to the reported names
     (None: the records already use them), or is a function of one sample's raw values giving
-    {name: value} (an angle from Albumentations' matrix), called where the step applied. `records`: one dict per enabled step; a group's holds
-    its coin (`batch_prob`), which children each sample chose (`selected`, one column per enabled
-    child) and `steps`, its enabled children's records. A group's row reports `chosen` (the
+    {name: value} (an angle from Albumentations' matrix), called where the step applied.
+    `records`: one dict per enabled step; a group's holds its coin (`batch_prob`), which children
+    each sample chose (`selected`, one column per enabled child) and `steps`, its enabled
+    children's records. A group's row reports `chosen` (the
     children's 1-based positions) and `steps`, its children's rows (numbered 3.1, 3.2, ...).
 
     Example:

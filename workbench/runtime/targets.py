@@ -191,7 +191,8 @@ def policy_ops(params, row):
     params["op_names"] (the op names each candidate holds, in order).
 
     Example:
-        >>> policy_ops({"op_names": [["rotate"], ["invert"]]}, {"policy_choice": [1.0, 0.0], "op_magnitude": [0.0, 9.0]})
+        >>> draws = {"policy_choice": [1.0, 0.0], "op_magnitude": [0.0, 9.0]}
+        >>> policy_ops({"op_names": [["rotate"], ["invert"]]}, draws)
         (['invert', 'rotate'], [0.0, 9.0])
     """
     if "ops" in row:

@@ -135,7 +135,8 @@ class Workbench:
         self.backend = w.Dropdown(options=list(BACKENDS), value=backend, description="backend",
                                   layout=w.Layout(width="210px"))
         self.compare = w.Dropdown(options=["none", *BACKENDS], value="none", description="beside it",
-                                  layout=w.Layout(width="210px"), tooltip="a second backend, tile by tile beside the first")
+                                  layout=w.Layout(width="210px"),
+                                  tooltip="a second backend, tile by tile beside the first")
         self.device = w.Dropdown(options=["cpu", "auto", "cuda"], value=device, description="device",
                                  layout=w.Layout(width="160px"))
         self.seed = w.BoundedIntText(value=self.chain.seed, min=0, max=2**31 - 1, description="seed",
@@ -145,7 +146,8 @@ class Workbench:
         self.draws = w.IntSlider(value=draws, min=1, max=MAX_DRAWS, description="draws", continuous_update=False,
                                  layout=w.Layout(width="230px"))
         self.upto = w.IntSlider(value=0, min=0, max=0, description="after step", continuous_update=False,
-                                layout=w.Layout(width="260px"), tooltip="show the output after this step (step-through)")
+                                layout=w.Layout(width="260px"),
+                                tooltip="show the output after this step (step-through)")
         self.undo_button = w.Button(description="undo", icon="undo", disabled=True, layout=w.Layout(width="auto"),
                                     tooltip="undo the last change to the chain")
         self.redo_button = w.Button(description="redo", icon="repeat", disabled=True, layout=w.Layout(width="auto"),
@@ -683,7 +685,8 @@ class Workbench:
                     f"press a tile's search button to see which values. With every range collapsed to one value "
                     f"(and p = 1) the backends draw alike.")
         else:
-            note = f"{first} and {second} drew the same values for all {total} samples: any difference is the backend's."
+            note = (f"{first} and {second} drew the same values for all {total} samples: any difference is the "
+                    "backend's.")
         self.preview.summary.value = f"<small>{html.escape(note)}</small>"
 
     def _original_tiles_for(self, show: tuple[str, ...]) -> list[bytes]:

@@ -200,8 +200,8 @@ def _report_html(result: Estimate | Comparison, advice, left_out: str = "") -> s
     for est in estimates:
         stages = "".join(f"<tr><td>{e(STAGE_LABELS[s.name])}</td><td>{s.images_per_s:.1f}</td>"
                          f"<td>{s.ms_per_batch:.2f}</td><td>{e(s.detail)}</td></tr>" for s in est.stages.values())
-        steps = "".join(f"<tr><td>{s.step}. {e(s.op)}</td><td>{s.ms_per_batch:.2f}</td><td>{100 * s.share:.0f}%</td></tr>"
-                        for s in est.steps)
+        steps = "".join(f"<tr><td>{s.step}. {e(s.op)}</td><td>{s.ms_per_batch:.2f}</td>"
+                        f"<td>{100 * s.share:.0f}%</td></tr>" for s in est.steps)
         parts.append(
             f"<p><b>{est.images_per_s:.1f} images/s</b>: {e(est.label)}, batch {est.batch_size}, "
             f"{est.image_size[0]}x{est.image_size[1]}, {est.workers} worker(s); {e(est.spread.describe())}</p>"

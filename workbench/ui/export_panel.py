@@ -81,12 +81,14 @@ class ExportPanel:
         replacing = target.exists()
         try:
             # The file box is typed text: the export stays inside the folder (export() checks).
-            source = chain.export(backend, path=self.file_name(backend), folder=self.folder.value or ".", overwrite=True)
+            source = chain.export(backend, path=self.file_name(backend), folder=self.folder.value or ".",
+                                  overwrite=True)
         except (WorkbenchError, OSError) as exc:
             self.say(str(exc), error=True)
             return None
         self._written[resolved] = _sha(target)
-        self.say(f"{'replaced' if replacing else 'wrote'} {target}; run it: {run_hint(target, chain.seed, images, annotations)}")
+        hint = run_hint(target, chain.seed, images, annotations)
+        self.say(f"{'replaced' if replacing else 'wrote'} {target}; run it: {hint}")
         self.code.value = highlighted(source)
         return source
 

@@ -16,7 +16,6 @@ masks, boxes and keypoints). `distortion_elastic_noise` gives the noise for a se
 """
 from __future__ import annotations
 
-import kornia
 import kornia.augmentation as K
 import torch
 

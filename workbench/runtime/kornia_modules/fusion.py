@@ -18,7 +18,6 @@ shows the zeros it padded with; the fused run checks every such intermediate fra
 from __future__ import annotations
 
 import kornia
-import kornia.augmentation as K
 import torch
 
 
