@@ -168,12 +168,15 @@ def run_script(path: Path, *args: str, timeout: int = 240) -> subprocess.Complet
     return proc
 
 
-def assert_save_equals_run(chain: wb.Chain, folder: Path, tmp_path: Path, seeds, backend: str = "kornia") -> None:
+def assert_save_equals_run(chain: wb.Chain, folder: Path, tmp_path: Path, seeds, backend: str = "kornia",
+                           fresh: int = 1) -> None:
     """The exported script's --save output equals chain.run(...) bit for bit, draws included.
 
-    The first seed runs the file as a user does (a fresh Python: it must import all it uses);
-    the others call the same file's main() here, which spares a process start (3-5 s of imports
-    each, the larger part of the export tests' time) and runs the same code."""
+    The first `fresh` seeds run the file as a user does (a fresh Python: it must import all it
+    uses, and its `__main__` block runs); the others call the same file's main() here, which spares
+    a process start (3-5 s of imports, nearly all of a one-op export test) and runs the same code.
+    The per-op tests pass fresh=0: every file's header is the same template, which the chains of
+    many ops (design chain, long random chains, --bench) run in fresh processes."""
     script = tmp_path / f"aug_{backend}.py"
     chain.export(backend, path=script.name, folder=tmp_path)
     images = wb.load_images(folder)
@@ -181,7 +184,7 @@ def assert_save_equals_run(chain: wb.Chain, folder: Path, tmp_path: Path, seeds,
     for k, seed in enumerate(seeds):
         out = tmp_path / f"out_{seed}.npz"
         argv = ["--images", str(folder), "--seed", str(seed), "--save", str(out)]
-        if k == 0:
+        if k < fresh:
             run_script(script, *argv)
         else:
             main = main or _loaded_from(script).main

@@ -36,7 +36,7 @@ def test_every_albumentations_op_save_equals_run(op, small_folder, square_folder
     steps = [step] + ([{"op": "HorizontalFlip", "p": 0.5}] if wb.get_op("HorizontalFlip").supports("albumentations")
                       else [])
     chain = wb.Chain.from_dict({"seed": 11, "steps": steps})
-    assert_save_equals_run(chain, folder, tmp_path, seeds=(0, 2024), backend="albumentations")
+    assert_save_equals_run(chain, folder, tmp_path, seeds=(0, 2024), backend="albumentations", fresh=0)
 
 
 def test_mixed_size_photos(tmp_path, light_chain):

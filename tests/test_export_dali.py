@@ -30,7 +30,7 @@ def test_every_dali_op_save_equals_run(op, small_folder, square_folder, tmp_path
     rng = op_rng(op)
     step = affordable(random_step_dict(op, rng, p=None if wb.get_op(op).always_applies else 0.7))
     chain = wb.Chain.from_dict({"seed": 11, "steps": [step, {"op": "HorizontalFlip", "p": 0.5}]})
-    assert_save_equals_run(chain, folder, tmp_path, seeds=(0, 2024), backend="dali")
+    assert_save_equals_run(chain, folder, tmp_path, seeds=(0, 2024), backend="dali", fresh=0)
 
 
 def test_design_chain_on_mixed_size_photos(tmp_path):
