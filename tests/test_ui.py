@@ -308,6 +308,7 @@ def test_group_actions_are_labelled_and_enabled_where_they_apply(small_images):
 def test_the_estimate_panel_runs_beside_its_button_and_survives_a_failing_part(app, monkeypatch):
     panel = app.estimates
     panel.batch_size.value, panel.image_size.value, panel.workers.value = 4, "64", 0
+    panel.runs.value = 2
     app.chain.steps[1:3] = [wb.Step.create("SomeOf", n=1, steps=[wb.Step.create("Rotate"), wb.Step.create("Invert")])]
     app.sync()
     app.estimate_button.click()
@@ -337,11 +338,13 @@ def test_the_estimate_panel_runs_beside_its_button_and_survives_a_failing_part(a
 def test_estimate_button_measures_and_shows_plot_and_advice(app):
     panel = app.estimates
     panel.batch_size.value, panel.image_size.value, panel.workers.value = 4, "240x256", 0
+    panel.runs.value = 2  # the runs box sets how many whole-loader runs the figure is the median of
     panel.target.value = 1e9  # no machine delivers this: the advice must say it falls short
     app.estimate_button.click()
     est = panel.wait(300)
     assert isinstance(est, Estimate)
     assert (est.backend, est.batch_size, est.image_size, est.workers) == ("kornia", 4, (240, 256), 0)
+    assert len(est.run_rates) == 2
     assert [s.op for s in est.steps] == [s.op for _, s in app.chain.enabled_steps()]
     assert f"{est.images_per_s:.1f} images/s" in panel.report.value
     assert "Too slow" in panel.report.value  # noisy or not: no run comes near 1e9 images/s
@@ -351,6 +354,7 @@ def test_estimate_button_measures_and_shows_plot_and_advice(app):
     app.estimate_button.click()
     panel.wait(600)
     assert list(panel.result.estimates) == ["kornia", "dali", "albumentations"]
+    assert all(len(e.run_rates) == 2 for e in panel.result.estimates.values())
     assert "dali on cpu" in panel.report.value and "Delivers" in panel.report.value
 
 
@@ -358,6 +362,7 @@ def test_the_compile_box_measures_the_compiled_loader_and_shows_its_first_call(a
     panel = app.estimates
     panel.batch_size.value, panel.image_size.value, panel.workers.value = 4, "240x256", 0
     panel.compile.value = True
+    panel.runs.value = 2
     app.estimate_button.click()
     est = panel.wait(300)
     assert est.compile_seconds > 0 and est.label == "kornia on cpu, torch.compile"

@@ -59,6 +59,11 @@ class EstimatePanel:
         self.workers = w.BoundedIntText(value=max(1, min(4, os.cpu_count() or 1)), min=0, max=256,
                                         description="workers")
         self.target = w.BoundedFloatText(value=0.0, min=0.0, max=1e7, description="target img/s")
+        # The advice asks for more runs when a measurement is noisy: the panel must offer them.
+        self.runs = w.BoundedIntText(value=5, min=1, max=50, description="runs", style={"description_width": "36px"},
+                                     layout=w.Layout(width="110px"),
+                                     tooltip="whole-loader runs; the figure is their median (more runs: a steadier "
+                                             "figure, a longer wait)")
         self.compare = w.Checkbox(value=False, description="compare backends", indent=False)
         self.compile = w.Checkbox(value=False, description="torch.compile (Kornia)", indent=False,
                                   tooltip="measure the Kornia loader with its fused steps compiled, as --compile "
@@ -77,7 +82,7 @@ class EstimatePanel:
         self._left_out = ""  # what the running estimate leaves out, said with its result
         self.widget = w.VBox([
             w.HBox([self.batch_size, self.image_size, self.workers]),
-            w.HBox([self.target, self.compare, self.compile]),
+            w.HBox([self.target, self.runs, self.compare, self.compile]),
             w.HBox([self.button, self.cancel_button, self.bar, self.label], layout=w.Layout(align_items="center")),
             self.message, self.report, self.plot,
         ])
@@ -105,7 +110,7 @@ class EstimatePanel:
         try:
             options = dict(device=device, batch_size=self.batch_size.value,
                            image_size=parse_image_size(self.image_size.value), workers=self.workers.value,
-                           images=images)
+                           runs=self.runs.value, images=images)
             if coco is not None or masks is not None:
                 options.update(coco=coco, masks=masks)
             if self.compile.value:
