@@ -59,7 +59,7 @@ def advise(est, target: float | None = None, comparison=None) -> Advice:
     rate = est.images_per_s
     noise = noisy(est)
     if noise:
-        return _noisy_advice(est, target, noise)
+        return _noisy_advice(est, target, noise, stage, step)
     if target is None:
         keeps_up, verdict = None, f"Delivers {rate:.0f} images/s ({est.label}, batch {est.batch_size})."
     elif rate >= target:
@@ -88,7 +88,7 @@ def advise(est, target: float | None = None, comparison=None) -> Advice:
     return Advice(rate, target, keeps_up, stage.name if stage else "", step, verdict, suggestions)
 
 
-def _noisy_advice(est, target: float | None, noise: str) -> Advice:
+def _noisy_advice(est, target: float | None, noise: str, stage, step) -> Advice:
     """Noise hides what limits the loader, but not whether every run fell short of (or cleared) the
     target: a verdict only the spread could overturn is given as "too noisy to tell"."""
     rate, spread = est.images_per_s, est.spread
@@ -108,8 +108,7 @@ def _noisy_advice(est, target: float | None, noise: str) -> Advice:
                    f"what limits it: {noise}.")
     suggestions = ["Measure again with the machine otherwise idle (close other notebooks and busy programs); "
                    "more runs (runs=9) narrow the spread."]
-    stage = est.bottleneck
-    return Advice(rate, target, keeps_up, stage.name if stage else "", est.slowest_step, verdict, suggestions, noise)
+    return Advice(rate, target, keeps_up, stage.name if stage else "", step, verdict, suggestions, noise)
 
 
 def noisy(est) -> str:
