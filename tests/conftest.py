@@ -255,9 +255,10 @@ def said(app, line: str = "message") -> str:
 
 def tile(app, backend: str, image: int, draw: int) -> np.ndarray:
     """Decoded pixels of one preview tile, as the page shows them: draw 0 is image `image`'s
-    original, draw k its k-th draw on `backend`, cut from its row's strip."""
+    original, draw k its k-th draw on `backend`, cut from the sheet of strips."""
     if draw == 0:
         return np.asarray(Image.open(io.BytesIO(bytes(app.preview.originals[image].value))))
     line, x = app.preview.tile_position(backend, image, draw - 1)
-    strip = np.asarray(Image.open(io.BytesIO(bytes(app.preview.strips[image][line].value))))
-    return strip[:, x:x + app.cell]
+    sheet = np.asarray(Image.open(io.BytesIO(bytes(app.preview.sheet.value))))
+    top = app.preview.strip_top(image, line)
+    return sheet[top:top + app.cell, x:x + app.cell]

@@ -116,8 +116,14 @@ LAYOUT_PROBLEMS = """() => {
 CELLS = """() => [...document.querySelectorAll('.wb-preview .wb-under')].map(u => [...u.children].map(c => {
   const r = c.getBoundingClientRect();
   return [[...c.classList].find(k => k.startsWith('wb-backend-')), r.top, r.left, r.width]; }))"""
-STRIPS = """() => [...document.querySelectorAll('.wb-preview img.wb-strip')].map(s => [s.getBoundingClientRect().width,
+STRIPS = """() => [...document.querySelectorAll('.wb-preview .wb-band')].map(s => [s.getBoundingClientRect().width,
   s.nextElementSibling ? s.nextElementSibling.children.length : 0])"""
+
+# Each band's window onto the sheet, in sheet pixels: [top, height, width] of what it shows.
+BANDS = """() => [...document.querySelectorAll('.wb-preview .wb-band')].map(b => {
+  const i = b.querySelector('img.wb-sheet'), r = b.getBoundingClientRect(), s = i.getBoundingClientRect();
+  const scale = i.naturalWidth / s.width;
+  return [(r.top - s.top) * scale, r.height * scale, r.width * scale]; })"""
 
 
 @pytest.mark.parametrize("draws", [6, 8])
@@ -137,6 +143,13 @@ def test_the_layout_holds_at_many_draws_with_two_backends_tile_by_tile(lab, draw
         assert problems == [], problems
         for width, tiles in page.evaluate(STRIPS):  # no tile narrower than 50 pixels
             assert tiles and width / tiles >= 50, (width, tiles)
+        # Every strip is a band of one sheet image: each band shows its own strip, whole, and
+        # nothing of the next (the sheet holds a row's strips in order, then the next row's).
+        cell, lines = 150, -(-2 * draws // 6)
+        for k, (top, height, width) in enumerate(page.evaluate(BANDS)):
+            tiles = 2 * draws - 6 * (k % lines) if k % lines == lines - 1 else 6
+            assert abs(top - k * (cell + 2)) < 1.5 and abs(height - cell) < 1.5, (k, top, height)
+            assert abs(width - ((tiles - 1) * 2 + (tiles // 2 - 1) * 6 + tiles * cell)) < 2, (k, width, tiles)
         cells = [cell for under in page.evaluate(CELLS) for cell in under]
         assert len(cells) == 2 * 2 * draws
         for a, b in zip(cells[0::2], cells[1::2]):  # each draw: dali's tile right beside kornia's

@@ -10,7 +10,6 @@ import html
 import io
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 import warnings
 from pathlib import Path
 from typing import Any
@@ -122,7 +121,6 @@ class Workbench:
         self._dirty = self._running = False
         self._last_change = 0.0
         self.refreshes = 0  # previews computed (the tests and benchmarks count them)
-        self._tile_sender = ThreadPoolExecutor(1, thread_name_prefix="workbench-tiles")
 
         self.message = w.HTML()
         self.message.add_class("wb-message")
@@ -648,15 +646,12 @@ class Workbench:
                 self.preview.fill_originals(self._original_tiles_for(show))
 
     def _send_rows(self, chain: Chain, show: tuple[str, ...]) -> None:
-        """Every row's strip of draws (one image message per row: see preview.py), rows encoded on
-        a second thread while this one composes the next."""
-        sent = []
-        for n in range(len(self.images)):
-            tiles = {backend: [fit_tile(to_display(chain, run.images[n]), self.cell, targets_of(run.targets, n), show)
-                               for run in runs] for backend, runs in self.results.items()}
-            sent.append(self._tile_sender.submit(self.preview.fill_row, n, tiles, _jpeg))
-        for future in sent:
-            future.result()
+        """Every row's draws, as one image message (see preview.py)."""
+        def tile(run, n):
+            return fit_tile(to_display(chain, run.images[n]), self.cell, targets_of(run.targets, n), show)
+
+        self.preview.fill([{backend: [tile(run, n) for run in runs] for backend, runs in self.results.items()}
+                           for n in range(len(self.images))], _jpeg)
 
     def _mark_differences(self, first: str, second: str) -> None:
         """Under each tile: its backend, and under the second's whether it drew what the first

@@ -1,15 +1,18 @@
-"""The app's preview grid: a row per image, its original tile, then its draws as one strip image
-(with a second backend, each draw's two tiles side by side in it), a caption and a params button
-under each tile of the strip, and right under the row the draws of the tile last clicked, kept
-up to date on every refresh.
+"""The app's preview grid: a row per image, its original tile, then its draws as strips (with a
+second backend, each draw's two tiles side by side), a caption and a params button under each
+tile, and right under the row the draws of the tile last clicked, kept up to date on every refresh.
 
-A strip per row, not an image widget per tile: every widget update is a message from the kernel
-to the page, and in a browser each costs about 4 ms more than its bytes do (measured: 12 tile
-widgets updated in 101 ms, the same pixels as 3 strips in 57 ms). A strip holds at most
-TILES_PER_STRIP tiles (wide enough at 1280 pixels with the chain beside it); more draws continue
-on the row's next strip, each draw's tiles together.
-Widgets are built once per (images, draws, backends) and then only refilled; the strips scale
-with the page (CSS), up to `cell` pixels a tile.
+Every strip of every row is a band of one image, the sheet, sent as one message a refresh: each
+row shows its bands through a view of that one widget, cut by CSS. Every widget update is a
+message from the kernel to the page and costs the page more than its bytes do: measured in a
+browser (bench/browser_latency.py, 2-core machine, default app), an arrow key took 129-131 ms to
+new images with the sheet against 144-150 ms with a strip image per row on Kornia (145-149 against
+155 ms on DALI), and a strip per row had already beaten an image per tile (12 tile widgets updated
+in 101 ms, the same pixels as 3 strips in 57 ms).
+A strip holds at most TILES_PER_STRIP tiles (wide enough at 1280 pixels with the chain beside it);
+more draws continue on the row's next strip, each draw's tiles together. Widgets are built once per
+(images, draws, backends, cell) and then only refilled; the strips scale with the page (CSS), up
+to `cell` pixels a tile.
 """
 from __future__ import annotations
 
@@ -26,19 +29,20 @@ TILES_PER_STRIP = 6
 GAP = 2  # pixels between the tiles of a draw
 PAIR_GAP = 8  # pixels between draws (wider, so that each draw's tiles read as one group)
 BACKGROUND = 255
+SEP = 2  # background rows between the sheet's strips: where a band rounds to a pixel more, it shows these
 
 
 class PreviewGrid:
     """The tiles of the preview. `layout(images, draws, backends)` builds or reuses the rows;
-    `fill_row(image, tiles)` puts a row's tiles (per backend, per draw) into its strips,
+    `fill(tiles)` puts every row's tiles (per backend, per draw) into the sheet and sends it,
     `fill_captions(...)` the texts under them; `inspect(...)` shows one tile's draws under its
     row. `on_pick(image, draw, backend)` is called when a tile's params button is pressed.
 
     Example:
         >>> grid = PreviewGrid(cell=64, on_pick=lambda n, k, b: None)
         >>> grid.layout(images=2, draws=3, backends=["kornia", "dali"])
-        >>> len(grid.strips[0]), len(grid.captions["dali"][1])
-        (1, 3)
+        >>> len(grid.strips[0]), len(grid.captions["dali"][1]), grid.strip_top(1, 0)
+        (1, 3, 66)
     """
 
     def __init__(self, cell: int, on_pick: Callable[[int, int, str], None]):
@@ -52,7 +56,8 @@ class PreviewGrid:
         self.key: tuple | None = None
         self.backends: list[str] = []
         self.originals: list[w.Image] = []
-        self.strips: list[list[w.Image]] = []  # per image, per line
+        self.sheet = _image("wb-strip")  # every strip, one under the other (replaced per layout)
+        self.strips: list[list[w.Box]] = []  # per image, per line: the band of the sheet showing it
         self.pixels: list[list[np.ndarray | None]] = []  # what each strip shows (for tile_pixels)
         self.captions: dict[str, list[list[w.Label]]] = {}
         self.cells: dict[str, list[list[w.Box]]] = {}
@@ -70,7 +75,7 @@ class PreviewGrid:
             self.backends = list(backends)
             if key not in self._built:
                 self._built[key] = self._build(images, draws)
-            (rows, self.originals, self.strips, self.pixels, self.captions, self.cells,
+            (rows, self.sheet, self.originals, self.strips, self.pixels, self.captions, self.cells,
              self.inspectors) = self._built[key]
             self.widget.children = [self.summary, *rows]
             self.key = key
@@ -85,7 +90,14 @@ class PreviewGrid:
         captions = {b: [[None] * draws for _ in range(images)] for b in backends}
         cells = {b: [[None] * draws for _ in range(images)] for b in backends}
         lines = self.lines(draws)
-        widest = max(len(line) for line in lines) * len(backends)
+        widest = _width(max(len(line) for line in lines) * len(backends), len(backends), self.cell)
+        # Its width comes from the CSS of the band showing it (per band, where a layout width
+        # would be one inline style for every view).
+        sheet = w.Image(format="jpeg", layout=w.Layout(margin="0"))
+        sheet.add_class("wb-strip")
+        sheet.add_class("wb-sheet")
+        bands = images * len(lines)
+        rules = {}  # CSS placing each band's view of the sheet: named by its geometry, so apps never clash
         for n in range(images):
             original = _image("wb-original-tile")
             originals.append(original)
@@ -93,10 +105,17 @@ class PreviewGrid:
                           layout=w.Layout(flex="0 0 auto", width=f"{min(self.cell, 96)}px", margin="0 8px 0 0"))
             left.add_class("wb-original")
             row_strips, parts = [], []
-            for line in lines:
-                strip = _image("wb-strip")
+            for j, line in enumerate(lines):
                 # A short last line keeps the tile size of the full ones.
-                strip.layout.width = f"{100 * len(line) * len(backends) / widest:.4f}%"
+                wide = _width(len(line) * len(backends), len(backends), self.cell)
+                strip = w.Box([sheet], layout=w.Layout(width=f"{100 * wide / widest:.4f}%", margin="0"))
+                fit, at = f"wb-fit-{self.cell}-{wide}-{widest}", f"wb-band-{self.cell}-{bands}-{n * len(lines) + j}"
+                rules[fit] = (f".wb-app .{fit} {{ aspect-ratio: {wide} / {self.cell}; }} "
+                              f".wb-app .{fit} > .wb-sheet {{ width: {100 * widest / wide:.4f}%; }}")
+                top = 100 * self.strip_top(n, j, len(lines)) / (bands * (self.cell + SEP) - SEP)
+                rules[at] = f".wb-app .{at} > .wb-sheet {{ transform: translateY(-{top:.5f}%); }}"
+                for name in ("wb-band", fit, at):
+                    strip.add_class(name)
                 row_strips.append(strip)
                 under = []
                 for k in line:
@@ -123,17 +142,26 @@ class PreviewGrid:
             inspector.add_class("wb-inspector")
             rows += [row, inspector]
             inspectors.append(inspector)
-        return rows, originals, strips, pixels, captions, cells, inspectors
+        css = w.HTML("<style>" + "\n".join(rules.values()) + "</style>", layout=w.Layout(height="0px", margin="0"))
+        return [*rows, css], sheet, originals, strips, pixels, captions, cells, inspectors
 
-    def fill_row(self, image: int, tiles: dict[str, list[np.ndarray]], encode: Callable[[np.ndarray], bytes]) -> None:
-        """Image `image`'s draws, `tiles[backend][draw]` (cell x cell x 3 uint8), composed into its
-        strips (draw by draw, the backends' tiles of a draw side by side) and sent, `encode`d."""
-        draws = len(next(iter(tiles.values())))
-        for j, line in enumerate(self.lines(draws)):
-            parts = [tiles[b][k] for k in line for b in self.backends]
-            strip = compose_strip(parts, len(self.backends))
-            self.pixels[image][j] = strip
-            self.strips[image][j].value = encode(strip)
+    def fill(self, tiles: list[dict[str, list[np.ndarray]]], encode: Callable[[np.ndarray], bytes]) -> None:
+        """Every row's draws, `tiles[image][backend][draw]` (cell x cell x 3 uint8), composed into
+        strips (draw by draw, the backends' tiles of a draw side by side), the strips into the
+        sheet, which is sent `encode`d: one message for the whole grid."""
+        lines = self.lines(len(next(iter(tiles[0].values()))))
+        strips = []
+        for n, row in enumerate(tiles):
+            for j, line in enumerate(lines):
+                strip = compose_strip([row[b][k] for k in line for b in self.backends], len(self.backends))
+                self.pixels[n][j] = strip
+                strips.append(strip)
+        self.sheet.value = encode(stack_strips(strips))
+
+    def strip_top(self, image: int, line: int, lines: int | None = None) -> int:
+        """y of image `image`'s strip `line` in the sheet."""
+        lines = len(self.strips[image]) if lines is None else lines
+        return (image * lines + line) * (self.cell + SEP)
 
     def fill_captions(self, backend: str, draw: int, captions: list[tuple[str, str]]) -> None:
         """(text, tooltip) under each image's tile of one backend's draw."""
@@ -189,6 +217,25 @@ def strip_offsets(count: int, group: int, cell: int) -> list[int]:
         out.append(x)
         x += cell + (PAIR_GAP if (k + 1) % group == 0 else GAP)
     return out
+
+
+def _width(count: int, group: int, cell: int) -> int:
+    """Pixel width of a strip of `count` tiles, `group` a draw."""
+    return strip_offsets(count, group, cell)[-1] + cell
+
+
+def stack_strips(strips: list[np.ndarray]) -> np.ndarray:
+    """Strips one under the other, SEP rows apart, each from the left, on white.
+
+    Example:
+        >>> stack_strips([np.zeros((4, 10, 3), np.uint8), np.zeros((4, 6, 3), np.uint8)]).shape
+        (10, 10, 3)
+    """
+    cell = strips[0].shape[0]
+    sheet = np.full((len(strips) * (cell + SEP) - SEP, max(s.shape[1] for s in strips), 3), BACKGROUND, np.uint8)
+    for k, strip in enumerate(strips):
+        sheet[k * (cell + SEP):k * (cell + SEP) + cell, :strip.shape[1]] = strip
+    return sheet
 
 
 def compose_strip(tiles: list[np.ndarray], group: int) -> np.ndarray:

@@ -20,6 +20,8 @@ CSS = """
 .wb-app .wb-preview .wb-original, .wb-app .wb-strip { margin: 0; }
 .wb-app .wb-strip, .wb-app .wb-original-tile { display: block; height: auto; }
 .wb-app .wb-original-tile { width: 100%; aspect-ratio: 1 / 1; }
+.wb-app .wb-band { display: block; overflow: hidden; min-height: 0; flex: none; }
+.wb-app .wb-band > .wb-sheet { max-width: none; height: auto; }
 .wb-app .wb-under { margin-bottom: 4px; }
 .wb-app .wb-backend-dali .wb-caption, .wb-app .wb-backend-albumentations .wb-caption { color: #6a1b9a; }
 .wb-app .wb-compare-note .widget-html-content, .wb-app .wb-notice .widget-html-content,
