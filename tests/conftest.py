@@ -26,6 +26,7 @@ import workbench as wb
 from workbench.examples import IMAGENET_TRAIN
 from workbench.ops import REGISTRY
 from workbench.ops.spec import TargetRule
+from workbench.ui.preview import jpeg_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -259,6 +260,6 @@ def tile(app, backend: str, image: int, draw: int) -> np.ndarray:
     if draw == 0:
         return np.asarray(Image.open(io.BytesIO(bytes(app.preview.originals[image].value))))
     line, x = app.preview.tile_position(backend, image, draw - 1)
-    sheet = np.asarray(Image.open(io.BytesIO(bytes(app.preview.sheet.value))))
+    sheet = np.asarray(Image.open(io.BytesIO(jpeg_of(app.preview.sheet.value))))
     top = app.preview.strip_top(image, line)
     return sheet[top:top + app.cell, x:x + app.cell]
