@@ -74,6 +74,24 @@ def test_conditionals_only_where_a_step_branches_on_its_draws():
     assert np.array_equal(np.stack([np.array(t) for t in with_conditionals.run()[0]]), run.images)
 
 
+def test_a_long_gated_step_leaves_autograph_only_its_if():
+    # DALI's autograph rewrites every function with an `if` on a draw each time a pipeline is
+    # defined, in time growing faster than its length (RandomShadow's 350 lines: 11 s). A long
+    # gated step keeps only the `if` in its step function; the rest is straight-line code.
+    chain = wb.Chain(seed=3).add("RandomShadow", p=0.5).add("Rotate", p=0.5)
+    tree = ast.parse(chain.export("dali"))
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    step = functions["step_1_random_shadow"]
+    assert len(step.body) <= 6 and any(isinstance(n, ast.If) for n in step.body)
+    for part in ("prepare", "apply"):
+        helper = functions[f"step_1_random_shadow_{part}"]
+        assert [ast.unparse(d) for d in helper.decorator_list] == ["do_not_convert"]
+        assert not any(isinstance(n, ast.If) for n in ast.walk(helper))
+    assert "step_2_rotate_prepare" not in functions  # a short one stays whole
+    images = [np.asarray(Image.fromarray(a).resize((64, 48))) for a in wb.load_images()[:4]]
+    assert not np.array_equal(chain.run(images, backend="dali", seed=1).images, np.stack(images))
+
+
 def test_source_is_idiomatic_dali(design_chain):
     design_chain.steps[2].p = 0.5
     src = design_chain.export("dali")

@@ -1277,15 +1277,20 @@ def check_dali_source(chain: wb.Chain, src: str) -> None:
             assert node.id not in FORBIDDEN_NAMES, node.id
         elif isinstance(node, ast.Attribute):
             assert node.attr not in FORBIDDEN_ATTRS, node.attr
-    steps = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("step_")]
+    functions = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("step_")]
+    # A long gated step is split: its `if` in the step function, the rest in two straight-line helpers.
+    split = [n for n in functions if n.name.endswith(("_prepare", "_apply"))]
+    steps = [n for n in functions if n not in split]
     assert len(steps) == len(chain.enabled_steps())
+    assert {n.name for n in split} <= {f"{n.name}_{part}" for n in steps for part in ("prepare", "apply")}
     # The policy helpers the template writes for RandAugment & co., auto_aug's select, the
     # batch-mixing label helper, DALI's constant nodes and range (in a sorting network).
-    helpers = {"select", "mix_labels", "types.Constant", "range"} | {
+    helpers = {"select", "mix_labels", "types.Constant", "range"} | {n.name for n in split} | {
         n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("policy_")}
-    for function in steps:
+    for function in functions:
         local = {"images", "seed", "fn", "dmath", "types", "np", "op_seed", "range", "mix_labels",
                  "do_not_convert"} | helpers  # (the decorator of straight-line step functions)
+        local |= {a.arg for a in function.args.args}  # a split step's helpers take its values
         for node in ast.walk(function):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
                 node, ast.comprehension) else []
