@@ -2,7 +2,7 @@
 layers below (or stays inside its layer), no module reaches itself again through others, and
 no import hides inside a function to dodge a cycle.
 
-Layers, bottom to top (DEVELOPERS.md, "How we write code"):
+Layers, bottom to top (docs/architecture.md):
 - foundation: errors, the safe-source helpers, and the runtime copied into every export;
 - model: the op registry, the chain model, loading and checking images;
 - engines: code emitters, backends, the throughput estimate, rendering, the support matrix;

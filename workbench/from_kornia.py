@@ -735,7 +735,7 @@ INVERSES: dict[str, Callable[[Any, list], tuple[str, dict]]] = {
 }
 
 
-# ----- modules of workbench/codegen/kornia_modules (no entry in INVERSES) --------------------
+# ----- modules of workbench/runtime/kornia_modules (no entry in INVERSES) --------------------
 def _generic(module: Any, specs: list) -> tuple[str, dict, float]:
     """For the workbench's own Kornia modules: find each op parameter's value on the instance
     (under the name of the parameter or of the constructor argument it feeds, or that name with
