@@ -59,7 +59,7 @@ class PreviewGrid:
         self.key: tuple | None = None
         self.backends: list[str] = []
         self.originals: list[w.Image] = []
-        self.sheet = _image("wb-strip")  # every strip, one under the other (replaced per layout)
+        self.sheet: w.Image | None = None  # every strip, one under the other (one per layout)
         self.strips: list[list[w.Box]] = []  # per image, per line: the band of the sheet showing it
         self.pixels: list[list[np.ndarray | None]] = []  # what each strip shows (for tile_pixels)
         self.captions: dict[str, list[list[w.Label]]] = {}
