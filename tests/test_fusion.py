@@ -198,8 +198,8 @@ def test_compile_falls_back_with_a_warning_where_torch_compile_fails(cuts, monke
         return compiled
 
     monkeypatch.setattr(module.torch, "compile", broken_compile)
-    monkeypatch.setattr(module.run_kernel, "compiled", {})
-    monkeypatch.setattr(module.run_kernel, "unavailable", False)
+    monkeypatch.setitem(module.COMPILED_KERNELS, "functions", {})
+    monkeypatch.setitem(module.COMPILED_KERNELS, "unavailable", False)
     eager, _ = module.augment_images(cuts, seed=2)
     with pytest.warns(RuntimeWarning, match="torch.compile is unavailable here .*no C\\+\\+ compiler"):
         fallback, _ = module.augment_images(cuts, seed=2, torch_compile=True)

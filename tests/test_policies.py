@@ -218,11 +218,15 @@ def test_exports_lower_to_the_libraries_policies():
     kornia = chain.export("kornia")
     assert "K.auto.RandAugment(n=1, m=9, policy=[[('shear_x', -0.1, 0.1)], [('equalize', 0.0, 1.0)]])" in kornia
     dali = chain.export("dali")
-    for needle in ("from nvidia.dali.auto_aug import augmentations as auto_aug",
-                   "from nvidia.dali.auto_aug.core import select", "s1_ops = (policy_shear_x, policy_equalize, )",
+    for needle in ("from nvidia.dali.auto_aug.core import select", "s1_ops = (policy_shear_x, policy_equalize, )",
                    "images = select(s1_ops, s1_choice[0], images, s1_magnitude_1)",
                    "fn.random.uniform(range=(0.0, 1.0), shape=(2,), seed=op_seed(seed, 1, 1))"):
         assert needle in dali, needle
+    # The export copies the policies its step draws from (runtime/dali_policies.py), with their imports.
+    assert "def policy_rotate(" not in dali and "import augmentations as auto_aug" not in dali
+    rotating = wb.Chain(seed=1).add("RandAugment", n=1, ops={"rotate": [-30.0, 30.0]}).export("dali")
+    assert "from nvidia.dali.auto_aug import augmentations as auto_aug" in rotating
+    assert "def policy_rotate(" in rotating and "auto_aug.rotate.op(" in rotating
     assert "auto_aug" not in wb.Chain().add("Rotate").export("dali")
     assert "K.auto.AutoAugment(policy='cifar10')" in wb.Chain().add("AutoAugment", policy="cifar10").export("kornia")
 

@@ -1,12 +1,25 @@
-"""Emit an Albumentations script for a chain: `build_compose()` plus a multi-worker loader and CLI."""
+"""Emit an Albumentations script for a chain: its chain section (`build_compose()` and the chain's
+constants) around the program of runtime/albumentations_program.py, copied with what it uses."""
 from __future__ import annotations
+
+from pathlib import Path
 
 from ..errors import UnsupportedOpError
 from ..literals import call, comment, group_options, identifier, literal
 from ..model import ChainModel
-from .albumentations_template import BODY, GROUPS, HEADER, IMPORTS, LOCAL_TRANSFORMS
-from .targets_source import targets_section
-from .runtime_source import runtime_source
+from .. import runtime
+from .source_copy import program_source
+from .targets_source import TARGET_MODULES, targets_section
+
+# Files, never imported here: exporting needs no Albumentations (see source_copy).
+RUNTIME = Path(runtime.__file__).parent
+PROGRAM = RUNTIME / "albumentations_program.py"
+CHAIN = RUNTIME / "albumentations_chain.py"
+TRANSFORMS = RUNTIME / "albumentations_transforms.py"
+# A class -> the workbench's subclass (runtime/albumentations_transforms.py) the export writes in
+# its place and copies.
+LOCAL_TRANSFORMS = {"Resize": "WbResize", "LongestMaxSize": "WbLongestMaxSize",
+                    "SmallestMaxSize": "WbSmallestMaxSize", "ElasticTransform": "WbElasticTransform"}
 
 
 def albumentations_transform_call(step) -> str:
@@ -25,28 +38,27 @@ def albumentations_transform_call(step) -> str:
     kwargs = dict(spec.albumentations.args(step.params))
     kwargs["p"] = float(step.p)
     name = identifier(spec.albumentations.transform)
-    return call(LOCAL_TRANSFORMS[name][0] if name in LOCAL_TRANSFORMS else f"A.{name}", kwargs)
+    return call(LOCAL_TRANSFORMS.get(name, f"A.{name}"), kwargs)
 
 
-def local_transform_sources(steps) -> list[str]:
-    """The sources of the workbench's own transforms (LOCAL_TRANSFORMS: subclasses written in place
-    of A's) that `steps` (enabled (index, step) pairs, groups searched too) use, each once, in
-    first-use order.
+def local_transforms(steps) -> list[str]:
+    """The names of the workbench's own transforms (LOCAL_TRANSFORMS) that `steps` (enabled
+    (index, step) pairs, groups searched too) use, each once, in first-use order.
 
     Example:
         >>> from workbench.model import Step
-        >>> [s.splitlines()[0] for s in local_transform_sources([(0, Step.create("Resize", size=[8, 8]))])]
-        ['def wb_triangle_resize(img, height, width):']
+        >>> local_transforms([(0, Step.create("Resize", size=[8, 8]))])
+        ['WbResize']
     """
-    sources: list[str] = []
+    names: list[str] = []
     for _, step in steps:
         if step.is_group:
-            found = local_transform_sources(step.enabled_steps())
+            found = local_transforms(step.enabled_steps())
         else:
             name = step.spec.albumentations.transform if step.spec.albumentations else None
-            found = [LOCAL_TRANSFORMS[name][1]] if name in LOCAL_TRANSFORMS else []
-        sources += [source for source in found if source not in sources]
-    return sources
+            found = [LOCAL_TRANSFORMS[name]] if name in LOCAL_TRANSFORMS else []
+        names += [found_name for found_name in found if found_name not in names]
+    return names
 
 
 def albumentations_step_lines(step, label: str, indent: str) -> list[str]:
@@ -76,10 +88,13 @@ def albumentations_step_lines(step, label: str, indent: str) -> list[str]:
 def emit_albumentations(chain: ChainModel) -> str:
     """The whole script as text (`export_chain` syntax-checks it)."""
     enabled = chain.enabled_steps()
-    lines = [HEADER, comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
+    program = program_source(PROGRAM, CHAIN, roots=local_transforms(enabled),
+                             whole=[m.__file__ for m in TARGET_MODULES], available=[TRANSFORMS])
+    lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""',
+             comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
     for i, step in enumerate(chain.steps):
         lines += [comment("  " + line) for line in step.outline(str(i + 1))]
-    lines += ["", IMPORTS, "", f"SEED = {literal(chain.seed)}",
+    lines += ["", program.imports, "", comment("---- The chain ----"), f"SEED = {literal(chain.seed)}",
               comment("(op name, position in the chain) of each enabled step, in order."),
               f"STEPS = {literal(tuple((identifier(s.op), i) for i, s in enabled))}",
               "", "",
@@ -89,10 +104,9 @@ def emit_albumentations(chain: ChainModel) -> str:
               "    return A.Compose(["]
     for i, step in enabled:
         lines += albumentations_step_lines(step, str(i + 1), "        ")
-    lines += ["    ])", "", ""]
-    if any(step.is_group for _, step in enabled):
-        lines += [GROUPS, "", ""]
-    for source in local_transform_sources(enabled):
-        lines += [source, "", ""]
-    lines += [runtime_source(), "", targets_section(chain, "albumentations"), "", BODY]
-    return "\n".join(lines)
+    lines += ["    ])", "", "",
+              comment("The program (runtime/albumentations_program.py in the workbench) and the workbench code it"),
+              comment("uses, copied as it stands: the preview runs this very code."),
+              "", program.definitions, "", "",
+              comment("---- The chain's targets ----"), targets_section(chain, "albumentations"), "", program.main]
+    return "\n".join(lines) + "\n"

@@ -3,15 +3,25 @@ from __future__ import annotations
 
 import ast
 import functools
+from pathlib import Path
 
 from ..errors import UnsupportedOpError
 from ..literals import Name, call, comment, literal
 from ..model import ChainModel
 from ..ops.spec import DaliContext
-from .loader_sizes import loader_size_helpers, size_section
-from .dali_template import BODY, HEADER, IMPORTS, POLICIES
-from .targets_source import targets_section
-from .runtime_source import runtime_source, shard_source
+from .. import runtime
+from .loader_sizes import size_section
+from .source_copy import program_source
+from .targets_source import TARGET_MODULES, targets_section
+
+# Files, never imported here: exporting needs no DALI (see source_copy).
+RUNTIME = Path(runtime.__file__).parent
+PROGRAM = RUNTIME / "dali_program.py"
+CHAIN = RUNTIME / "dali_chain.py"
+POLICIES = RUNTIME / "dali_policies.py"
+# What the chain's step functions may use besides the program's imports (each written where used).
+STEP_IMPORTS = ("import nvidia.dali.math as dmath", "from nvidia.dali.auto_aug.core import select",
+                "from nvidia.dali.pipeline import do_not_convert")
 
 
 def fused_flip(chain: ChainModel) -> int | None:
@@ -360,7 +370,7 @@ def _snake(op: str) -> str:
 
 def emit_dali(chain: ChainModel) -> str:
     """The whole DALI script as text (`export_chain` syntax-checks it)."""
-    lines = [HEADER, comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
+    lines = [comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
     for i, step in enumerate(chain.steps):
         lines += [comment("  " + line) for line in step.outline(str(i + 1))]
     enabled = chain.enabled_steps()
@@ -392,53 +402,32 @@ def emit_dali(chain: ChainModel) -> str:
         region_name, source, _, _ = _step_function(region[-1], chain.steps[region[-1]], 255.0, region=resize)
         functions += source + ["", ""]
         converted |= not _marked_straight(source)
-    lines += ["", IMPORTS, "", f"SEED = {literal(chain.seed)}", "", "",
-              "def op_seed(seed, step, k):",
-              '    """The seed of step `step`\'s k-th random operator: every operator is seeded explicitly, so',
-              '    any stretch of the chain can run in a pipeline of its own and draw the same values. A step',
-              '    inside a group is a path: (group\'s step, child, ...)."""',
-              "    return derive_seed(seed, *(step if isinstance(step, tuple) else (step,)), k)", "", ""]
-    if any(step.spec.family == "policies" for _, step in enabled):
-        lines += [POLICIES, ""]
-    lines += functions
-    lines += [comment("The chain's enabled steps, in order, and the names of the per-sample draws each returns."),
-              f"STEP_FUNCTIONS = ({''.join(n + ', ' for n in names)})",
-              comment("Steps that blend samples of one batch: they take and return the labels too."),
-              f"MIXING_STEPS = ({''.join(n + ', ' for n, (_, s) in zip(names, enabled) if s.spec.mixes_batch)})",
-              comment("(position, name) of the first mixing step with no size-fixing step before it: the"),
-              comment("images must then have one size (the training pipeline needs a folder of one size)."),
-              f"ONE_SIZE_BEFORE = {literal(_one_size_before(enabled))}",
-              comment("The training pipeline's first REGION_STEPS steps as a function of the encoded files, decoding"),
-              comment("only the pixels their crop needs (region decoding); None when the chain does not start with"),
-              comment("a crop (or a Resize and a crop)."),
-              f"REGION_DECODE = {region_name}",
-              f"REGION_STEPS = {len(region)}",
-              f"STEP_DRAWS = {literal(tuple(draws_by_step))}",
-              comment("Whether a step branches on its per-sample draws (an `if` on a coin: a group, a gated op):"),
-              comment("the pipelines then run with DALI's conditionals, which rewrite the pipeline functions"),
-              comment("(autograph) each time they are defined; straight-line chains skip that."),
-              f"CONDITIONALS = {converted}",
-              f"DRAWS = {literal(tuple(d for step in draws_by_step for d in step))}",
-              *size_constants, "", "",
-              AUGMENT, "", runtime_source(), "", loader_size_helpers(), "", shard_source(), "",
-              targets_section(chain, "dali"), "", BODY]
-    return "\n".join(lines)
-
-
-AUGMENT = '''def augment(images, seed=SEED, first=0, last=None, keep=False, labels=None):
-    """Steps first..last-1 of the chain on a batch of HWC images (CPU or GPU nodes).
-
-    Returns (images, draws), plus the images after each step when `keep` (the workbench's
-    preview caches them and resumes from the step you edit), plus the labels when `labels`
-    (soft targets, one float row per sample) are given: mixing steps mix them like the images."""
-    draws, after = [], []
-    for step in STEP_FUNCTIONS[first:last]:
-        if step in MIXING_STEPS:
-            images, step_draws, labels = step(images, seed, labels)
-        else:
-            images, step_draws = step(images, seed)
-        draws += step_draws
-        after.append(images)
-    out = (images, draws, after) if keep else (images, draws)
-    return out if labels is None else out + (labels,)
-'''
+    section = [comment("---- The chain ----"), f"SEED = {literal(chain.seed)}", "", "", *functions,
+                comment("The chain's enabled steps, in order, and the names of the per-sample draws each returns."),
+               f"STEP_FUNCTIONS = ({''.join(n + ', ' for n in names)})",
+               comment("Steps that blend samples of one batch: they take and return the labels too."),
+               f"MIXING_STEPS = ({''.join(n + ', ' for n, (_, s) in zip(names, enabled) if s.spec.mixes_batch)})",
+               comment("(position, name) of the first mixing step with no size-fixing step before it: the"),
+               comment("images must then have one size (the training pipeline needs a folder of one size)."),
+               f"ONE_SIZE_BEFORE = {literal(_one_size_before(enabled))}",
+               comment("The training pipeline's first REGION_STEPS steps as a function of the encoded files, decoding"),
+               comment("only the pixels their crop needs (region decoding); None when the chain does not start with"),
+               comment("a crop (or a Resize and a crop)."),
+               f"REGION_DECODE = {region_name}",
+               f"REGION_STEPS = {len(region)}",
+               f"STEP_DRAWS = {literal(tuple(draws_by_step))}",
+               comment("Whether a step branches on its per-sample draws (an `if` on a coin: a group, a gated op):"),
+               comment("the pipelines then run with DALI's conditionals, which rewrite the pipeline functions"),
+               comment("(autograph) each time they are defined; straight-line chains skip that."),
+               f"CONDITIONALS = {converted}",
+               f"DRAWS = {literal(tuple(d for step in draws_by_step for d in step))}",
+                *size_constants]
+    program = program_source(PROGRAM, CHAIN, whole=[m.__file__ for m in TARGET_MODULES],
+                             available=[POLICIES], uses="\n".join(functions),
+                             chain_imports=STEP_IMPORTS)
+    lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""', *lines, "", program.imports, "", *section, "", "",
+             comment("The program (runtime/dali_program.py in the workbench) and the workbench code it uses, copied"),
+             comment("as it stands: the preview runs this very code."),
+             "", program.definitions, "", "",
+             comment("---- The chain's targets ----"), targets_section(chain, "dali"), "", program.main]
+    return "\n".join(lines) + "\n"

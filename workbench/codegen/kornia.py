@@ -1,18 +1,26 @@
-"""Emit a Kornia script for a chain: `build_augmentation()` plus the shared loader and CLI."""
+"""Emit a Kornia script for a chain: its chain section (`build_augmentation()` and the chain's
+constants) around the program of runtime/kornia_program.py, copied with what it uses."""
 from __future__ import annotations
+
+from pathlib import Path
 
 from ..errors import UnsupportedOpError
 from ..literals import call, comment, group_options, identifier, literal
 from ..model import ChainModel
-from .kornia_template import BODY, GROUPS, HEADER, IMPORTS
-from .loader_sizes import loader_size_helpers, size_section
-from .local_modules import local_module_source
-from .targets_source import targets_section
-from .runtime_source import runtime_source, shard_source
+from .. import runtime
+from .loader_sizes import size_section
+from .source_copy import program_source
+from .targets_source import TARGET_MODULES, targets_section
 
-# What apply_steps calls of kornia_modules/fusion.py (the functions they use come along).
-FUSION_FUNCTIONS = ("fusion_segments", "fusion_bounds", "fused_geometry_plan", "fused_resample", "fusion_gate",
-                    "fusion_jitter_branches", "fused_colour", "fusion_chunk", "fusion_slice")
+# Files, never imported here: exporting needs neither torch nor Kornia (see source_copy).
+RUNTIME = Path(runtime.__file__).parent
+PROGRAM = RUNTIME / "kornia_program.py"
+CHAIN = RUNTIME / "kornia_chain.py"
+# The workbench's own Kornia modules (augmentations kornia.augmentation lacks): a chain's export
+# copies those its steps name.
+LOCAL_MODULES = tuple(sorted((RUNTIME / "kornia_modules").glob("[!_]*.py")))
+# What the preview calls on the exported module besides the program's own (backends/kornia_cache.py).
+PREVIEW_USES = ("fusion_bounds",)
 
 
 def kornia_module_call(step) -> str:
@@ -30,7 +38,7 @@ def kornia_module_call(step) -> str:
         raise UnsupportedOpError(f"{spec.name} cannot run on Kornia; backends that support it: "
                                  f"{', '.join(spec.backends) or 'none'}")
     kwargs = dict(spec.kornia.args(step.params))
-    if spec.kornia.local:  # defined in the exported file itself (see local_modules)
+    if spec.kornia.local:  # defined in the exported file itself (see LOCAL_MODULES)
         kwargs["p"] = float(step.p)
         return call(identifier(spec.kornia.module), kwargs)
     # A dotted path ("auto.RandAugment") is checked piece by piece. The policies of
@@ -93,13 +101,17 @@ def emit_kornia(chain: ChainModel) -> str:
         if step.spec.fixes_size:
             head = position + 1
             break
-    lines = [HEADER, comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
+    local = sorted({s.spec.kornia.module for s in chain.enabled_ops() if s.spec.kornia.local})
+    program = program_source(PROGRAM, CHAIN, roots=[*local, *PREVIEW_USES], whole=[m.__file__ for m in TARGET_MODULES],
+                             available=LOCAL_MODULES)
+    lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""',
+             comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
     for i, step in enumerate(chain.steps):
         lines += [comment("  " + line) for line in step.outline(str(i + 1))]
     # (The same texts and rules as the DALI export: the two loaders treat mixed sizes alike.)
     size_comments, size_constants = size_section(enabled, "kornia", "training_batches' resize=(224, 224)")
     lines += size_comments
-    lines += ["", IMPORTS, "", f"SEED = {literal(chain.seed)}",
+    lines += ["", program.imports, "", comment("---- The chain ----"), f"SEED = {literal(chain.seed)}",
               comment("With mixed input sizes the first HEAD_STEPS steps run per image (the last one fixes the size)."),
               f"HEAD_STEPS = {literal(head)}",
               comment("(op name, position in the chain) of each enabled step, in order."),
@@ -112,16 +124,11 @@ def emit_kornia(chain: ChainModel) -> str:
               "    return torch.nn.Sequential("]
     for i, step in enabled:
         lines += kornia_step_lines(step, str(i + 1), "        ")
-    lines += ["    )", "", ""]
-    local = sorted({s.spec.kornia.module for s in chain.enabled_ops() if s.spec.kornia.local})
-    if local:
-        lines += [comment("The workbench's own Kornia modules used above (augmentations kornia.augmentation lacks)."),
-                  "", local_module_source(local), "", ""]
-    if any(step.is_group for _, step in enabled):
-        lines += [GROUPS, "", ""]
-    lines += [comment("Fusion (kornia_modules/fusion.py in the workbench): one resampling per run of geometric steps,"),
-              comment("one pass per run of colour steps; apply_steps uses it unless fuse=False."),
-              "", local_module_source(FUSION_FUNCTIONS), "", ""]
-    lines += [runtime_source(), "", loader_size_helpers(), "", shard_source(), "", targets_section(chain, "kornia"), "",
-              BODY]
-    return "\n".join(lines)
+    lines += ["    )", "", "",
+              comment("The program (runtime/kornia_program.py in the workbench) and the workbench code it uses,"),
+              comment("copied as it stands: the preview runs this very code. Fusion (kornia_modules/fusion.py): one"),
+              comment("resampling per run of geometric steps, one pass per run of colour steps; apply_steps uses it"),
+              comment("unless fuse=False."),
+              "", program.definitions, "", "",
+              comment("---- The chain's targets ----"), targets_section(chain, "kornia"), "", program.main]
+    return "\n".join(lines) + "\n"

@@ -4,13 +4,10 @@ text both loaders (Kornia and DALI) write about it.
 """
 from __future__ import annotations
 
-import functools
-import inspect
 import textwrap
 
 from ..literals import comment, literal
 from ..ops import get_op, list_ops
-from ..runtime import common
 
 
 def resize_position(enabled) -> tuple[int, bool]:
@@ -95,13 +92,3 @@ def size_section(enabled, backend: str, option: str) -> tuple[list[str], list[st
                  comment("Where the training loader's `resize` goes: before this many of the chain's enabled steps."),
                  f"RESIZE_AT = {literal(at)}"]
     return [comment(line) for line in textwrap.wrap(note, 96)], constants
-
-
-@functools.cache
-def loader_size_helpers() -> str:
-    """Source of the helpers from runtime/common.py that the Kornia and DALI training loaders
-    use with images of several sizes (the --resize flag, the scan naming two files, the error),
-    embedded beside runtime_source's."""
-    helpers = (common.size_argument, common.first_two_sizes, common.mixed_sizes_error, common.check_one_size,
-               common.loader_resize, common.add_resize_argument)
-    return "\n\n".join(inspect.getsource(f) for f in helpers)

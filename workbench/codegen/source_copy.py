@@ -1,34 +1,100 @@
-"""Copy top-level functions and classes of the workbench's own modules into an exported file,
-with what they call: read with `ast`, never imported, so that exporting needs none of the
-libraries those modules use (torch, Kornia).
+"""The one way the workbench's own code gets into an exported file: top-level definitions of its
+modules, copied as they stand with the comments above them and what they use, read with `ast`,
+never imported, so that exporting needs none of the libraries those modules use (torch, Kornia,
+DALI, Albumentations).
+
+A program module (runtime/kornia_program.py, ...) is a real module: it imports the workbench
+functions it uses (`from .common import decode_image`), and the names an export defines per
+chain from the module that stands for the empty chain (`from .kornia_chain import SEED`).
+`program_source` copies its docstring, its imports, every definition it has and every definition
+of the modules it imports that it uses, and its `if __name__ == "__main__":` lines, leaving the
+chain module's names to the export's chain section.
 
 Example:
     >>> from workbench.runtime import rows
     >>> defs = definitions((rows.__file__,))
-    >>> [name for _, _, name, _ in with_dependencies(defs, ["sample_rows"])]
+    >>> [d.name for d in with_dependencies(defs, ["sample_rows"])]
     ['sample_rows', '_rows', '_undrawn', '_to_python']
 """
 from __future__ import annotations
 
 import ast
 import functools
+import re
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ExportError
 
 
+@dataclass(frozen=True)
+class Definition:
+    """One top-level class, function or constant of a module: its source lines, with its
+    decorators and the comment lines right above it. `rank` orders modules (see program_source)."""
+    rank: int
+    line: int
+    name: str
+    source: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Module:
+    """What program_source needs of one module file."""
+    path: Path
+    docstring: str | None
+    prelude: tuple[tuple[str, frozenset[str]], ...]  # (text, names bound) of its absolute imports and the
+    # statements among them (which bind none), in order
+    imports: tuple[tuple[Path, tuple[str, ...]], ...]  # (module file, names) of its relative imports
+    main: str | None  # the source of its `if __name__ == "__main__":` block
+
+
+def _lines_of(node: ast.stmt, lines: list[str]) -> str:
+    """Whole source lines of a top-level statement, its decorators and the comments right above it."""
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+    while first > 1 and lines[first - 2].startswith("#"):
+        first -= 1
+    return "\n".join(lines[first - 1:node.end_lineno])
+
+
+def _assigned(node: ast.stmt) -> list[str]:
+    """The names a top-level constant definition binds ([] for other statements)."""
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return [node.target.id]
+    if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+        return [t.id for t in node.targets]
+    return []
+
+
+def _is_main_block(node: ast.stmt) -> bool:
+    return (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+            and isinstance(node.test.left, ast.Name) and node.test.left.id == "__name__")
+
+
 @functools.cache
-def definitions(paths: tuple[str, ...]) -> dict[str, tuple[str, int, str]]:
-    """name -> (file, line, source) of every top-level class and function of the module files
-    `paths`. (Decorators are not copied: the modules copied have none.)"""
-    defs: dict[str, tuple[str, int, str]] = {}
-    for path in map(Path, paths):
-        text = path.read_text(encoding="utf-8")
-        for node in ast.parse(text).body:
-            if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
-                if node.name in defs:
-                    raise ExportError(f"{node.name} is defined twice in {', '.join(Path(p).name for p in paths)}")
-                defs[node.name] = (path.name, node.lineno, ast.get_source_segment(text, node))
+def _parsed(path: Path) -> tuple[ast.Module, list[str]]:
+    text = path.read_text(encoding="utf-8")
+    return ast.parse(text), text.splitlines()
+
+
+def definitions(paths: tuple[str, ...]) -> dict[str, Definition]:
+    """name -> Definition of every top-level class, function and constant of the module files
+    `paths`, ranked in that order."""
+    return _definitions(tuple(str(p) for p in paths))
+
+
+@functools.cache
+def _definitions(paths: tuple[str, ...]) -> dict[str, Definition]:
+    defs: dict[str, Definition] = {}
+    for rank, path in enumerate(map(Path, paths)):
+        tree, lines = _parsed(path)
+        for node in tree.body:
+            names = [node.name] if isinstance(node, (ast.ClassDef, ast.FunctionDef)) else _assigned(node)
+            for name in names:
+                if name in defs:
+                    raise ExportError(f"{name} is defined twice in {', '.join(Path(p).name for p in paths)}")
+                defs[name] = Definition(rank, node.lineno, name, _lines_of(node, lines), path.name)
     return defs
 
 
@@ -38,9 +104,9 @@ def _names_used(source: str) -> frozenset[str]:
     return frozenset(n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name))
 
 
-def with_dependencies(defs: dict[str, tuple[str, int, str]], names) -> list[tuple[str, int, str, str]]:
-    """(file, line, name, source) of the definitions `names` of `defs` and of every definition
-    there that they use, transitively, in file and line order."""
+def with_dependencies(defs: dict[str, Definition], names) -> list[Definition]:
+    """The definitions `names` of `defs` and every definition there that they use, transitively,
+    in module rank and line order (each once, also where one statement binds several names)."""
     wanted: set[str] = set()
     todo = list(names)
     while todo:
@@ -50,5 +116,147 @@ def with_dependencies(defs: dict[str, tuple[str, int, str]], names) -> list[tupl
         if name not in defs:
             raise ExportError(f"{name!r} is not defined in the modules copied into the export")
         wanted.add(name)
-        todo += [used for used in _names_used(defs[name][2]) if used in defs and used not in wanted]
-    return sorted((defs[name][0], defs[name][1], name, defs[name][2]) for name in wanted)
+        todo += [used for used in _names_used(defs[name].source) if used in defs and used not in wanted]
+    unique = {(defs[name].rank, defs[name].line): defs[name] for name in wanted}
+    return [unique[key] for key in sorted(unique)]
+
+
+@functools.cache
+def read_module(path: Path) -> Module:
+    """The docstring, imports and main block of a module file (see Module). A top-level statement
+    that is none of these and no definition stops the export: it would be lost in the copy."""
+    tree, lines = _parsed(path)
+    prelude, imports, main = [], [], None
+    body = tree.body
+    docstring = ast.get_docstring(tree, clean=False)
+    if docstring is not None:
+        body = body[1:]
+    for node in body:
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = path.parent
+            for _ in range(node.level - 1):
+                base = base.parent
+            target = base.joinpath(*(node.module or "").split(".")).with_suffix(".py")
+            imports.append((target, tuple(alias.name for alias in node.names)))
+        elif isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            continue
+        elif isinstance(node, (ast.Import, ast.ImportFrom, ast.Expr)):
+            bound = [(alias.asname or alias.name).split(".")[0] for alias in getattr(node, "names", [])]
+            prelude.append((_lines_of(node, lines), frozenset(bound)))
+        elif _is_main_block(node):
+            main = _lines_of(node, lines)
+        elif not (isinstance(node, (ast.ClassDef, ast.FunctionDef)) or _assigned(node)):
+            raise ExportError(f"{path.name}:{node.lineno}: a top-level statement the export cannot copy "
+                              "(only imports, definitions, constants and the main block are copied)")
+    return Module(path, docstring, tuple(prelude), tuple(imports), main)
+
+
+def _module_order(entry: Path, chain: Path) -> list[Path]:
+    """The modules `entry` imports, transitively, each after the modules it imports (so that a
+    constant used at definition time is defined first), `entry` last; not `chain`."""
+    order: list[Path] = []
+
+    def visit(path: Path, seen: tuple[Path, ...]):
+        if path in order or path == chain:
+            return
+        if path in seen:
+            raise ExportError(f"{path.name} imports itself through {', '.join(p.name for p in seen)}")
+        for target, _ in read_module(path).imports:
+            visit(target, seen + (path,))
+        order.append(path)
+
+    visit(entry, ())
+    return order
+
+
+@dataclass(frozen=True)
+class Program:
+    """The copied parts of a program module, for an exporter to place around the chain's section."""
+    docstring: str
+    imports: str
+    definitions: str
+    main: str
+
+
+PACKAGE = Path(__file__).resolve().parent.parent
+_IDENTIFIER = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
+
+
+def program_source(entry: Path, chain: Path, roots=(), whole=(), available=(), uses: str = "",
+                   chain_imports=()) -> Program:
+    """The program of `entry` (a runtime module) for an export: every definition of `entry` and of
+    the modules `whole` (files), the definitions `roots` (names, found there, in the modules they
+    import or in the modules `available`), and every definition of those modules that these use;
+    the absolute imports of the modules copied from, entry's first. The names `entry` imports
+    from `chain` are the export's to define. `uses`: the source of the export's chain section,
+    whose names found in those modules are roots too, and which brings the `chain_imports`
+    (statements) whose names it uses.
+
+    Example:
+        >>> runtime = PACKAGE / "runtime"
+        >>> program = program_source(runtime / "kornia_program.py", runtime / "kornia_chain.py")
+        >>> "def augment_images(" in program.definitions, "SEED = " in program.definitions
+        (True, False)
+    """
+    # The identifiers not after a dot: a chain section is new text at every edit, and walking its tree
+    # took 9 ms of a 30 ms DALI emit. (A name met only in a comment would copy one definition more:
+    # tests/test_programs.py runs pyflakes over the export of every op.)
+    wanted = frozenset(_IDENTIFIER.findall(uses))
+    return _program(Path(entry), Path(chain), tuple(roots), tuple(map(Path, whole)), tuple(map(Path, available)),
+                    wanted, tuple(chain_imports))
+
+
+@functools.lru_cache(maxsize=64)
+def _program(entry: Path, chain: Path, roots: tuple, whole: tuple, available: tuple, wanted: frozenset,
+             chain_imports: tuple) -> Program:
+    # A live preview emits at every edit, and the chain's names change rarely: each set copied once.
+    order = _module_order(entry, chain)
+    for path in whole + available:
+        order += [p for p in _module_order(path, chain) if p not in order]
+    order.remove(entry)
+    order.append(entry)
+    defs = definitions(tuple(map(str, order)))
+    own = [name for name, d in defs.items() if order[d.rank] in (entry, *whole)]
+    copied = with_dependencies(defs, [*own, *roots, *(name for name in wanted if name in defs)])
+    used = {order[d.rank] for d in copied}
+    # Entry's imports all (it uses them), the others' where what they bind is used; each statement
+    # once (the comments above it aside).
+    names = frozenset().union(wanted, *(_names_used(d.source) for d in copied))
+    imports: dict[str, str] = {}
+    for text in chain_imports:
+        node = ast.parse(text).body[0]
+        if {(alias.asname or alias.name).split(".")[0] for alias in node.names} & wanted:
+            imports.setdefault(text, text)
+    for path in [entry] + [p for p in order if p != entry and p in used]:
+        for text, bound in read_module(path).prelude:
+            if path == entry or not bound or bound & names:
+                imports.setdefault("\n".join(line for line in text.split("\n") if not line.startswith("#")), text)
+    parts, last = [], None
+    for d in copied:
+        banner = ""
+        if d.rank != last:
+            path = order[d.rank]
+            shown = path.relative_to(PACKAGE).as_posix() if path.is_relative_to(PACKAGE) else path.name
+            banner = f"# ---- From the workbench's {shown} ----\n"
+        parts.append(banner + d.source)
+        last = d.rank
+    module = read_module(entry)
+    if module.docstring is None or module.main is None:
+        raise ExportError(f"{entry.name} needs a docstring (the export's) and a main block to be a program")
+    return Program(module.docstring, _import_section(list(imports.values())), "\n\n\n".join(parts), module.main)
+
+
+def _import_section(statements: list[str]) -> str:
+    """The import statements in the usual groups: the standard library's, the statements that must
+    run before the third-party imports (environment variables), then the third-party imports."""
+    stdlib, before, third = [], [], []
+    for text in statements:
+        node = ast.parse(text).body[0]
+        if isinstance(node, ast.Expr):
+            before.append(text)
+            continue
+        module = node.names[0].name if isinstance(node, ast.Import) else node.module
+        group = stdlib if module.split(".")[0] in sys.stdlib_module_names else third
+        group.append((isinstance(node, ast.ImportFrom), module, text))
+    return "\n\n".join(part for part in ("\n".join(t for *_, t in sorted(stdlib)), "\n".join(before),
+                                         "\n".join(t for *_, t in sorted(third))) if part)

@@ -1,6 +1,6 @@
-"""The targets section of an exported file: the workbench's own code that moves masks, boxes
-and keypoints (runtime/targets.py, rows.py, annotations.py), copied as it stands, and the
-chain's plan for them as literals; `augment_targets` moves a batch's targets from the
+"""The targets section of an exported file: the chain's plan for masks, boxes and keypoints as
+literals, for the workbench's own code that moves them (runtime/targets.py, rows.py,
+annotations.py: TARGET_MODULES, which the program copies whole); `augment_targets` moves a batch's targets from the
 records `augment_images` returned, as `Chain.run` does, and --save uses it with --coco/--masks.
 
 Example:
@@ -26,6 +26,8 @@ RECORDS = {
     "dali": "records_from_draws(TARGET_ROWS, records, len(sizes))",
 }
 NAMES = {"kornia": kornia_names, "albumentations": albumentations_names, "dali": lambda spec: None}
+# The modules every export copies whole (see program_source's `whole`): the code that moves targets.
+TARGET_MODULES = (targets, rows, annotations)
 # The backends whose training loaders take resize= (RESIZE_AT says where it goes).
 RESIZING = ("kornia", "dali")
 
@@ -51,13 +53,9 @@ def _augment_targets(backend: str) -> list[str]:
     return lines + ["    return move_batch(plan, rows, sizes, targets, TARGET_SETTINGS)"]
 
 
-def _functions(module) -> dict[str, tuple[str, int, str]]:
-    """name -> (file, line, source) of every top-level function of a module."""
+def _definitions(module) -> dict:
+    """name -> Definition of every top-level definition of a module."""
     return definitions((inspect.getsourcefile(module),))
-
-
-def _module_source(module) -> list[str]:
-    return [source for _, _, source in sorted(_functions(module).values())]
 
 
 def _plan_literal(entries, names_entries) -> tuple[list, list]:
@@ -113,23 +111,22 @@ def targets_section(chain, backend: str) -> str:
     plan_literal, row_literal = _plan_literal(plan, names)
     namers = _namers(plan, names)
     helpers = sorted({item for f in namers
-                      for item in with_dependencies(_functions(inspect.getmodule(f)), [f.__name__])})
+                      for item in with_dependencies(_definitions(inspect.getmodule(f)), [f.__name__])},
+                     key=lambda d: (d.path, d.line))
     settings = target_settings(chain)
-    defined = [name for module in (targets, rows, annotations) for name in _functions(module)]
+    defined = [name for module in TARGET_MODULES for name in _definitions(module)]
     clash = {n for n in (f.__name__ for f in namers)} & set(defined)
     if clash:
         raise ExportError(f"record functions {sorted(clash)} clash with the targets code's names")
     lines = [
-        comment("Targets: masks, boxes and keypoints moved as the pixels were, from each sample's draws. Shared with"),
-        comment("the workbench (runtime/targets.py, rows.py, annotations.py): Chain.run(images, masks=..., boxes=...,"),
-        comment("keypoints=...) moves them with these very functions, so --save --coco/--masks gives what it gives."),
-        "import json", "import math", "", "",
-        *[part for source in _module_source(targets) + _module_source(rows) + _module_source(annotations)
-          for part in (source, "", "")],
+        comment("Targets: masks, boxes and keypoints moved as the pixels were, from each sample's draws, by the"),
+        comment("workbench's own functions (runtime/targets.py, rows.py, annotations.py, copied below with the"),
+        comment("program): Chain.run(images, masks=..., boxes=..., keypoints=...) moves them with these very"),
+        comment("functions, so --save --coco/--masks gives what it gives."),
     ]
     if helpers:
         lines += [comment("How this backend's records name what the steps drew (from the workbench's op specs)."), ""]
-        lines += [part for *_, source in helpers for part in (source, "", "")]
+        lines += [part for helper in helpers for part in (helper.source, "", "")]
     lines += [
         comment("Each step's rows, as RunResult.params reports them: the names its records use."),
         f"TARGET_ROWS = {_listed(row_literal)}",

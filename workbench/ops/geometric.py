@@ -584,7 +584,7 @@ def _antialias(a) -> bool:
     return bool(a["antialias"]) and a["interpolation"] == "bilinear"
 
 
-# The export writes WbResize, WbLongestMaxSize, WbSmallestMaxSize (codegen/albumentations_template.py)
+# The export writes WbResize, WbLongestMaxSize, WbSmallestMaxSize (runtime/albumentations_transforms.py)
 # in place of A's class: OpenCV has no triangle filter.
 _ALB_RESIZE_NOTE = ("the export writes Wb{name}, an A.{name} whose area_for_downscale (antialias) shrinks with "
                     "PIL's BILINEAR, the triangle filter Kornia and DALI use (rounded to a level in PIL's fixed "

@@ -183,7 +183,7 @@ _REPORTS = ("policy_choice", "op_applied", "op_magnitude")
 
 
 # ---------------------------------------------------------------------------------------
-# DALI lowering: the policy_* helpers of the exported file (dali_template.POLICIES)
+# DALI lowering: the policy_* helpers of runtime/dali_policies.py, which the export copies
 # ---------------------------------------------------------------------------------------
 def _f32(x) -> np.float32:
     return np.float32(x)

@@ -1,11 +1,9 @@
 """Code shared by `workbench.load_images` and every exported script.
 
-The exporters copy these functions' source into the files they write, so the preview and
-the exported code decode the same files the same way (PIL, RGB, files in name order), and
-every export takes the same command-line flags. Keep them self-contained: only `argparse`,
-`os`, `time`, `Path`, `np` and `Image` may be used inside, and in the WebDataset shard helpers
-(see shard_source in codegen/runtime_source.py, embedded by the Kornia and DALI exports only)
-also `tarfile` and `BytesIO`.
+The exporters copy the functions their program uses, with this module's imports they need, into
+the files they write (codegen/source_copy.py), so the preview and the exported code decode the
+same files the same way (PIL, RGB, files in name order), and every export takes the same
+command-line flags.
 """
 import argparse
 import os

@@ -2,11 +2,11 @@
 
 One file per family. Ops whose `KorniaLowering` has `local=True` name a class of one of them. The Kornia exporter
 copies that class, and the top-level functions and classes it uses, into the exported file
-(see `local_module_source`), so the preview and the export run the same code. Each class
+(see LOCAL_MODULES in codegen/kornia.py), so the preview and the export run the same code. Each class
 follows Kornia's contract: random values in `generate_parameters` (drawn with torch's
 generator on the CPU, see the exported `place`), none in `apply_transform`, and the batch
 first in every sampled tensor (the workbench reports them per sample).
 
-Only `torch`, `K` (kornia.augmentation) and `kornia` may be used in them: the exported file
-imports exactly those. Names are unique across the files.
+Their imports come along into the export with them (codegen/source_copy.py), so they import
+at top level, and names are unique across the files.
 """

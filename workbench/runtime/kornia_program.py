@@ -1,10 +1,7 @@
-'''The fixed parts of an exported Kornia script; `kornia.py` fills in the chain.
-
-Placeholders are `{{NAME}}` so the code's own braces stay readable.
-'''
-
-HEADER = '''\
-#!/usr/bin/env python3
+# The program every Kornia export carries. Its docstring, imports and code are copied into each
+# exported file as they stand (codegen/source_copy.py's program_source), with the definitions it
+# imports from the workbench's other runtime modules; the names it imports from kornia_chain are the
+# export's chain section (kornia_chain.py here: the empty chain, so this module runs on its own).
 """Augmentation chain for Kornia (PyTorch), exported by the augmentation workbench.
 
 Use it as a module or as a script:
@@ -51,14 +48,9 @@ one). The shards' headers are read once at the start (TarShardDataset); then eac
 read at its offset, so shards shuffle, shard by rank (DistributedSampler) and decode (on the GPU
 for JPEGs) exactly as a folder does. --save takes the shards' samples in order, shard by shard.
 """
-'''
 
-IMPORTS = '''\
-import argparse
 import os
 import random
-import tarfile
-import time
 import warnings
 from io import BytesIO
 from pathlib import Path
@@ -66,16 +58,24 @@ from pathlib import Path
 # Kornia may offer to pip-install optional extras; never wait on a prompt in a worker.
 os.environ.setdefault("KORNIA_INSTALLATION_MODE", "RAISE")
 
-import kornia
 import kornia.augmentation as K
 import numpy as np
 import torch
-from PIL import Image
 from torch.utils.data import DataLoader, Dataset, RandomSampler
 from torch.utils.data.distributed import DistributedSampler
-'''
 
-BODY = '''\
+from .annotations import (annotated_inputs, batch_targets, loader_annotations, per_image,
+                          sample_targets, target_arrays)
+from .common import (add_resize_argument, bench_batches, check_one_size, check_shards_argument,
+                     contract_parser, decode_image, derive_seed, distributed_context, index_shards,
+                     list_image_files, loader_resize, median, read_member, record_arrays, save_inputs,
+                     shard_paths, timed_rates)
+from .kornia_chain import (FIXES_SIZE, HEAD_STEPS, RESIZE_AT, RESIZED_CROP, SEED, SIZE_FIX,
+                           SIZE_NOTE, STEPS, TARGETS_REFUSED, augment_targets, build_augmentation)
+from .kornia_modules.fusion import (fused_colour, fused_geometry_plan, fused_resample, fusion_chunk,
+                                    fusion_gate, fusion_jitter_branches, fusion_segments, fusion_slice)
+
+
 # Kornia's bookkeeping entries, not sampled values.
 _NOT_SAMPLED = ("forward_input_shape",)
 
@@ -247,6 +247,84 @@ def apply_step(module, batch, records, labels):
     return batch, labels
 
 
+# Groups (OneOf, SomeOf, Sequential): build_augmentation writes them as StepGroup modules.
+class StepGroup(torch.nn.Module):
+    """A group of steps that chooses per sample which of them run: kind "one" (OneOf) runs
+    one child, chosen by `weights`; "some" (SomeOf) runs `n` children, chosen uniformly without
+    replacement, in their order; "all" (Sequential) runs every child. `p` gates the whole group
+    per sample; a chosen child still applies with its own p, and only to the samples that chose
+    it (see run_group)."""
+
+    def __init__(self, kind, steps, p=1.0, weights=None, n=1):
+        super().__init__()
+        self.kind, self.p, self.n = kind, float(p), int(n)
+        self.steps = torch.nn.ModuleList(steps)
+        self.weights = list(weights) if weights else [1.0] * len(steps)
+
+    def choose_children(self, batch_size):
+        """The group's draws for a batch, on the CPU generator: its coin ("batch_prob") and which
+        children each sample runs ("selected", batch x children, 0 or 1)."""
+        coin = (torch.rand(batch_size) < self.p).float()
+        count = len(self.steps)
+        if self.kind == "all":
+            return {"batch_prob": coin, "selected": torch.ones(batch_size, count)}
+        if self.kind == "one":
+            weights = torch.tensor(self.weights, dtype=torch.float64).expand(batch_size, count)
+            picks = torch.multinomial(weights, 1)
+        else:
+            picks = torch.rand(batch_size, count).argsort(dim=1)[:, :self.n]
+        return {"batch_prob": coin, "selected": torch.zeros(batch_size, count).scatter_(1, picks, 1.0)}
+
+    def forward(self, batch):
+        return run_group(self, batch)
+
+
+def run_group(group, batch, records=None):
+    """Run a StepGroup on a float NCHW batch: each child on the samples that chose it (and
+    passed the group's coin), in the group's order. Appends to `records` the group's draws and
+    `steps`, its children's records for the whole batch (a child's values NaN and its
+    batch_prob 0 where it did not run)."""
+    drawn = group.choose_children(batch.shape[0])
+    runs = drawn["selected"] * drawn["batch_prob"][:, None]
+    children = []
+    for k, child in enumerate(group.steps):
+        index = runs[:, k].nonzero().flatten()
+        child_records = [] if records is not None else None
+        if len(index):
+            rows = index.to(batch.device)
+            batch = batch.index_copy(0, rows, apply_steps([child], batch.index_select(0, rows), child_records))
+        if records is not None:
+            children.append(spread_record(child_records[0], index, batch.shape[0]) if len(index)
+                            else empty_record(child, batch.shape[0]))
+    if records is not None:
+        records.append({"batch_prob": drawn["batch_prob"].numpy(), "selected": drawn["selected"].numpy(),
+                        "steps": children})
+    return batch
+
+
+def spread_record(record, index, size):
+    """A record of the samples `index` as a record of the whole batch of `size` samples."""
+    out = {}
+    for key, value in record.items():
+        if key == "steps":
+            out[key] = [spread_record(child, index, size) for child in value]
+            continue
+        if value.ndim == 0 or value.shape[0] != len(index):  # not per sample (ColorJiggle's op order)
+            continue
+        full = np.full((size, *value.shape[1:]), 0.0 if key in ("batch_prob", "selected") else np.nan)
+        full[index.numpy()] = value
+        out[key] = full
+    return out
+
+
+def empty_record(module, size):
+    """The record of a step (or group) that no sample of the batch ran."""
+    if hasattr(module, "choose_children"):
+        return {"batch_prob": np.zeros(size), "selected": np.zeros((size, len(module.steps))),
+                "steps": [empty_record(child, size) for child in module.steps]}
+    return {"batch_prob": np.zeros(size)}
+
+
 def run_kernels(arguments, plans, batch, torch_compile):
     """The kernels of `plans` applied in turn to `batch`, each with its `arguments` (the plan's
     own, or cut to the batch's chunk)."""
@@ -259,24 +337,26 @@ def run_kernels(arguments, plans, batch, torch_compile):
     return batch
 
 
+# torch.compile's compiled functions, and whether it failed here once (then every run is eager).
+COMPILED_KERNELS = {"functions": {}, "unavailable": False}
+
+
 def run_kernel(function, torch_compile, *args):
     """function(*args), through torch.compile when `torch_compile` (fixed shapes: each new shape
     compiles once more). Where torch.compile cannot work here (no compiler, an unsupported
     platform or version) it warns once and runs the function as it is."""
-    if not torch_compile or run_kernel.unavailable:
+    if not torch_compile or COMPILED_KERNELS["unavailable"]:
         return function(*args)
-    if function not in run_kernel.compiled:
-        run_kernel.compiled[function] = torch.compile(function, dynamic=False)
+    compiled = COMPILED_KERNELS["functions"]
+    if function not in compiled:
+        compiled[function] = torch.compile(function, dynamic=False)
     try:
-        return run_kernel.compiled[function](*args)
+        return compiled[function](*args)
     except Exception as exc:  # torch.compile's failures have no common type: any of them means eager
-        run_kernel.unavailable = True
+        COMPILED_KERNELS["unavailable"] = True
         warnings.warn(f"torch.compile is unavailable here ({type(exc).__name__}: {exc}); running without it",
                       RuntimeWarning, stacklevel=2)
         return function(*args)
-
-
-run_kernel.compiled, run_kernel.unavailable = {}, False
 
 
 def place(augmentation, device):
@@ -744,7 +824,10 @@ class CudaPrefetcher:
 
     def _to_device(self, batch):
         images, labels = batch
-        move = lambda t: t.to(self.device, non_blocking=True)
+
+        def move(t):
+            return t.to(self.device, non_blocking=True)
+
         images = move(images) if torch.is_tensor(images) else [move(i) for i in images]
         return images, labels_to(labels, self.device)
 
@@ -1133,82 +1216,3 @@ def main(argv=None):
 
 if __name__ == "__main__":
     main()
-'''
-
-GROUPS = '''\
-class StepGroup(torch.nn.Module):
-    """A group of steps that chooses per sample which of them run: kind "one" (OneOf) runs
-    one child, chosen by `weights`; "some" (SomeOf) runs `n` children, chosen uniformly without
-    replacement, in their order; "all" (Sequential) runs every child. `p` gates the whole group
-    per sample; a chosen child still applies with its own p, and only to the samples that chose
-    it (see run_group)."""
-
-    def __init__(self, kind, steps, p=1.0, weights=None, n=1):
-        super().__init__()
-        self.kind, self.p, self.n = kind, float(p), int(n)
-        self.steps = torch.nn.ModuleList(steps)
-        self.weights = list(weights) if weights else [1.0] * len(steps)
-
-    def choose_children(self, batch_size):
-        """The group's draws for a batch, on the CPU generator: its coin ("batch_prob") and which
-        children each sample runs ("selected", batch x children, 0 or 1)."""
-        coin = (torch.rand(batch_size) < self.p).float()
-        count = len(self.steps)
-        if self.kind == "all":
-            return {"batch_prob": coin, "selected": torch.ones(batch_size, count)}
-        if self.kind == "one":
-            weights = torch.tensor(self.weights, dtype=torch.float64).expand(batch_size, count)
-            picks = torch.multinomial(weights, 1)
-        else:
-            picks = torch.rand(batch_size, count).argsort(dim=1)[:, :self.n]
-        return {"batch_prob": coin, "selected": torch.zeros(batch_size, count).scatter_(1, picks, 1.0)}
-
-    def forward(self, batch):
-        return run_group(self, batch)
-
-
-def run_group(group, batch, records=None):
-    """Run a StepGroup on a float NCHW batch: each child on the samples that chose it (and
-    passed the group's coin), in the group's order. Appends to `records` the group's draws and
-    `steps`, its children's records for the whole batch (a child's values NaN and its
-    batch_prob 0 where it did not run)."""
-    drawn = group.choose_children(batch.shape[0])
-    runs = drawn["selected"] * drawn["batch_prob"][:, None]
-    children = []
-    for k, child in enumerate(group.steps):
-        index = runs[:, k].nonzero().flatten()
-        child_records = [] if records is not None else None
-        if len(index):
-            rows = index.to(batch.device)
-            batch = batch.index_copy(0, rows, apply_steps([child], batch.index_select(0, rows), child_records))
-        if records is not None:
-            children.append(spread_record(child_records[0], index, batch.shape[0]) if len(index)
-                            else empty_record(child, batch.shape[0]))
-    if records is not None:
-        records.append({"batch_prob": drawn["batch_prob"].numpy(), "selected": drawn["selected"].numpy(),
-                        "steps": children})
-    return batch
-
-
-def spread_record(record, index, size):
-    """A record of the samples `index` as a record of the whole batch of `size` samples."""
-    out = {}
-    for key, value in record.items():
-        if key == "steps":
-            out[key] = [spread_record(child, index, size) for child in value]
-            continue
-        if value.ndim == 0 or value.shape[0] != len(index):  # not per sample (ColorJiggle's op order)
-            continue
-        full = np.full((size, *value.shape[1:]), 0.0 if key in ("batch_prob", "selected") else np.nan)
-        full[index.numpy()] = value
-        out[key] = full
-    return out
-
-
-def empty_record(module, size):
-    """The record of a step (or group) that no sample of the batch ran."""
-    if hasattr(module, "choose_children"):
-        return {"batch_prob": np.zeros(size), "selected": np.zeros((size, len(module.steps))),
-                "steps": [empty_record(child, size) for child in module.steps]}
-    return {"batch_prob": np.zeros(size)}
-'''

@@ -1,0 +1,87 @@
+"""The workbench's own Albumentations transforms: subclasses of A's that change only how the image
+is resampled, or how a field is drawn. The export writes them in place of the A class they extend
+(LOCAL_TRANSFORMS in codegen/albumentations.py) and copies them, with what they use, from here.
+
+Example:
+    >>> issubclass(WbResize, A.Resize)
+    True
+"""
+import os
+
+# Importing Albumentations otherwise asks PyPI for a newer version (see albumentations_program).
+os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
+
+import albumentations as A
+import cv2
+import numpy as np
+from PIL import Image
+
+from .targets import elastic_field
+
+
+def wb_triangle_resize(img, height, width):
+    """`img` (HxWxC, uint8 or float) resized to height x width with PIL's BILINEAR: a triangle
+    filter stretched by the shrink factor, the antialias filter of torch's
+    interpolate(antialias=True) and of DALI's linear resize with antialias. uint8 keeps PIL's
+    8-bit rounding; other dtypes are resampled per channel in float32."""
+    if img.dtype == np.uint8 and img.ndim == 3 and img.shape[2] == 3:
+        return np.asarray(Image.fromarray(img).resize((width, height), Image.BILINEAR))
+    planes = img[:, :, None] if img.ndim == 2 else img
+    kind = np.uint8 if img.dtype == np.uint8 else np.float32
+    out = [np.asarray(Image.fromarray(np.ascontiguousarray(planes[:, :, k], dtype=kind)).resize(
+        (width, height), Image.BILINEAR)) for k in range(planes.shape[2])]
+    return np.stack(out, axis=2).reshape((height, width) + img.shape[2:]).astype(img.dtype)
+
+
+def wb_filtered_shrink(transform, img, height, width):
+    """`img` shrunk to height x width as the workbench's Kornia and DALI lowerings shrink with
+    antialias, when `transform` asks for a low-pass (area_for_downscale) and shrinks an axis:
+    bilinear through the triangle filter, nearest unfiltered (DALI's nearest cannot filter).
+    None otherwise (A's own resize applies)."""
+    if transform.area_for_downscale is None or (height >= img.shape[0] and width >= img.shape[1]):
+        return None
+    if transform.interpolation == cv2.INTER_LINEAR:
+        return wb_triangle_resize(img, height, width)
+    return cv2.resize(img, (width, height), interpolation=transform.interpolation)
+
+
+class WbResize(A.Resize):
+    """A.Resize whose area_for_downscale shrinks as wb_filtered_shrink does (the triangle filter, not
+    OpenCV's area filter); everything else is A.Resize's."""
+
+    def apply(self, img, **params):
+        out = wb_filtered_shrink(self, img, self.height, self.width)
+        return super().apply(img, **params) if out is None else out
+
+
+class WbLongestMaxSize(A.LongestMaxSize):
+    """A.LongestMaxSize with area_for_downscale as in WbResize."""
+
+    def apply(self, img, scale, **params):
+        out = wb_filtered_shrink(self, img, max(1, round(img.shape[0] * scale)), max(1, round(img.shape[1] * scale)))
+        return super().apply(img, scale=scale, **params) if out is None else out
+
+
+class WbSmallestMaxSize(A.SmallestMaxSize):
+    """A.SmallestMaxSize with area_for_downscale as in WbResize."""
+
+    def apply(self, img, scale, **params):
+        out = wb_filtered_shrink(self, img, max(1, round(img.shape[0] * scale)), max(1, round(img.shape[1] * scale)))
+        return super().apply(img, scale=scale, **params) if out is None else out
+
+
+# A.ElasticTransform draws its noise straight from the transform's generator, so nothing it
+# reports rebuilds the field; this one draws a seed there and the noise from it, as A does, and
+# reports the seed: the targets follow the very field (elastic_field, runtime/targets.py).
+class WbElasticTransform(A.ElasticTransform):
+    """A.ElasticTransform with its noise drawn from np.random.default_rng(seed), the seed drawn
+    from the transform's own generator and reported (`seed`); the field is elastic_field's."""
+
+    def get_params_dependent_on_data(self, params, data):
+        seed = int(self.random_generator.integers(0, 2 ** 31 - 1))
+        height, width = params["shape"][:2]
+        settings = {"alpha": self.alpha, "sigma": self.sigma, "approximate": self.approximate,
+                    "same_dxdy": self.same_dxdy, "noise_distribution": self.noise_distribution}
+        dx, dy = elastic_field(settings, seed, height, width)
+        xs, ys = np.meshgrid(np.arange(width), np.arange(height))
+        return {"map_x": (xs + dx).astype(np.float32), "map_y": (ys + dy).astype(np.float32), "seed": seed}
