@@ -24,6 +24,8 @@ from workbench.model import FORMAT_NAME, MAX_FILE_BYTES, MAX_SEED, MAX_STEPS, St
 from workbench import literals
 from workbench.ops import REGISTRY
 from workbench.ops.params import Choice, Flag, Floats, Number, OpRanges, Range, Size, Span
+from workbench.codegen.dali import DALI_OPS
+from workbench.codegen.source_copy import definitions
 
 # ---------------------------------------------------------------------------------------
 # Hostile values
@@ -1283,10 +1285,12 @@ def check_dali_source(chain: wb.Chain, src: str) -> None:
     steps = [n for n in functions if n not in split]
     assert len(steps) == len(chain.enabled_steps())
     assert {n.name for n in split} <= {f"{n.name}_{part}" for n in steps for part in ("prepare", "apply")}
-    # The policy helpers the template writes for RandAugment & co., auto_aug's select, the
-    # batch-mixing label helper, DALI's constant nodes and range (in a sorting network).
+    # The policy helpers (runtime/dali_policies.py) for RandAugment & co., the DALI functions of
+    # runtime/dali_ops/, auto_aug's select, the batch-mixing label helper, DALI's constant nodes and
+    # range (in a sorting network).
     helpers = {"select", "mix_labels", "types.Constant", "range"} | {n.name for n in split} | {
         n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("policy_")}
+    helpers |= set(definitions(tuple(map(str, DALI_OPS))))
     for function in functions:
         local = {"images", "seed", "fn", "dmath", "types", "np", "op_seed", "range", "mix_labels",
                  "do_not_convert"} | helpers  # (the decorator of straight-line step functions)

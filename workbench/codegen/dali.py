@@ -11,7 +11,7 @@ from ..model import ChainModel
 from ..ops.spec import DaliContext
 from .. import runtime
 from .loader_sizes import size_section
-from .source_copy import program_source
+from .source_copy import definitions, program_source
 from .targets_source import TARGET_MODULES, targets_section
 
 # Files, never imported here: exporting needs no DALI (see source_copy).
@@ -19,6 +19,8 @@ RUNTIME = Path(runtime.__file__).parent
 PROGRAM = RUNTIME / "dali_program.py"
 CHAIN = RUNTIME / "dali_chain.py"
 POLICIES = RUNTIME / "dali_policies.py"
+# The DALI functions lowerings call (runtime/dali_ops/): an export copies those its steps call.
+DALI_OPS = tuple(sorted((RUNTIME / "dali_ops").glob("[!_]*.py")))
 # What the chain's step functions may use besides the program's imports (each written where used).
 STEP_IMPORTS = ("import nvidia.dali.math as dmath", "from nvidia.dali.auto_aug.core import select",
                 "from nvidia.dali.pipeline import do_not_convert")
@@ -175,10 +177,10 @@ def _marked_straight(source: list[str]) -> bool:
 
 def straight_line(source: list[str]) -> list[str]:
     """A function's lines, marked @do_not_convert when they hold no control flow and call nothing
-    but DALI's operators (fn, dmath, types), numpy and op_seed: DALI's autograph then calls it as it is
-    instead of rewriting it (tens of milliseconds a function, each time the chain changes), which
-    gives the same graph. (A function that calls other Python code, which may branch, stays
-    converted: autograph must follow it there.)
+    but DALI's operators (fn, dmath, types), numpy, op_seed and the straight runtime functions:
+    DALI's autograph then calls it as it is instead of rewriting it (tens of milliseconds a function,
+    each time the chain changes), which gives the same graph. (A function that calls other Python
+    code, which may branch, stays converted: autograph must follow it there.)
 
     Example:
         >>> straight_line(["def f(images, seed):", "    return fn.flip(images), []"])[0].split("  #")[0]
@@ -210,9 +212,23 @@ def _branch_free(source: tuple[str, ...]) -> bool:
                 root = root.value
             method = root is not node.func and isinstance(root, ast.Name) and root.id in own
             # (numpy builds constants when the pipeline is defined: it never sees a DALI node's value)
-            if not (method or isinstance(root, ast.Name) and root.id in ("fn", "dmath", "types", "np", "op_seed")):
+            if not (method or isinstance(root, ast.Name) and (root.id in ("fn", "dmath", "types", "np", "op_seed")
+                                                               or root.id in straight_functions())):
                 return False
     return True
+
+
+@functools.cache
+def straight_functions() -> frozenset[str]:
+    """The runtime DALI functions (DALI_OPS) marked @do_not_convert: a step function may call them and
+    stay straight.
+
+    Example:
+        >>> "opencv_lightness" in straight_functions(), "clahe_at_levels" in straight_functions()
+        (True, False)
+    """
+    return frozenset(name for name, d in definitions(tuple(map(str, DALI_OPS))).items()
+                     if "\n@do_not_convert\n" in "\n" + d.source.split("\ndef ")[0] + "\n")
 
 
 def _group_function(i: int, group, scale: float) -> tuple[str, list[str], list[str]]:
@@ -423,7 +439,7 @@ def emit_dali(chain: ChainModel) -> str:
                f"DRAWS = {literal(tuple(d for step in draws_by_step for d in step))}",
                 *size_constants]
     program = program_source(PROGRAM, CHAIN, whole=[m.__file__ for m in TARGET_MODULES],
-                             available=[POLICIES], uses="\n".join(functions),
+                             available=[POLICIES, *DALI_OPS], uses="\n".join(functions),
                              chain_imports=STEP_IMPORTS)
     lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""', *lines, "", program.imports, "", *section, "", "",
              comment("The program (runtime/dali_program.py in the workbench) and the workbench code it uses, copied"),

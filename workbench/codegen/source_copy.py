@@ -257,6 +257,6 @@ def _import_section(statements: list[str]) -> str:
             continue
         module = node.names[0].name if isinstance(node, ast.Import) else node.module
         group = stdlib if module.split(".")[0] in sys.stdlib_module_names else third
-        group.append((isinstance(node, ast.ImportFrom), module, text))
+        group.append((isinstance(node, ast.ImportFrom), module.lower(), text))
     return "\n\n".join(part for part in ("\n".join(t for *_, t in sorted(stdlib)), "\n".join(before),
                                          "\n".join(t for *_, t in sorted(third))) if part)

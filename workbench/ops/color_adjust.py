@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..literals import Name, call
+from ..literals import Name
 from .color import _uint8, dali_hsv_shift
 from .dali_helpers import uniform
 from .params import Flag, Number, Range, Span
@@ -207,18 +207,6 @@ RGB_SHIFT = OpSpec(
 
 # ----- CLAHE: A.CLAHE -----------------------------------------------------------------------
 
-def opencv_lab_tables() -> tuple[list[int], list[int]]:
-    """OpenCV's 8-bit RGB -> Lab tables for L, as the Kornia module's `opencv_lab_tables` builds them:
-    each 8-bit value's sRGB-linearised level in 1/8 steps (0..2040), and the 8-bit L of each
-    fixed-point luminance y in 0..2040 (float64, rounded half to even as OpenCV rounds)."""
-    v = np.arange(256, dtype=np.float64) / 255.0
-    gamma = np.round(np.where(v <= 0.04045, v / 12.92, ((v + 0.055) / 1.055) ** 2.4) * (255.0 * 8.0))
-    t = np.arange(2041, dtype=np.float64) / (255.0 * 8.0)
-    cube_root = np.round(np.where(t < 0.008856, t * 7.787 + 16.0 / 116.0, t ** (1.0 / 3.0)) * 32768.0)
-    lightness = np.clip(np.floor((296.0 * cube_root - 1336934.0 + 16384.0) / 32768.0), 0.0, 255.0)
-    return [int(g) for g in gamma], [int(v) for v in lightness]
-
-
 def clahe_levels(lo: float, hi: float) -> list[float]:
     """The clip limits DALI's CLAHE can apply for a range [lo, hi] (fn.clahe takes one clip limit per
     operator, not per sample): lo, the multiples of a step inside the range, hi. The step is 1/8
@@ -232,80 +220,23 @@ def clahe_levels(lo: float, hi: float) -> list[float]:
 
 
 def _dali_clahe(a, c, d):
-    """OpenCV's CLAHE on OpenCV's 8-bit Lab L (two lookups: the sRGB table, then L of the fixed-point
-    luminance), by fn.clahe on that one-channel image (OpenCV's algorithm: measured equal to
-    cv2.createCLAHE bit for bit on the sample photos); the image is rebuilt from the equalised L and
-    the float a, b of Kornia's rgb_to_lab, with lab_to_rgb's arithmetic. The clip limit: fn.clahe
-    takes one number, so the draw is rounded to the nearest of `clahe_levels` and each level is one
-    fn.clahe under DALI's conditional execution (every sample goes through exactly one)."""
+    """OpenCV's CLAHE on OpenCV's 8-bit Lab L by fn.clahe (OpenCV's algorithm: measured equal to
+    cv2.createCLAHE bit for bit on the sample photos), the image rebuilt from the equalised L and
+    Kornia's a, b (runtime/dali_ops/color.py). The clip limit: fn.clahe takes one number, so the
+    draw is rounded to the nearest of `clahe_levels` and each level is one fn.clahe under DALI's
+    conditional execution (every sample goes through exactly one)."""
     v = c.var
-    gamma, lightness = opencv_lab_tables()
     levels = clahe_levels(*a["clip_limit"])
-    clahe = {"tiles_x": int(a["tiles_x"]), "tiles_y": int(a["tiles_y"])}
-    draw, index, clip = d["_clip"], v("clip_index"), v("clip_limit")
-    lines = []
-    if len(levels) == 1:
-        lines.append(f"{clip} = {draw}")
-    else:
-        middles = [(x + y) / 2.0 for x, y in zip(levels, levels[1:])]
-        lines += [f"{index} = fn.cast({' + '.join(f'({draw} > {m!r}) * 1' for m in middles)}, dtype=types.INT32)",
-                  f"{clip} = " + call("fn.lookup_table", {"__input__": index, "keys": Name(f"[*range({len(levels)})]"),
-                                                          "values": levels, "dtype": Name("types.FLOAT")})]
-    q, f, lin8, y, l8, eq = (v(n) for n in ("q", "f", "lin8", "y", "l8", "eq"))
-    body = [f"{q} = {c.x}" if _uint8(c) else
-            f"{q} = fn.cast(dmath.clamp({c.x} * 255.0, 0.0, 255.0), dtype=types.UINT8)"]
-    body += _unit_images(c, f)
-    body += [f"{lin8} = " + call("fn.lookup_table", {"__input__": q, "keys": Name("[*range(256)]"),
-                                                     "values": gamma, "dtype": Name("types.FLOAT")}),
-             f"{y} = fn.cast(dmath.floor(({lin8}[:, :, 0:1] * 871.0 + {lin8}[:, :, 1:2] * 2929.0 "
-             f"+ {lin8}[:, :, 2:3] * 296.0 + 2048.0) / 4096.0), dtype=types.INT32)",
-             f"{l8} = " + call("fn.lookup_table", {"__input__": y, "keys": Name("[*range(2041)]"),
-                                                   "values": lightness, "dtype": Name("types.UINT8")})]
-    if len(levels) == 1:
-        body.append(f"{eq} = " + call("fn.clahe", {"__input__": l8, **clahe, "clip_limit": levels[0]}))
-    else:
-        body.append(f"{eq} = {l8}")
-        for k, level in enumerate(levels):
-            body += [f"if {index} == {k}:",
-                     f"    {eq} = " + call("fn.clahe", {"__input__": l8, **clahe, "clip_limit": level})]
-    body += _lab_round_trip(c, v, f, eq)
+    tiles, uint8 = f"tiles_x={int(a['tiles_x'])}, tiles_y={int(a['tiles_y'])}", _uint8(c)
+    index, lightness, equalised, at = v("clip_index"), v("lightness"), v("equalised"), v("levels")
+    body = [f"{lightness} = opencv_lightness({c.x}, uint8={uint8})",
+            f"{equalised} = clahe_at_level({lightness}, {levels[0]!r}, {tiles})" if len(levels) == 1 else
+            f"{equalised} = clahe_at_levels({lightness}, {index}, {at}, {tiles})",
+            f"{c.x} = with_lab_lightness({c.x}, {equalised}, uint8={uint8})"]
+    lines = [f"{at} = {levels!r}", f"{index}, {v('clip_limit')} = clahe_clip({d['_clip']}, {at})"]
     if c.applied == "1":
         return lines + body
     return lines + [f"if {c.applied}:"] + ["    " + line for line in body]
-
-
-def _lab_round_trip(c, v, f, eq) -> list[str]:
-    """Statements: a and b of `f` as kornia.color.rgb_to_lab computes them, L = `eq` * 100 / 255, and
-    back to RGB as kornia.color.lab_to_rgb does (clamped), into the images' units."""
-    lin = [v(f"lin_{k}") for k in "rgb"]
-    out = [f"{name} = dmath.pow(({f}[:, :, {k}] + 0.055) / 1.055, 2.4) * ({f}[:, :, {k}] > 0.04045) "
-           f"+ {f}[:, :, {k}] / 12.92 * ({f}[:, :, {k}] <= 0.04045)" for k, name in enumerate(lin)]
-    rows = ((0.412453, 0.357580, 0.180423), (0.212671, 0.715160, 0.072169), (0.019334, 0.119193, 0.950227))
-    white = (0.95047, 1.0, 1.08883)
-    f_xyz = [v(f"f{k}") for k in "xyz"]
-    for name, row, w in zip(f_xyz, rows, white):
-        t = f"({' + '.join(f'{lin[j]} * {row[j]!r}' for j in range(3))}) / {w!r}"
-        out += [f"{name} = {t}",
-                f"{name} = dmath.pow(dmath.max({name}, 0.008856), 1.0 / 3.0) * ({name} > 0.008856) "
-                f"+ ({name} * 7.787 + 4.0 / 29.0) * ({name} <= 0.008856)"]
-    fx, fy, fz = f_xyz
-    a_, b_, gy = v("lab_a"), v("lab_b"), v("gy")
-    out += [f"{a_} = 500.0 * ({fx} - {fy})", f"{b_} = 200.0 * ({fy} - {fz})",
-            f"{gy} = ({eq}[:, :, 0] * (100.0 / 255.0) + 16.0) / 116.0"]
-    g = [v(f"g{k}") for k in "xyz"]
-    out += [f"{g[0]} = {a_} / 500.0 + {gy}", f"{g[1]} = {gy}", f"{g[2]} = dmath.max({gy} - {b_} / 200.0, 0.0)"]
-    for name, w in zip(g, white):
-        out.append(f"{name} = ({name} * {name} * {name} * ({name} > 0.2068966) "
-                   f"+ ({name} - 4.0 / 29.0) / 7.787 * ({name} <= 0.2068966)) * {w!r}")
-    inverse = ((3.2404813432005266, -1.5371515162713185, -0.4985363261688878),
-               (-0.9692549499965682, 1.8759900014898907, 0.0415559265582928),
-               (0.0556466391351772, -0.2040413383665112, 1.0573110696453443))
-    rgb = [v(f"out_{k}") for k in "rgb"]
-    for name, row in zip(rgb, inverse):
-        out += [f"{name} = {' + '.join(f'{g[j]} * {row[j]!r}' for j in range(3))}",
-                f"{name} = dmath.clamp((1.055 * dmath.pow(dmath.max({name}, 0.0031308), 1.0 / 2.4) - 0.055) "
-                f"* ({name} > 0.0031308) + 12.92 * {name} * ({name} <= 0.0031308), 0.0, 1.0)"]
-    return out + [_from_unit(c, f"fn.reshape(fn.stack({', '.join(rgb)}, axis=2), layout='HWC')")]
 
 
 def _from_clahe(t):

@@ -7,6 +7,8 @@ import kornia
 import kornia.augmentation as K
 import torch
 
+from ..opencv_lab import opencv_lab_tables
+
 
 def uniform_draws(ranges, batch_shape, same_on_batch, device, dtype):
     """One uniform draw per sample for each (key, (lo, hi)) of `ranges`, on torch's generator
@@ -167,25 +169,19 @@ class RandomEqualizeMode(K.IntensityAugmentationBase2D):
         return kornia.enhance.equalize(x) if self.mode == "pil" else equalize_opencv(x)
 
 
-def opencv_lab_tables(device):
-    """OpenCV's 8-bit RGB -> Lab tables for L (RGB2Lab_b): the sRGB-linearised level of each
-    8-bit value, in 1/8 steps of a level (255 * 8 at white), and the L level (0-255) of each
-    fixed-point luminance y = Y * 255 * 8 (0..2040); built in float64 and rounded as OpenCV
-    rounds (half to even), so that `opencv_lab_lightness` gives cv2's L bit for bit."""
-    v = torch.arange(256, dtype=torch.float64) / 255.0
-    linear = torch.where(v <= 0.04045, v / 12.92, ((v + 0.055) / 1.055) ** 2.4)
-    gamma = torch.round(linear * (255.0 * 8.0))
-    t = torch.arange(2041, dtype=torch.float64) / (255.0 * 8.0)
-    cube_root = torch.round(torch.where(t < 0.008856, t * 7.787 + 16.0 / 116.0, t.pow(1.0 / 3.0)) * 32768.0)
-    lightness = torch.floor((296.0 * cube_root - 1336934.0 + 16384.0) / 32768.0).clamp(0.0, 255.0)
-    return gamma.to(device=device, dtype=torch.float32), lightness.to(device=device, dtype=torch.long)
+def opencv_lab_tables_on(device):
+    """OpenCV's 8-bit RGB -> Lab tables for L (runtime/opencv_lab.py, which the DALI export looks up
+    too) on `device`: gamma as float32, lightness as long, for `opencv_lab_lightness`."""
+    gamma, lightness = opencv_lab_tables()
+    return (torch.as_tensor(gamma).to(device=device, dtype=torch.float32),
+            torch.as_tensor(lightness).to(device=device, dtype=torch.long))
 
 
 def opencv_lab_lightness(levels):
     """OpenCV's 8-bit Lab L (L * 255 / 100, as cv2.cvtColor(..., COLOR_RGB2LAB) gives it for uint8)
     of RGB levels (N, 3, H, W) of integers 0-255: y = round-half-up of the fixed-point luminance
     (weights 871, 2929, 296 of 4096), then the table. Exact in float32 (every sum stays below 2**24)."""
-    gamma, lightness = opencv_lab_tables(levels.device)
+    gamma, lightness = opencv_lab_tables_on(levels.device)
     linear = gamma[levels]
     y = torch.floor((linear[:, 0] * 871.0 + linear[:, 1] * 2929.0 + linear[:, 2] * 296.0 + 2048.0) / 4096.0)
     return lightness[y.long()]
