@@ -7,6 +7,8 @@ from PIL import Image
 
 import workbench as wb
 from workbench.codegen import load_module
+from workbench.codegen.dali import DALI_OPS as RUNTIME_DALI_FILES, straight_functions
+from workbench.codegen.source_copy import definitions
 
 from conftest import (class_folder, import_export, assert_bench_output, DESIGN_CHAIN, ROOT, assert_save_equals_run,
                       random_step_dict, op_rng, run_script)
@@ -74,20 +76,29 @@ def test_conditionals_only_where_a_step_branches_on_its_draws():
     assert np.array_equal(np.stack([np.array(t) for t in with_conditionals.run()[0]]), run.images)
 
 
-def test_a_long_gated_step_leaves_autograph_only_its_if():
+@pytest.mark.parametrize("p", [0.5, 1.0])
+def test_every_step_leaves_autograph_only_its_own_if(p):
     # DALI's autograph rewrites every function with an `if` on a draw each time a pipeline is
-    # defined, in time growing faster than its length (RandomShadow's 350 lines: 11 s). A long
-    # gated step keeps only the `if` in its step function; the rest is straight-line code.
+    # defined, in time growing faster than its length (RandomShadow's 350 lines of step: 11 s). The
+    # DALI code is in runtime/dali_ops/ and marked @do_not_convert; a step function is a few calls
+    # and its gate. Only a function that branches per sample itself is left to autograph.
+    branching = {"clahe_at_levels"}  # one fn.clahe per clip level, each sample through one
+    straight = straight_functions()
+    for op in wb.list_ops(backend="dali"):
+        spec = wb.get_op(op)
+        chain = wb.Chain(seed=3).add("Resize", size=[64, 64]).add(op, p=None if spec.always_applies else p)
+        tree = ast.parse(chain.export("dali"))
+        functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+        step = next(n for name, n in functions.items() if name.startswith("step_2_"))
+        assert step.end_lineno - step.lineno <= 20, (op, step.end_lineno - step.lineno)
+        called = {n.func.id for n in ast.walk(step) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        runtime = called & set(definitions(tuple(map(str, RUNTIME_DALI_FILES))))
+        assert runtime <= straight | branching, (op, runtime - straight)
+        # A function marked @do_not_convert never tests a draw in an `if` (it would branch on a node).
+        for name in runtime & straight:
+            tests = [ast.unparse(n.test) for n in ast.walk(functions[name]) if isinstance(n, ast.If)]
+            assert not any("applied" in test for test in tests), (op, name, tests)
     chain = wb.Chain(seed=3).add("RandomShadow", p=0.5).add("Rotate", p=0.5)
-    tree = ast.parse(chain.export("dali"))
-    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-    step = functions["step_1_random_shadow"]
-    assert len(step.body) <= 6 and any(isinstance(n, ast.If) for n in step.body)
-    for part in ("prepare", "apply"):
-        helper = functions[f"step_1_random_shadow_{part}"]
-        assert [ast.unparse(d) for d in helper.decorator_list] == ["do_not_convert"]
-        assert not any(isinstance(n, ast.If) for n in ast.walk(helper))
-    assert "step_2_rotate_prepare" not in functions  # a short one stays whole
     images = [np.asarray(Image.fromarray(a).resize((64, 48))) for a in wb.load_images()[:4]]
     assert not np.array_equal(chain.run(images, backend="dali", seed=1).images, np.stack(images))
 

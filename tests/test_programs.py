@@ -1,14 +1,17 @@
 """The programs an export carries are real modules (runtime/*_program.py), copied into every exported
 file by one mechanism (codegen/source_copy.py): each runs on its own as the empty chain and gives
 what the empty chain's export gives; every export defines every name it uses and imports nothing it
-does not use; and no Python hides in long string literals in the package."""
+does not use; no Python hides in long string literals in the package, and the op specs declare
+DALI code rather than spell it (runtime/dali_ops/ holds it)."""
 import ast
 import contextlib
 import importlib
 import io
+import re
 import subprocess
 import sys
 import textwrap
+import tokenize
 from pathlib import Path
 
 import numpy as np
@@ -168,3 +171,30 @@ def test_no_long_string_literal_holds_code_in_the_package():
                  for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
                  and id(node) not in docstrings and node.value.count("\n") + 1 >= 20]
     assert sum(lines for *_, lines in long) <= 100, long
+
+
+# A string that spells DALI code: an operator call (`fn.resize(`), or a string that is an operator's
+# name (`"fn.flip"`, handed to a call builder). Prose that names an operator ("fn.clahe takes one
+# clip limit") is not code.
+_DALI_CODE = re.compile(r"\b(?:fn|dmath)\.[A-Za-z_][\w.]*(?:\(|$)")
+_QUOTES = re.compile(r"^[rbfuRBFU]*('\'\'|\"\"\"|'|\")|('\'\'|\"\"\"|'|\")$")
+
+
+def dali_code_lines(text: str) -> int:
+    """How many source lines of `text` hold a string literal (or an f-string's text) spelling DALI code."""
+    lines = set()
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.STRING or token.type == getattr(tokenize, "FSTRING_MIDDLE", -1):
+            if _DALI_CODE.search(_QUOTES.sub("", token.string)):
+                lines.update(range(token.start[0], token.end[0] + 1))
+    return len(lines)
+
+
+def test_op_specs_declare_dali_code_rather_than_spell_it():
+    # Issue 28's bound: at most 80 source lines in ops/ write DALI code in strings (draw declarations
+    # and a few one-line operator names); lowerings call the functions of runtime/dali_ops/.
+    counts = {path.name: dali_code_lines(path.read_text(encoding="utf-8"))
+              for path in sorted((PACKAGE / "ops").glob("*.py"))}
+    assert sum(counts.values()) <= 80, counts
+    # The counter itself: a call in an f-string counts, prose naming an operator does not.
+    assert dali_code_lines('x = f"{a} = fn.resize({b})"\ny = "fn.flip"\nz = "fn.clahe takes one number"\n') == 2

@@ -1280,21 +1280,17 @@ def check_dali_source(chain: wb.Chain, src: str) -> None:
         elif isinstance(node, ast.Attribute):
             assert node.attr not in FORBIDDEN_ATTRS, node.attr
     functions = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("step_")]
-    # A long gated step is split: its `if` in the step function, the rest in two straight-line helpers.
-    split = [n for n in functions if n.name.endswith(("_prepare", "_apply"))]
-    steps = [n for n in functions if n not in split]
-    assert len(steps) == len(chain.enabled_steps())
-    assert {n.name for n in split} <= {f"{n.name}_{part}" for n in steps for part in ("prepare", "apply")}
+    assert len(functions) == len(chain.enabled_steps())
     # The policy helpers (runtime/dali_policies.py) for RandAugment & co., the DALI functions of
     # runtime/dali_ops/, auto_aug's select, the batch-mixing label helper, DALI's constant nodes and
     # range (in a sorting network).
-    helpers = {"select", "mix_labels", "types.Constant", "range"} | {n.name for n in split} | {
+    helpers = {"select", "mix_labels", "types.Constant", "range"} | {
         n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("policy_")}
     helpers |= set(definitions(tuple(map(str, DALI_OPS))))
     for function in functions:
         local = {"images", "seed", "fn", "dmath", "types", "np", "op_seed", "range", "mix_labels",
                  "do_not_convert"} | helpers  # (the decorator of straight-line step functions)
-        local |= {a.arg for a in function.args.args}  # a split step's helpers take its values
+        local |= {a.arg for a in function.args.args}
         for node in ast.walk(function):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
                 node, ast.comprehension) else []

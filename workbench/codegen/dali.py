@@ -112,63 +112,9 @@ def _step_function(i: int, step, scale: float, fuse: str = "", flip=None,
                    "    " + comment("the file's header, and only the pixels it needs are decoded, by `decoder`"),
                    "    " + comment('("cpu" or "mixed").')]
     returned = ", ".join(var for _, var in reported)
-    helpers: list[str] = []
-    if not spec.mixes_batch and region is None and f"if {applied}:" in lines and len(lines) > SPLIT_AT:
-        lines, helpers = _split_gate(name, lines, applied, returned)
     source += ["    " + line for line in lines]
     source.append(f"    return images, [{returned}]" + (", labels" if spec.mixes_batch else ""))
-    return name, straight_line(source) + helpers, [n for n, _ in reported], (1.0 if low.unit_scale_after else scale)
-
-
-# A gated step function longer than this many lines is split in three (see _split_gate).
-SPLIT_AT = 16
-
-
-def _split_gate(name: str, lines: list[str], applied: str, returned: str) -> tuple[list[str], list[str]]:
-    """A gated step's lines as a short function with the `if` (which DALI's autograph must
-    rewrite) calling two straight-line ones that it need not: `<name>_prepare` (the draws and
-    what is computed for every sample) and `<name>_apply` (what changes the images of the samples
-    the step applies to). Autograph's time grows faster than a function's length: RandomShadow's
-    350 lines took 11 s to rewrite, each time a pipeline was defined. The graph is the same.
-    Returns (the step function's new lines, the two helper functions' source lines)."""
-    gate = lines.index(f"if {applied}:")
-    coin = max(k for k, line in enumerate(lines[:gate]) if line.startswith(f"{applied} = ")) + 1
-    prepare, inside, after = lines[coin:gate], [], []
-    for line in lines[gate + 1:]:
-        if line.startswith("    ") and not after:
-            inside.append(line[4:])
-        else:
-            after.append(line)
-    used_later, used_inside = _loaded(inside + after + [f"_ = [{returned}]"]), _loaded(inside)
-    needed = [v for v in _stored(prepare) if v in used_later]
-    arguments = ["images", *(["seed"] if "seed" in used_inside else []), *(v for v in needed if v in used_inside)]
-    unpacked = (", ".join(needed) + ("," if len(needed) == 1 else "")) if needed else "_"
-    step = [*lines[:coin],
-            f"{unpacked} = {name}_prepare(images, seed)",
-            f"if {applied}:",
-            f"    images = {name}_apply({', '.join(arguments)})",
-            *after]
-    prepare_source = [f"def {name}_prepare(images, seed):",
-                      "    " + comment(f"{name}'s draws and what it computes for every sample"),
-                      *("    " + line for line in prepare), f"    return ({', '.join(needed)}{',' if needed else ''})"]
-    apply_source = [f"def {name}_apply({', '.join(arguments)}):",
-                    "    " + comment(f"{name} on the samples it applies to"),
-                    *("    " + line for line in inside), "    return images"]
-    return step, ["", "", *straight_line(prepare_source), "", "", *straight_line(apply_source)]
-
-
-def _stored(lines: list[str]) -> list[str]:
-    """Names the statements assign, in order of first assignment."""
-    names: list[str] = []
-    for node in ast.walk(ast.parse("\n".join(lines))):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in names:
-            names.append(node.id)
-    return names
-
-
-def _loaded(lines: list[str]) -> set[str]:
-    return {node.id for node in ast.walk(ast.parse("\n".join(lines)))
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return name, straight_line(source), [n for n, _ in reported], (1.0 if low.unit_scale_after else scale)
 
 
 def _marked_straight(source: list[str]) -> bool:

@@ -14,7 +14,7 @@ Conventions shared by both ops and every place that runs them (`Chain.run`, both
 """
 from dataclasses import dataclass
 
-from ..literals import Name, call, literal
+from ..literals import literal
 from .dali_helpers import RandomOp, uniform
 from .params import Range, _fail
 from .spec import DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule
@@ -29,16 +29,16 @@ def _partner() -> RandomOp:
     return RandomOp("fn.batch_permutation", {})
 
 
-def _blend(c, partner_images: str, weight: str) -> str:
-    """(1 - w) * x + w * partner, in float; back to uint8 (rounded) while values are 0-255."""
-    mixed = f"{c.x} * (1.0 - {weight}) + {partner_images} * {weight}"
-    return f"{c.x} = " + (f"fn.cast({mixed}, dtype=types.UINT8)" if c.scale == 255.0 else mixed)
+def _call(function: str, *args, **kwargs) -> str:
+    """Source of a call of a runtime DALI function (runtime/dali_ops/batch.py): node arguments as
+    the Names they are, plain values as literals."""
+    return function + "(" + ", ".join([*map(literal, args), *(f"{k}={literal(v)}" for k, v in kwargs.items())]) + ")"
 
 
 def _dali_mixup(a, c, d) -> list[str]:
-    partner_images = c.var("partner_images")
-    return [f"{partner_images} = {call('fn.permute_batch', {'__input__': c.x, 'indices': d['partner']})}",
-            _blend(c, partner_images, d["weight"])]
+    """(1 - w) * x + w * partner, in float; back to uint8 (rounded) while values are 0-255
+    (mixup_images, runtime/dali_ops/batch.py)."""
+    return [f"{c.x} = " + _call("mixup_images", c.x, d["partner"], d["weight"], uint8=c.scale == 255.0)]
 
 
 MIXUP = OpSpec(
@@ -82,27 +82,17 @@ class _Area(Range):
 
 
 def _dali_cutmix(a, c, d) -> list[str]:
-    """Kornia's CutmixGenerator, step by step: lambda = clamp(U(0, 1), 1 - area_hi, 1 - area_lo)
-    (its Beta(1, 1)), sides floor(sqrt(1 - lambda) * side), start floor(u * (side - cut + 1))."""
-    lam, side, h, w, x, y, box, weight, partner_images, patch = (c.var(n) for n in (
-        "lambda", "side", "cut_height", "cut_width", "x", "y", "box", "weight", "partner_images", "patch"))
+    """Kornia's CutmixGenerator, step by step (cutmix_box, runtime/dali_ops/batch.py): lambda =
+    clamp(U(0, 1), 1 - area_hi, 1 - area_lo) (its Beta(1, 1)), sides floor(sqrt(1 - lambda) * side),
+    start floor(u * (side - cut + 1)). The partner's box is cut out for every sample (permute_batch
+    sees the whole batch); only the paste is gated."""
+    box, weight, anchor, shape, patch = (c.var(n) for n in ("box", "weight", "anchor", "shape", "patch"))
     hi, lo = 1.0 - a["area"][0], 1.0 - a["area"][1]
-    where = {"anchor": Name(f"fn.stack({y}, {x})"), "shape": Name(f"fn.stack({h}, {w})"), "axis_names": "HW",
-             "fill_value": 0.0}
     return [
-        f"{lam} = dmath.clamp({d['_cut']}, {literal(lo)}, {literal(hi)})",
-        f"{side} = dmath.sqrt(1.0 - {lam})",
-        f"{h} = dmath.floor({side} * {c.height})",
-        f"{w} = dmath.floor({side} * {c.width})",
-        f"{x} = dmath.min(dmath.floor({d['_ux']} * ({c.width} - {w} + 1.0)), {c.width} - {w})",
-        f"{y} = dmath.min(dmath.floor({d['_uy']} * ({c.height} - {h} + 1.0)), {c.height} - {h})",
-        f"{box} = fn.stack({x}, {y}, {x} + {w}, {y} + {h})",
-        f"{weight} = {w} * {h} / ({c.width} * {c.height})",
-        f"{partner_images} = {call('fn.permute_batch', {'__input__': c.x, 'indices': d['partner']})}",
-        # The partner's box on zeros (partner minus the partner with the box erased), added to
-        # this image with the box erased: exact on uint8 and float alike.
-        f"{patch} = {partner_images} - {call('fn.erase', {'__input__': partner_images, **where})}",
-        f"{c.x} = {call('fn.erase', {'__input__': c.x, **where})} + {patch}",
+        f"{box}, {weight}, {anchor}, {shape} = " + _call("cutmix_box", d["_cut"], d["_ux"], d["_uy"], c.height,
+                                                         c.width, lo, hi),
+        f"{patch} = " + _call("cutmix_patch", c.x, d["partner"], anchor, shape),
+        f"{c.x} = " + _call("cutmix_paste", c.x, patch, anchor, shape),
     ]
 
 

@@ -14,9 +14,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ..literals import Name, call, literal
+from ..literals import Name
 from ..errors import ChainError, show
-from .dali_helpers import RandomOp, assign, uniform
+from .dali_helpers import RandomOp, uniform
 from .params import Choice, Range, _number
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity
 
@@ -70,82 +70,31 @@ def _uint8(c) -> bool:
     return c.scale != 1.0
 
 
-def _grey_mean(x) -> str:
-    """torchvision's contrast centre: the mean of the BT.601 grey image, i.e. the weighted sum of
-    the channel means (uint8 and float alike), on the images' own device (a GPU node cannot be an
-    operator's named argument, so the centre enters arithmetic, never `fn.contrast`)."""
-    means = f"fn.reductions.mean({x}, axes=(0, 1))"
-    return f"({means}[0] * 0.299 + {means}[1] * 0.587 + {means}[2] * 0.114)"
-
-
-def _mod6(expression: str) -> str:
-    return f"(({expression}) - dmath.floor(({expression}) / 6.0) * 6.0)"
-
-
 def dali_hsv_shift(c, hue: str, saturation: str | None = None, value: str | None = None) -> list[str]:
-    """DALI statements that rotate the hue of the images `c.x` by `hue` sextants (1 = 60 degrees;
-    any DALI expression: a per-sample draw times a constant) and, when given, add `saturation` and
-    `value` (expressions in [0, 1] units) to HSV saturation and value, clamped to [0, 1].
-
-    The exact HSV shift of Kornia's adjust_hue (and torchvision's): H in sextants from the first
-    largest channel (R, then G, then B, as torch's max picks), S = chroma / max, V = max; back to
-    RGB by v - v * s * clamp(min(k, 4 - k), 0, 1), k = (h + n) mod 6 with n = 5, 3, 1 for R, G, B.
-    In float: on uint8 the input is v / 255 and the result is rounded back once; after a Normalize
-    the input and the result are clamped to [0, 1], as Kornia clamps them. Every intermediate is a
-    step-local variable of its own, so the statements also work under DALI's `if` and on the GPU.
+    """The DALI statement that rotates the hue of the images `c.x` by `hue` sextants (1 = 60 degrees;
+    any DALI expression: a per-sample draw times a constant) and, when given, adds `saturation` and
+    `value` (expressions in [0, 1] units) to HSV saturation and value, clamped to [0, 1]: Kornia's
+    exact HSV shift (runtime/dali_ops/color.py's colour_hsv_shift).
 
     Example:
         >>> from types import SimpleNamespace
         >>> ctx = SimpleNamespace(x="images", scale=255.0, var=lambda n: f"s1_{n}")
-        >>> dali_hsv_shift(ctx, "s1_shift * 6.0")[-1][:37]
-        'images = fn.cast(dmath.clamp(fn.resha'
+        >>> dali_hsv_shift(ctx, "s1_shift * 6.0")
+        ['images = colour_hsv_shift(images, s1_shift * 6.0, uint8=True)']
     """
-    f, r, g, b, top, span, safe, is_r, is_g, h, s, v = (c.var(n) for n in (
-        "f", "r", "g", "b", "top", "span", "safe", "is_r", "is_g", "h", "s", "v"))
-    unit = f"{c.x} / 255.0" if _uint8(c) else f"dmath.clamp({c.x}, 0.0, 1.0)"
-    chroma = f"{span} / ({top} + ({top} <= 0.0))"  # 0 on black, as Kornia's divisor guard
-    lines = [
-        f"{f} = {unit}",
-        f"{r} = {f}[:, :, 0]", f"{g} = {f}[:, :, 1]", f"{b} = {f}[:, :, 2]",
-        f"{top} = dmath.max(dmath.max({r}, {g}), {b})",
-        f"{span} = {top} - dmath.min(dmath.min({r}, {g}), {b})",
-        f"{safe} = {span} + ({span} <= 0.0)",  # 1 where the pixel is grey (its hue is 0 then)
-        f"{is_r} = {r} >= {top}",
-        f"{is_g} = ({g} >= {top}) * (1 - {is_r})",
-        f"{h} = {is_r} * {_mod6(f'({g} - {b}) / {safe}')} + {is_g} * (({b} - {r}) / {safe} + 2.0) "
-        f"+ (1 - {is_r} - {is_g}) * (({r} - {g}) / {safe} + 4.0)",
-        f"{h} = {_mod6(f'{h} + {hue}')}",
-        f"{s} = ({span} > 0.0) * dmath.clamp({chroma} + {saturation}, 0.0, 1.0)" if saturation is not None
-        else f"{s} = {chroma}",
-        f"{v} = dmath.clamp({top} + {value}, 0.0, 1.0)" if value is not None else f"{v} = {top}",
-    ]
-    channels = []
-    for n in (5.0, 3.0, 1.0):
-        k = _mod6(f"{h} + {n}")
-        channels.append(f"{v} - {v} * {s} * dmath.clamp(dmath.min({k}, 4.0 - {k}), 0.0, 1.0)")
-    rgb = f"dmath.clamp(fn.reshape(fn.stack({', '.join(channels)}, axis=2), layout='HWC'), 0.0, 1.0)"
-    return lines + [f"{c.x} = fn.cast({rgb} * 255.0, dtype=types.UINT8)" if _uint8(c) else f"{c.x} = {rgb}"]
+    extra = "".join(f", {k}={v}" for k, v in (("saturation", saturation), ("value", value)) if v is not None)
+    return [f"{c.x} = colour_hsv_shift({c.x}, {hue}, uint8={_uint8(c)}{extra})"]
 
 
 def _dali_color(kind: str, c, draw) -> list[str]:
-    """DALI statements for one colour adjustment with the drawn factor `draw`. After a Normalize
+    """The DALI statement of one colour adjustment with the drawn factor `draw`. After a Normalize
     (float images) the input and the result are clamped to [0, 1], as Kornia clamps them."""
     if kind == "hue":
         # fn.hue is a linear colour-twist matrix, not the HSV rotation: measured 2.9/255 mean abs error from
         # Kornia at 0.03 turns, 8.3/255 at 0.1 on the sample photos; the exact shift is written out.
         return dali_hsv_shift(c, Name(f"{draw} * 6.0"))  # turns -> sextants
-    x = Name(c.x if _uint8(c) else f"dmath.clamp({c.x}, 0.0, 1.0)")
-    if kind == "brightness":
-        out = call("fn.brightness", {"__input__": x, "brightness": draw})
-    elif kind == "contrast":
-        # x * f + centre * (1 - f): one expression of the current images (under DALI's `if`, only
-        # the statement that changes them is conditional), with the centre written once.
-        centre = f"{_grey_mean(x)} * (1.0 - {draw})"
-        out = f"fn.cast(dmath.clamp({x} * {draw} + {centre}, 0.0, 255.0), dtype=types.UINT8)" if _uint8(c) \
-            else f"{x} * {draw} + {centre}"
-    else:
-        out = call("fn.saturation", {"__input__": x, "saturation": draw})
-    return [f"{c.x} = {out if _uint8(c) else f'dmath.clamp({out}, 0.0, 1.0)'}"]
+    # colour_brightness, colour_contrast or colour_saturation (runtime/dali_ops/color.py)
+    return [f"{c.x} = colour_{kind}({c.x}, {draw}, uint8={_uint8(c)})"]
 
 
 def _dali_single(kind: str, param: str, note: str = "") -> DaliLowering:
@@ -276,17 +225,10 @@ def _dali_grayscale(a, c, d):
     """Grey by `method`, kept as three channels; the coin (`gate="arg"`) picks grey or the input."""
     if a["method"] == "weighted_average":
         # Saturation 0 is the BT.601 luma in all three channels; the coin switches it per sample.
-        return [assign(c.x, "fn.saturation", {"saturation": Name(f"1.0 - {c.applied}")})]
-    grey, f = c.var("grey"), c.var("f")
-    r, g, b = (f"{f}[:, :, {k}]" for k in range(3))
-    top, low = f"dmath.max(dmath.max({r}, {g}), {b})", f"dmath.min(dmath.min({r}, {g}), {b})"
-    value = {"average": f"({r} + {g} + {b}) / 3.0", "max": top, "desaturation": f"({top} + {low}) / 2.0"}[a["method"]]
-    lines = [f"{f} = fn.cast({c.x}, dtype=types.FLOAT)", f"{grey} = {value}"]
-    if _uint8(c):
-        lines.append(f"{grey} = fn.cast({grey}, dtype=types.UINT8)")  # rounded to a level
-    lines.append(f"{grey} = fn.reshape(fn.stack({grey}, {grey}, {grey}, axis=2), layout='HWC')")
-    mix = f"{c.applied} * {grey} + (1 - {c.applied}) * {c.x}"
-    return lines + [f"{c.x} = " + (f"fn.cast({mix}, dtype=types.UINT8)" if _uint8(c) else mix)]
+        return [f"{c.x} = colour_luma_grey({c.x}, {c.applied})"]
+    grey = {"average": "colour_grey_average", "max": "colour_grey_max",
+            "desaturation": "colour_grey_desaturation"}[a["method"]]
+    return [f"{c.x} = {grey}({c.x}, {c.applied}, uint8={_uint8(c)})"]
 
 
 GRAYSCALE = OpSpec(
@@ -323,28 +265,8 @@ def _from_to_gray(t):
 
 # ----- value maps: invert, solarize, posterize, gamma -----------------------------------
 
-def _set(c, expression: str) -> str:
-    """The statement that changes the images; on uint8 the float result is rounded back."""
-    if _uint8(c):
-        expression = f"fn.cast({expression}, dtype=types.UINT8)"
-    return f"{c.x} = {expression}"
-
-
-def _unit(c) -> str:
-    """The images in [0, 1] float units: /255 on uint8; clamped after a Normalize, as Kornia's
-    value ops clamp their input."""
-    return f"({c.x} / 255.0)" if _uint8(c) else f"dmath.clamp({c.x}, 0.0, 1.0)"
-
-
-def _back(c, expression: str) -> str:
-    """A [0, 1] result back in the images' units."""
-    return f"({expression}) * 255.0" if _uint8(c) else expression
-
-
 def _dali_invert(a, c, d):
-    if _uint8(c):
-        return [f"{c.x} = fn.cast(255 - {c.x}, dtype=types.UINT8)"]  # int arithmetic promotes to int32
-    return [f"{c.x} = 1.0 - {c.x}"]
+    return [f"{c.x} = colour_invert({c.x}, uint8={_uint8(c)})"]
 
 
 INVERT = OpSpec(
@@ -357,15 +279,7 @@ INVERT = OpSpec(
 
 
 def _dali_solarize(a, c, d):
-    # Compared in [0, 1] units as Kornia compares (float32 v / 255 >= t), so a threshold that
-    # falls on a level splits the same pixels.
-    on, v = c.var("on"), c.var("v")
-    if _uint8(c):
-        return [f"{on} = {c.x} / 255.0 >= {d['threshold']}",
-                f"{c.x} = fn.cast({c.x} + {on} * (255 - 2 * {c.x}), dtype=types.UINT8)"]
-    # A 0/1 mask selects exactly: 1 * (1 - v) + 0 * v is 1 - v to the last bit.
-    return [f"{v} = dmath.clamp({c.x}, 0.0, 1.0)", f"{on} = {v} >= {d['threshold']}",
-            f"{c.x} = {on} * (1.0 - {v}) + (1 - {on}) * {v}"]
+    return [f"{c.x} = colour_solarize({c.x}, {d['threshold']}, uint8={_uint8(c)})"]
 
 
 SOLARIZE = OpSpec(
@@ -391,14 +305,7 @@ def _posterize_draw(a) -> RandomOp:
 
 
 def _dali_posterize(a, c, d):
-    # Keeping the top b bits of an 8-bit level is flooring to a multiple of 2 ** (8 - b), exact in float.
-    step = c.var("step")
-    lines = [f"{step} = dmath.pow(2.0, 8.0 - {d['bits']})"]
-    if _uint8(c):
-        return lines + [f"{c.x} = fn.cast(dmath.floor({c.x} / {step}) * {step}, dtype=types.UINT8)"]
-    # Kornia's float path: levels by truncation (x * 255 to uint8), then the same flooring.
-    level = f"dmath.floor(dmath.clamp({c.x}, 0.0, 1.0) * 255.0)"
-    return lines + [f"{c.x} = dmath.floor({level} / {step}) * {step} / 255.0"]
+    return [f"{c.x} = colour_posterize({c.x}, {d['bits']}, uint8={_uint8(c)})"]
 
 
 POSTERIZE = OpSpec(
@@ -428,7 +335,7 @@ def _from_posterize(t):
 
 
 def _dali_gamma(a, c, d):
-    return [_set(c, _back(c, f"dmath.pow({_unit(c)}, {d['gamma']})"))]
+    return [f"{c.x} = colour_gamma({c.x}, {d['gamma']}, uint8={_uint8(c)})"]
 
 
 GAMMA = OpSpec(
@@ -453,13 +360,8 @@ GAMMA = OpSpec(
 # ----- histogram ops: equalize, autocontrast ---------------------------------------------
 
 def _dali_equalize(a, c, d):
-    if _uint8(c):
-        return [f"{c.x} = fn.equalize({c.x})"]
-    # fn.equalize takes uint8 only: the 8-bit levels the Kornia module uses (mode pil: Kornia's, x * 255
-    # truncated; mode cv: rounded), equalized, back to [0, 1].
-    half = " + 0.5" if a["mode"] == "cv" else ""
-    levels = f"fn.cast(dmath.floor(dmath.clamp({c.x}, 0.0, 1.0) * 255.0{half}), dtype=types.UINT8)"
-    return [f"{c.x} = fn.cast(fn.equalize({levels}), dtype=types.FLOAT) / 255.0"]
+    # After a Normalize, mode pil takes Kornia's 8-bit levels (x * 255 truncated), mode cv rounded ones.
+    return [f"{c.x} = colour_equalize({c.x}, uint8={_uint8(c)}, rounded={a['mode'] == 'cv'})"]
 
 
 EQUALIZE = OpSpec(
@@ -496,14 +398,7 @@ def _from_equalize(t):
 
 
 def _dali_autocontrast(a, c, d):
-    lo, span = c.var("lo"), c.var("span")
-    # Per-channel min and max over the image (HWC reduced over H and W), broadcast back.
-    lines = [f"{lo} = fn.reductions.min({c.x}, axes=(0, 1))",
-             f"{span} = fn.reductions.max({c.x}, axes=(0, 1)) - {lo}"]
-    if _uint8(c):
-        # A constant channel becomes 0, as Kornia's (x - min) / (max - min + 1e-6) makes it.
-        return lines + [f"{c.x} = fn.cast(({c.x} - {lo}) * (255.0 / dmath.max({span}, 1)), dtype=types.UINT8)"]
-    return lines + [f"{c.x} = dmath.clamp(({c.x} - {lo}) / ({span} + 1e-6), 0.0, 1.0)"]
+    return [f"{c.x} = colour_auto_contrast({c.x}, uint8={_uint8(c)})"]
 
 
 AUTO_CONTRAST = OpSpec(
@@ -528,23 +423,10 @@ def _from_autocontrast(t):
 
 # ----- sharpness, channel shuffle ----------------------------------------------------------
 
-# torchvision's smoothing kernel (PIL's SMOOTH): centre 5, neighbours 1, over 13.
-_SMOOTH = call("fn.constant", {"fdata": [1 / 13] * 4 + [5 / 13] + [1 / 13] * 4, "shape": [3, 3]})
-
-
 def _dali_sharpness(a, c, d):
     """torchvision's sharpness: blend with the 3x3-smoothed image by the factor; the one-pixel
-    border keeps its values (a 0/1 `edge` mask selects them exactly)."""
-    top = literal(float(c.scale))
-    x, blur, edge, sharp = (c.var(n) for n in ("xf", "blur", "edge", "sharp"))
-    return [
-        f"{x} = dmath.clamp(fn.cast({c.x}, dtype=types.FLOAT), 0.0, {top})",
-        f"{blur} = dmath.clamp(fn.filter({x}, {_SMOOTH}), 0.0, {top})",  # its border is replaced below
-        f"{edge} = fn.erase({x} * 0.0 + 1.0, anchor=(1.0, 1.0), shape=fn.stack({c.height} - 2.0, {c.width} - 2.0), "
-        f"axis_names='HW', fill_value=0.0)",
-        f"{sharp} = dmath.clamp({blur} + ({x} - {blur}) * {d['factor']}, 0.0, {top})",
-        _set(c, f"{edge} * {x} + (1.0 - {edge}) * {sharp}"),
-    ]
+    border keeps its values."""
+    return [f"{c.x} = colour_sharpness({c.x}, {d['factor']}, {c.height}, {c.width}, uint8={_uint8(c)})"]
 
 
 SHARPNESS = OpSpec(
@@ -564,15 +446,11 @@ SHARPNESS = OpSpec(
     unsupported={"albumentations": "A.Sharpen cannot blur: factors below 1 have no counterpart (alpha >= 0)"},
 )
 
-# The six orders of three channels, one per row; a draw of 0..5 picks a row.
-_PERMUTATIONS = call("fn.constant", {"idata": [0, 1, 2, 0, 2, 1, 1, 0, 2, 1, 2, 0, 2, 0, 1, 2, 1, 0], "shape": [6, 3]})
-
-
 def _dali_channel_shuffle(a, c, d):
+    # A draw of 0..5 picks one of the six orders of three channels (reported as the permutation).
+    # The permutation is reported, so it is computed for every sample (outside the step's `if`).
     perm = c.var("permutation")
-    channels = ", ".join(f"{c.x}[:, :, {perm}[{k}]]" for k in range(3))
-    return [f"{perm} = {_PERMUTATIONS}[{d['_k']}]",
-            f"{c.x} = fn.reshape(fn.stack({channels}, axis=2), layout='HWC')"]  # stack leaves no layout
+    return [f"{perm} = colour_permutation({d['_k']})", f"{c.x} = colour_channel_shuffle({c.x}, {perm})"]
 
 
 def _shuffled_reference(image, row):

@@ -13,7 +13,6 @@ import math
 
 import numpy as np
 
-from ..literals import Name
 from .color import _uint8, dali_hsv_shift
 from .dali_helpers import uniform
 from .params import Flag, Number, Range, Span
@@ -24,24 +23,11 @@ def _pair(values) -> list[float]:
     return [float(v) for v in values]
 
 
-def _unit_images(c, name: str) -> list[str]:
-    """`name` = the images in [0, 1] float units (uint8 / 255, or clamped after a Normalize)."""
-    return [f"{name} = {c.x} / 255.0" if _uint8(c) else f"{name} = dmath.clamp({c.x}, 0.0, 1.0)"]
-
-
-def _from_unit(c, expression: str) -> str:
-    """The statement that puts a [0, 1] result back in the images' units (rounded to uint8 before a Normalize)."""
-    if _uint8(c):
-        return f"{c.x} = fn.cast(dmath.clamp({expression}, 0.0, 1.0) * 255.0, dtype=types.UINT8)"
-    return f"{c.x} = dmath.clamp({expression}, 0.0, 1.0)"
-
-
 # ----- BrightnessContrast: A.RandomBrightnessContrast ----------------------------------------
 
 def _dali_brightness_contrast(a, c, d):
-    f = c.var("f")
-    offset = d["brightness"] if a["brightness_by_max"] else Name(f"{d['brightness']} * fn.reductions.mean({f})")
-    return _unit_images(c, f) + [_from_unit(c, f"{f} * (1.0 + {d['contrast']}) + {offset}")]
+    return [f"{c.x} = colour_brightness_contrast({c.x}, {d['brightness']}, {d['contrast']}, "
+            f"by_max={bool(a['brightness_by_max'])}, uint8={_uint8(c)})"]
 
 
 def _from_brightness_contrast(t):
@@ -150,9 +136,7 @@ _SHIFTS = ("r_shift", "g_shift", "b_shift")
 
 
 def _dali_rgb_shift(a, c, d):
-    f = c.var("f")
-    shift = f"fn.stack({', '.join(str(d[k]) for k in _SHIFTS)}) / 255.0"
-    return _unit_images(c, f) + [_from_unit(c, f"{f} + {shift}")]
+    return [f"{c.x} = colour_rgb_shift({c.x}, {', '.join(str(d[k]) for k in _SHIFTS)}, uint8={_uint8(c)})"]
 
 
 def _from_rgb_shift(t):
@@ -222,7 +206,7 @@ def clahe_levels(lo: float, hi: float) -> list[float]:
 def _dali_clahe(a, c, d):
     """OpenCV's CLAHE on OpenCV's 8-bit Lab L by fn.clahe (OpenCV's algorithm: measured equal to
     cv2.createCLAHE bit for bit on the sample photos), the image rebuilt from the equalised L and
-    Kornia's a, b (runtime/dali_ops/color.py). The clip limit: fn.clahe takes one number, so the
+    Kornia's a, b (runtime/dali_ops/clahe.py). The clip limit: fn.clahe takes one number, so the
     draw is rounded to the nearest of `clahe_levels` and each level is one fn.clahe under DALI's
     conditional execution (every sample goes through exactly one)."""
     v = c.var

@@ -16,8 +16,8 @@ linear samples (i + 0.5) x scale - 0.5, `scale` source pixels per output pixel.
 """
 import numpy as np
 
-from ..literals import Name, call, literal
-from .dali_helpers import RandomOp, uniform
+from ..literals import Name, literal
+from .dali_helpers import INTERP, RandomOp, uniform
 from .filters import _from_blur_limit, _kernel_record, _odd_choices
 from .params import Choice, Number, Range, Span
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, kernel_reach
@@ -28,19 +28,8 @@ from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, 
 
 def _dali_box(a, c, d):
     """Each sample's k x k box (weights 1 / k^2) in the middle of one grid of the range's largest
-    size, zero outside: one fn.filter with per-sample kernels, mirrored borders."""
-    k = a["kernel_size"][1]
-    half = float(k // 2)
-    grid, u, v, r, kernel = (c.var(n) for n in ("grid", "u", "v", "half", "kernel"))
-    return [
-        f"{grid} = np.abs(np.arange({literal(float(k))}, dtype=np.float32) - {literal(half)})",
-        f"{u} = types.Constant(np.tile({grid}, ({k}, 1)))",
-        f"{v} = types.Constant(np.tile({grid}[:, None], (1, {k})))",
-        f"{r} = dmath.floor({d['kernel_size']} / 2.0)",
-        f"{kernel} = fn.cast(({u} <= {r}) & ({v} <= {r}), dtype=types.FLOAT) / ({d['kernel_size']} * "
-        f"{d['kernel_size']})",
-        f"{c.x} = fn.filter({c.x}, {kernel}, border='reflect_101')",
-    ]
+    size, zero outside: one fn.filter with per-sample kernels, mirrored borders (degrade_box_blur)."""
+    return [f"{c.x} = degrade_box_blur({c.x}, {d['kernel_size']}, {literal(int(a['kernel_size'][1]))})"]
 
 
 BLUR = OpSpec(
@@ -82,39 +71,10 @@ _CV2 = {"nearest": 0, "bilinear": 1}
 
 
 def _dali_downscale(a, c, d):
-    """cv2.resize's conventions on fn.resize: the small size is round(side x scale) (ties to
-    even, as cvRound), and each pass maps output pixel i to source coordinate (i + 0.5) x s
-    (nearest: the pixel containing i x s) through a region of interest; no antialiasing."""
-    hs, ws, small = c.var("small_h"), c.var("small_w"), c.var("small")
-    scale = d["scale"]
-
-    def rnd(t):  # to the nearest integer, ties to even
-        return (f"(dmath.floor({t} + 0.5) - fn.cast(dmath.floor({t} + 0.5) - ({t}) == 0.5, dtype=types.FLOAT) "
-                f"* (dmath.floor({t} + 0.5) - 2.0 * dmath.floor(dmath.floor({t} + 0.5) * 0.5)))")
-
-    def resize(source, out_h, out_w, step_h, step_w, interp):
-        # Output pixel i samples source coordinate start + (i + 0.5) x step (DALI's pixel centres);
-        # nearest picks floor(i x step), the pixel containing (i + 0.5) x step - 0.5 x step.
-        # (plus 1/1000 of a pixel: a float32 i x step just below a whole number picks as exact arithmetic does).
-        shift = 0.5 if interp == "nearest" else 0.0
-        nudge = 0.001 if interp == "nearest" else 0.0
-        start = f"fn.stack({nudge} - {shift} * {step_h}, {nudge} - {shift} * {step_w})"
-        end = (f"fn.stack({out_h} * {step_h} - {shift} * {step_h} + {nudge}, "
-               f"{out_w} * {step_w} - {shift} * {step_w} + {nudge})")
-        return (f"fn.resize({source}, size=fn.stack({out_h}, {out_w}), roi_start={start}, roi_end={end}, "
-                f"roi_relative=False, antialias=False, interp_type={_DALI_INTERP[interp]})")
-
-    inverse = Name(f"(1.0 / {scale})")
-    return [
-        f"{hs} = dmath.max({rnd(f'{c.height} * {scale}')}, 1.0)",
-        f"{ws} = dmath.max({rnd(f'{c.width} * {scale}')}, 1.0)",
-        f"{small} = " + resize(c.x, hs, ws, inverse, inverse, a["down"]),
-        f"{c.x} = " + resize(small, c.height, c.width, Name(f"({hs} / {c.height})"), Name(f"({ws} / {c.width})"),
-                             a["up"]),
-    ]
-
-
-_DALI_INTERP = {"nearest": "types.INTERP_NN", "bilinear": "types.INTERP_LINEAR"}
+    """cv2.resize's conventions on fn.resize (degrade_downscale): the small size is round(side x
+    scale) (ties to even, as cvRound), each pass through a region of interest; no antialiasing."""
+    return [f"{c.x} = degrade_downscale({c.x}, {d['scale']}, {c.height}, {c.width}, down={INTERP[a['down']]}, "
+            f"up={INTERP[a['up']]})"]
 
 
 def _from_downscale(t):
@@ -172,52 +132,11 @@ DOWNSCALE = OpSpec(
 
 
 def _dali_iso_noise(a, c, d):
-    """OpenCV's HLS in DALI arithmetic (see wb_rgb_to_hls / wb_hls_to_rgb, the Kornia module's):
-    Poisson counts from fn.noise.shot on a map of the per-sample mean (so the image's own
-    statistic never becomes a named argument, which a GPU node cannot be), the hue's normal
-    draws from fn.random.normal shaped like the lightness map."""
-    v = {n: c.var(n) for n in ("xf", "r", "g", "b", "high", "low", "light", "diff", "some", "lower", "den", "sat",
-                               "is_r", "is_g", "is_b", "hue", "rate", "counts", "hue_noise", "a", "rgb")}
-    lines = [
-        f"{v['xf']} = dmath.clamp(fn.cast({c.x}, dtype=types.FLOAT) / {literal(float(c.scale))}, 0.0, 1.0)",
-        *(f"{v[ch]} = {v['xf']}[:, :, {n}]" for n, ch in enumerate("rgb")),
-        f"{v['high']} = dmath.max(dmath.max({v['r']}, {v['g']}), {v['b']})",
-        f"{v['low']} = dmath.min(dmath.min({v['r']}, {v['g']}), {v['b']})",
-        f"{v['light']} = ({v['high']} + {v['low']}) * 0.5",
-        f"{v['diff']} = {v['high']} - {v['low']}",
-        # OpenCV leaves hue and saturation 0 where max - min is below FLT_EPSILON.
-        f"{v['some']} = fn.cast({v['diff']} > 1.1920929e-07, dtype=types.FLOAT)",
-        f"{v['lower']} = fn.cast({v['light']} < 0.5, dtype=types.FLOAT)",
-        f"{v['den']} = {v['lower']} * ({v['high']} + {v['low']}) + (1.0 - {v['lower']}) * (2.0 - {v['high']} - "
-        f"{v['low']}) + (1.0 - {v['some']})",
-        f"{v['sat']} = {v['some']} * {v['diff']} / {v['den']}",
-        f"{v['is_r']} = fn.cast({v['high']} == {v['r']}, dtype=types.FLOAT)",
-        f"{v['is_g']} = fn.cast({v['high']} == {v['g']}, dtype=types.FLOAT) * (1.0 - {v['is_r']})",
-        f"{v['is_b']} = 1.0 - {v['is_r']} - {v['is_g']}",
-        f"{v['hue']} = ({v['is_r']} * ({v['g']} - {v['b']}) + {v['is_g']} * ({v['b']} - {v['r']}) + {v['is_b']} * "
-        f"({v['r']} - {v['g']})) * 60.0 / ({v['diff']} + 1.0 - {v['some']}) + {v['is_g']} * 120.0 "
-        f"+ {v['is_b']} * 240.0",
-        f"{v['hue']} = {v['some']} * ({v['hue']} + 360.0 * fn.cast({v['hue']} < 0.0, dtype=types.FLOAT))",
-        f"{v['rate']} = fn.reductions.std_dev({v['light']}, fn.reductions.mean({v['light']})) * {d['intensity']}",
-        f"{v['counts']} = " + call("fn.noise.shot", {"__input__": Name(f"{v['light']} * 0.0 + {v['rate']}"),
-                                                      "factor": 1.0, "seed": c.seed(11)}),
-        f"{v['hue_noise']} = " + call("fn.random.normal", {"__input__": v["light"],
-                                                            "stddev": Name(f"{d['color_shift']} * {d['intensity']}"),
-                                                            "seed": c.seed(12)}),
-        f"{v['light']} = dmath.clamp({v['light']} + {v['counts']} * {d['intensity']} * (1.0 - {v['light']}), 0.0, 1.0)",
-        f"{v['hue']} = {v['hue']} + {v['hue_noise']}",
-        f"{v['a']} = {v['sat']} * dmath.min({v['light']}, 1.0 - {v['light']})",
-    ]
-    channels = []
-    for n in (0.0, 8.0, 4.0):
-        k = f"({literal(n)} + {v['hue']} / 30.0)"
-        k = f"({k} - 12.0 * dmath.floor({k} / 12.0))"
-        channels.append(f"({v['light']} - {v['a']} * dmath.clamp(dmath.min({k} - 3.0, 9.0 - {k}), -1.0, 1.0))")
-    lines.append(f"{v['rgb']} = dmath.clamp(fn.reshape(fn.stack({', '.join(channels)}, axis=2), layout='HWC'), "
-                 f"0.0, 1.0)")
-    if c.scale == 255.0:
-        return lines + [f"{c.x} = fn.cast({v['rgb']} * 255.0, dtype=types.UINT8)"]
-    return lines + [f"{c.x} = {v['rgb']}"]
+    """OpenCV's HLS in DALI arithmetic (degrade_iso_noise; see wb_rgb_to_hls / wb_hls_to_rgb, the
+    Kornia module's), with Poisson counts from fn.noise.shot and the hue's normal draws from
+    fn.random.normal, each seeded as the step's own random operators."""
+    return [f"{c.x} = degrade_iso_noise({c.x}, {d['color_shift']}, {d['intensity']}, {literal(float(c.scale))}, "
+            f"shot_seed={c.seed(11)}, hue_seed={c.seed(12)})"]
 
 
 def _from_iso_noise(t):
@@ -264,35 +183,12 @@ ISO_NOISE = OpSpec(
 # --------------------------------------------------------------------------------------------
 # Sharpen, Emboss: Albumentations' 3x3 kernels blended with the identity by a per-image alpha
 
-_IDENTITY3 = [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
-
-
-def _constant3(rows) -> str:
-    return f"types.Constant(np.array({literal(rows)}, dtype=np.float32))"
-
-
-def _dali_kernel3(c, kernel_expression: str) -> list[str]:
-    """Correlate with each sample's 3x3 kernel (mirrored borders); clipped to the value range as
-    OpenCV's filter2D into uint8 saturates (fn.filter rounds and saturates on uint8 itself)."""
-    kernel = c.var("kernel")
-    lines = [f"{kernel} = {kernel_expression}"]
-    if c.scale == 255.0:
-        return lines + [f"{c.x} = fn.filter({c.x}, {kernel}, border='reflect_101')"]
-    return lines + [f"{c.x} = dmath.clamp(fn.filter({c.x}, {kernel}, border='reflect_101'), 0.0, 1.0)"]
-
-
 def _dali_sharpen(a, c, d):
-    effect = [[-1.0, -1.0, -1.0], [-1.0, 8.0, -1.0], [-1.0, -1.0, -1.0]]
-    centre = [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
-    return _dali_kernel3(c, f"{_constant3(_IDENTITY3)} * (1.0 - {d['alpha']}) + ({_constant3(effect)} + "
-                            f"{_constant3(centre)} * {d['lightness']}) * {d['alpha']}")
+    return [f"{c.x} = degrade_sharpen({c.x}, {d['alpha']}, {d['lightness']}, uint8={c.scale == 255.0})"]
 
 
 def _dali_emboss(a, c, d):
-    base = [[-1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
-    ramp = [[-1.0, -1.0, 0.0], [-1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]
-    return _dali_kernel3(c, f"{_constant3(_IDENTITY3)} * (1.0 - {d['alpha']}) + ({_constant3(base)} + "
-                            f"{_constant3(ramp)} * {d['strength']}) * {d['alpha']}")
+    return [f"{c.x} = degrade_emboss({c.x}, {d['alpha']}, {d['strength']}, uint8={c.scale == 255.0})"]
 
 
 def _sharpen_record(raw):
@@ -385,74 +281,14 @@ EMBOSS = OpSpec(
 
 # --------------------------------------------------------------------------------------------
 # UnsharpMask, Defocus: OpenCV's Gaussian kernels built per sample (see wb_cv_gaussian_taps, the
-# Kornia modules' twin of the DALI arithmetic below)
-
-# cv2.getGaussianKernel's fixed kernels for sigma <= 0 at sizes 3 to 9.
-_CV_SMALL = {
-    3: (0.25, 0.5, 0.25),
-    5: (0.0625, 0.25, 0.375, 0.25, 0.0625),
-    7: (0.03125, 0.109375, 0.21875, 0.28125, 0.21875, 0.109375, 0.03125),
-    9: (0.015625, 0.05078125, 0.1171875, 0.19921875, 0.234375, 0.19921875, 0.1171875, 0.05078125, 0.015625),
-}
-
-
-def _constant(values, shape) -> str:
-    return f"types.Constant(np.reshape(np.array({literal([float(v) for v in values])}, dtype=np.float32), {shape}))"
-
-
-def _dali_cv_taps(c, size, sigma, width: int, tag: str, shape: str):
-    """Lines setting c.var(tag) to each sample's OpenCV 1-D Gaussian kernel (cv2.getGaussianKernel)
-    of odd size `size` and `sigma` (per-sample nodes) in the middle of `width` taps, zero outside its
-    own size, shaped `shape` ((width, 1) or (1, width)); a sigma <= 0 is OpenCV's choice for the size
-    (its fixed kernels at 3 to 9, sigma 0.3 ((size - 1) / 2 - 1) + 0.8 above)."""
-    half = width // 2
-    offsets = [float(i - half) for i in range(width)]
-    x, inside, spread, pos, taps = (c.var(f"{tag}_{n}") for n in ("x", "inside", "spread", "pos", "taps"))
-    lines = [
-        f"{x} = {_constant([o * o for o in offsets], shape)}",
-        f"{inside} = fn.cast({_constant([abs(o) for o in offsets], shape)} <= ({size} - 1.0) / 2.0, "
-        f"dtype=types.FLOAT)",
-        f"{pos} = fn.cast({sigma} > 0.0, dtype=types.FLOAT)",
-        f"{spread} = {pos} * {sigma} + (1.0 - {pos}) * (0.3 * (({size} - 1.0) * 0.5 - 1.0) + 0.8)",
-        # (a sigma of 0 reads 1 here; its taps are replaced by the fixed ones below)
-        f"{taps} = dmath.exp(-{x} / (2.0 * dmath.max({spread}, 1e-3) * dmath.max({spread}, 1e-3))) * {inside}",
-        f"{taps} = {taps} / fn.reductions.sum({taps})",
-    ]
-    for n, values in _CV_SMALL.items():
-        if n <= width:
-            fixed = [0.0] * (half - n // 2) + list(values) + [0.0] * (half - n // 2)
-            use = c.var(f"{tag}_use{n}")
-            lines += [f"{use} = (1.0 - {pos}) * fn.cast({size} == {literal(float(n))}, dtype=types.FLOAT)",
-                      f"{taps} = {taps} * (1.0 - {use}) + {_constant(fixed, shape)} * {use}"]
-    return lines
-
+# Kornia modules' twin of the DALI arithmetic in runtime/dali_ops/degrade.py)
 
 def _dali_unsharp(a, c, d):
-    """A.UnsharpMask's arithmetic (fpixel.unsharp_mask) on each sample's own kernel: the blur is two
-    fn.filter passes with the per-sample 1-D kernels in float; values stay 0-255 (the threshold is in
-    grey levels), rounded to uint8 at the end as Albumentations rounds its float result."""
-    width = a["kernel_size"][1]
-    lines = [*_dali_cv_taps(c, d["kernel_size"], d["sigma"], width, "col", f"({width}, 1)"),
-             *_dali_cv_taps(c, d["kernel_size"], d["sigma"], width, "row", f"(1, {width})")]
-    col, row = c.var("col_taps"), c.var("row_taps")
-    xf, residual, sharp, soft, out = (c.var(n) for n in ("xf", "residual", "sharp", "soft", "out"))
-
-    def blur(source):
-        return (f"fn.filter(fn.filter({source}, {col}, border='reflect_101', dtype=types.FLOAT), {row}, "
-                f"border='reflect_101', dtype=types.FLOAT)")
-
-    levels = literal(255.0 / c.scale)
-    lines += [
-        f"{xf} = fn.cast({c.x}, dtype=types.FLOAT)",
-        f"{residual} = {xf} - {blur(c.x)}",
-        f"{sharp} = dmath.clamp({xf} + {d['alpha']} * {residual}, 0.0, {literal(float(c.scale))})",
-        f"{soft} = " + blur(f"fn.cast(dmath.abs({residual}) * {levels} > {literal(float(a['threshold']))}, "
-                            f"dtype=types.FLOAT)"),
-        f"{out} = {sharp} * {soft} + {xf} * (1.0 - {soft})",
-    ]
-    if c.scale == 255.0:
-        return lines + [f"{c.x} = fn.cast(dmath.clamp(dmath.floor({out} + 0.5), 0.0, 255.0), dtype=types.UINT8)"]
-    return lines + [f"{c.x} = {out}"]
+    """A.UnsharpMask's arithmetic (fpixel.unsharp_mask) on each sample's own kernel (degrade_unsharp_mask):
+    values stay 0-255 (the threshold is in grey levels), rounded to uint8 at the end as Albumentations
+    rounds its float result."""
+    return [f"{c.x} = degrade_unsharp_mask({c.x}, {d['kernel_size']}, {d['sigma']}, {d['alpha']}, "
+            f"{literal(int(a['kernel_size'][1]))}, {literal(int(a['threshold']))}, {literal(float(c.scale))})"]
 
 
 def _from_unsharp_mask(t):
@@ -512,48 +348,9 @@ UNSHARP_MASK = OpSpec(
 
 def _dali_defocus(a, c, d):
     """Each sample's defocus kernel (wb_defocus_kernels) in DALI arithmetic on one grid of the
-    range's largest size: the disk's blur by OpenCV's 3- or 5-tap Gaussian is the weighted sum of the
-    disk moved by each tap, the moved coordinates mirrored at the sample's own grid edge g = max(8, r)
-    (reflect-101); zero outside that grid; then one fn.filter, mirrored borders."""
-    half = max(8, a["radius"][1])
-    grid = [float(i - half) for i in range(2 * half + 1)]
-    width = 2 * half + 1
-    r2, g, big, pos, sig, e1, e2, w0, w1, w2, disk, kernel, count = (
-        c.var(n) for n in ("r2", "edge", "big", "pos", "sig", "e1", "e2", "w0", "w1", "w2", "disk", "kernel", "count"))
-    u, v = c.var("u"), c.var("v")
-    lines = [
-        f"{u} = types.Constant(np.tile(np.array({literal(grid)}, dtype=np.float32), ({width}, 1)))",
-        f"{v} = types.Constant(np.tile(np.array({literal(grid)}, dtype=np.float32)[:, None], (1, {width})))",
-        f"{r2} = {d['radius']} * {d['radius']}",
-        f"{g} = dmath.max({d['radius']}, 8.0)",
-        f"{big} = fn.cast({d['radius']} > 8.0, dtype=types.FLOAT)",
-        f"{pos} = fn.cast({d['alias_blur']} > 0.0, dtype=types.FLOAT)",
-        f"{sig} = dmath.max({d['alias_blur']}, 1e-3)",
-        f"{e1} = dmath.exp(-1.0 / (2.0 * {sig} * {sig}))",
-        f"{e2} = dmath.exp(-4.0 / (2.0 * {sig} * {sig})) * {big}",
-        # Gaussian taps for sigma > 0; OpenCV's fixed (0.25, 0.5, 0.25) or (1, 4, 6, 4, 1) / 16 for 0.
-        f"{w0} = {pos} / (1.0 + 2.0 * {e1} + 2.0 * {e2}) + (1.0 - {pos}) * (0.5 - 0.125 * {big})",
-        f"{w1} = {pos} * {e1} / (1.0 + 2.0 * {e1} + 2.0 * {e2}) + (1.0 - {pos}) * 0.25",
-        f"{w2} = {pos} * {e2} / (1.0 + 2.0 * {e1} + 2.0 * {e2}) + (1.0 - {pos}) * 0.0625 * {big}",
-        f"{count} = fn.reductions.sum(fn.cast({u} * {u} + {v} * {v} <= {r2}, dtype=types.FLOAT))",
-    ]
-    weights = {0: w0, 1: w1, -1: w1, 2: w2, -2: w2}
-    moved = {}
-    for axis, base in (("y", v), ("x", u)):
-        for k in range(-2, 3):
-            m = c.var(f"{axis}{'m' if k < 0 else 'p'}{abs(k)}")
-            t = f"({base} + {literal(float(k))})"
-            lines.append(f"{m} = {t} - 2.0 * dmath.max({t} - {g}, 0.0) + 2.0 * dmath.max(-{g} - {t}, 0.0)")
-            lines.append(f"{m} = {m} * {m}")
-            moved[axis, k] = m
-    terms = [f"{weights[i]} * {weights[j]} * fn.cast({moved['y', i]} + {moved['x', j]} <= {r2}, dtype=types.FLOAT)"
-             for i in range(-2, 3) for j in range(-2, 3)]
-    lines.append(f"{disk} = " + " + ".join(terms))
-    lines += [
-        f"{kernel} = {disk} * fn.cast((dmath.abs({u}) <= {g}) & (dmath.abs({v}) <= {g}), dtype=types.FLOAT) / {count}",
-        f"{c.x} = fn.filter({c.x}, {kernel}, border='reflect_101')",
-    ]
-    return lines
+    range's largest size (degrade_defocus), then one fn.filter, mirrored borders."""
+    return [f"{c.x} = degrade_defocus({c.x}, {d['radius']}, {d['alias_blur']}, "
+            f"{literal(int(max(8, a['radius'][1])))})"]
 
 
 def _from_defocus(t):

@@ -26,8 +26,8 @@ import numpy as np
 from ..runtime import targets
 from ..runtime.targets import grid_axis, optical_maps
 from .geometric import _CV_INTERP, _INTERP, _ZERO_BORDER, _interp_from, _zero_border_from
-from ..literals import Name
-from .dali_helpers import INTERP, RandomOp, assign
+from ..literals import literal
+from .dali_helpers import RandomOp
 from .params import Choice, Flag, Number, Range
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule
 
@@ -197,103 +197,19 @@ def _dali_grid_draws(a):
             "_uy": RandomOp("fn.random.uniform", {**spread, "shape": shape})}
 
 
-def _dali_grid_steps(a, c, u, size, name) -> tuple[list[str], list[str]]:
-    """(statements, the step of each cell as source) for one axis: 1 + the draws, normalised as
-    A.GridDistortion normalises them (see kornia_modules.distortion_grid_steps); the steps are
-    reported as `name`."""
-    n = int(a["num_steps"])
-    v = c.var
-    cell = v(f"{name}_cell")
-    lines = [f"{cell} = dmath.max(dmath.floor({size} / {float(n)!r}), 1.0)"]
-    steps = [f"(1.0 + {u}[{i}])" for i in range(n + 1)]
-    if a["normalized"]:
-        last, scale = v(f"{name}_last"), v(f"{name}_scale")
-        lines.append(f"{last} = (dmath.min({size}, {float(n + 1)!r} * {cell}) - {float(n)!r} * {cell}) / {cell}")
-        steps[-1] = f"{steps[-1]} * {last}"
-        lines.append(f"{scale} = ({size} / {cell}) / ({' + '.join(steps)})")
-        steps = [f"{s} * {scale}" for s in steps]
-    names = [v(f"{name}_{i}") for i in range(n + 1)]
-    lines += [f"{var} = {s}" for var, s in zip(names, steps)]
-    lines.append(f"{v(name)} = fn.stack({', '.join(names)})")
-    return lines, names
-
-
-def _dali_grid_axis(a, c, steps, size, other, horizontal: bool, name: str) -> tuple[list[str], str]:
-    """(statements, the image expression) resampling one axis as generate_grid's cells say: cell i
-    (pixels [i c, min((i + 1) c, size)), at least one: an empty last cell is cut off after) is a
-    resize of the source span [prev, cur] (pixel centres) to its pixels with both ends sampled,
-    as np.linspace; the cells are put side by side. `other` is the other axis's extent. Defines
-    `{name}_reach` (the zero padding each cell's window needs before the image; the image is
-    padded by that much) and `{name}_end` (where the grid ends)."""
-    n = int(a["num_steps"])
-    v = c.var
-    cell, reach = v(f"{name}_cell"), v(f"{name}_reach")
-    lines, pieces, ds = [], [], []
-    prev = "0.0"
-    for i in range(n + 1):
-        count, d, cur = (v(f"{name}_{what}{i}") for what in ("count", "d", "cur"))
-        lines += [
-            f"{count} = dmath.max(dmath.min({cell} * {float(i + 1)!r}, {size}) - {cell} * {float(i)!r}, 1.0)",
-            f"{cur} = {prev} + {cell} * {steps[i]}",
-            # Source pixels per output pixel; a one-pixel cell samples `prev` whatever it is: 1 keeps its
-            # window small.
-            f"{d} = ({cur} - {prev}) / dmath.max({count} - 1.0, 1.0) * fn.cast({count} > 1.0, dtype=types.FLOAT) "
-            f"+ fn.cast({count} <= 1.0, dtype=types.FLOAT)",
-        ]
-        ds.append(d)
-        prev = cur
-    widest = ds[0]
-    for d in ds[1:]:
-        widest = f"dmath.max({widest}, {d})"
-    lines += [f"{reach} = dmath.ceil(0.5 * {widest}) + 2.0", f"{v(name + '_end')} = {prev}"]
-    prev = "0.0"
-    for i in range(n + 1):
-        count, d, lo, cur = (v(f"{name}_{what}{i}") for what in ("count", "d", "lo", "cur"))
-        # The window [lo, lo + d count) in pixel-edge coordinates of the padded image: its pixel j's
-        # centre samples prev + (cur - prev) j / (count - 1), pixel centres at integers in the image.
-        lines.append(f"{lo} = {reach} + {prev} + 0.5 - 0.5 * {d}")
-        if horizontal:
-            size_, start, end = f"fn.stack({other}, {count})", f"fn.stack(0.0 * {lo}, {lo})", \
-                f"fn.stack({other}, {lo} + {d} * {count})"
-        else:
-            size_, start, end = f"fn.stack({count}, {other})", f"fn.stack({lo}, 0.0 * {lo})", \
-                f"fn.stack({lo} + {d} * {count}, {other})"
-        pieces.append(f"fn.resize({c.x}, size={size_}, roi_start={start}, roi_end={end}, roi_relative=False, "
-                      f"interp_type=types.INTERP_LINEAR, antialias=False, dtype=types.FLOAT)")
-        prev = cur
-    return lines, f"fn.cat({', '.join(pieces)}, axis={1 if horizontal else 0})"
-
-
 def _dali_grid(a, c, d):
     """The columns, then the rows, each resampled cell by cell with fn.resize (the grid is separable:
     map_x depends on x alone, map_y on y alone), on the image padded with 0 around it as far as the
     cells' windows reach (fn.resize must stay inside its input), so that sources past the edges are
-    0 as cv2.remap's constant border makes them."""
-    v = c.var
-    lines_x, steps_x = _dali_grid_steps(a, c, d["_ux"], c.width, "steps_x")
-    lines_y, steps_y = _dali_grid_steps(a, c, d["_uy"], c.height, "steps_y")
-    pad_h, pad_w = v("pad_h"), v("pad_w")
-    reach_x, reach_y = v("steps_x_reach"), v("steps_y_reach")
-    axis_x, cols = _dali_grid_axis(a, c, steps_x, c.width, pad_h, True, "steps_x")
-    axis_y, rows = _dali_grid_axis(a, c, steps_y, c.height, c.width, False, "steps_y")
-    out = [
-        f"{pad_w} = {reach_x} + dmath.max({c.width}, dmath.ceil({v('steps_x_end')}) + {reach_x})",
-        f"{pad_h} = {reach_y} + dmath.max({c.height}, dmath.ceil({v('steps_y_end')}) + {reach_y})",
-        # Whole-pixel shifts onto other canvases, nearest neighbour (exact), 0 around: the padding, and
-        # at the end the image's own size cut out (filled with 0 where the cells fall short of it).
-        f"{v('shift')} = fn.reshape(fn.stack(1.0, 0.0, {reach_x}, 0.0, 1.0, {reach_y}), shape=[2, 3])",
-        assign(c.x, "fn.warp_affine", {"matrix": v("shift"), "size": Name(f"fn.stack({pad_h}, {pad_w})"),
-                                       "inverse_map": False, "fill_value": 0.0, "interp_type": INTERP["nearest"]}),
-        f"{c.x} = {cols}",
-        f"{c.x} = {rows}",
-        assign(c.x, "fn.warp_affine", {"matrix": Name("fn.constant(fdata=[1.0, 0.0, 0.0, 0.0, 1.0, 0.0], "
-                                                      "shape=[2, 3])"),
-                                       "size": Name(f"fn.stack({c.height}, {c.width})"), "inverse_map": False,
-                                       "fill_value": 0.0, "interp_type": INTERP["nearest"]}),
+    0 as cv2.remap's constant border makes them (grid_distortion_plan and grid_distortion_images,
+    runtime/dali_ops/distortion.py). The plan (steps and cells) is computed for every sample: the
+    steps are reported."""
+    steps_x, steps_y, grid = c.var("steps_x"), c.var("steps_y"), c.var("grid")
+    return [
+        f"{steps_x}, {steps_y}, {grid} = grid_distortion_plan({d['_ux']}, {d['_uy']}, {c.height}, {c.width}, "
+        f"num_steps={literal(int(a['num_steps']))}, normalized={literal(bool(a['normalized']))})",
+        f"{c.x} = grid_distortion_images({c.x}, {grid}, {c.height}, {c.width}, uint8={literal(c.scale == 255.0)})",
     ]
-    if c.scale == 255.0:
-        out.append(f"{c.x} = fn.cast({c.x}, dtype=types.UINT8)")
-    return lines_x + lines_y + axis_x + axis_y + out
 
 
 def _grid_from(t):

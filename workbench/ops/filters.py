@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ..literals import Name, call, literal
-from .dali_helpers import RandomOp, assign, uniform
+from ..literals import literal
+from .dali_helpers import RandomOp, uniform
 from .params import Flag, Number, Range, Span
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, kernel_reach
 
@@ -133,8 +133,8 @@ def _albumentations_blur_limit(kernel_size) -> tuple[int, int]:
 
 def _dali_gaussian(a, c, d):
     lo, hi = a["kernel_size"]
-    window = lo if lo == hi else Name(f"fn.cast({d['kernel_size']}, dtype=types.INT32)")
-    return [assign(c.x, "fn.gaussian_blur", {"sigma": d["sigma"], "window_size": window})]
+    window = literal(lo) if lo == hi else d["kernel_size"]
+    return [f"{c.x} = blur_gaussian({c.x}, {d['sigma']}, window_size={window})"]
 
 
 GAUSSIAN_BLUR = OpSpec(
@@ -210,8 +210,7 @@ GAUSSIAN_NOISE = OpSpec(
     kornia=KorniaLowering("WbGaussianNoise", lambda a: {"std": tuple(a["std"])}, record={"std": "std"}, local=True),
     dali=DaliLowering(
         draws=lambda a: {"std": uniform(*a["std"])},
-        apply=lambda a, c, d: [assign(c.x, "fn.noise.gaussian", {"stddev": Name(f"{d['std']} * {literal(c.scale)}"),
-                                                                 "seed": c.seed(9)})],
+        apply=lambda a, c, d: [f"{c.x} = noise_gaussian({c.x}, {d['std']}, {literal(c.scale)}, {c.seed(9)})"],
         note="on 0-255 values the noisy image is rounded and saturates at 0 and 255; Kornia's is neither "
              "(values leave [0, 1]), so the change's std is about 3% smaller at std 0.1 on the sample photos",
     ),
@@ -251,9 +250,8 @@ SALT_AND_PEPPER = OpSpec(
     # Kornia writes the literals 1.0 and 0.0 whatever the value range; so do these (x scale).
     dali=DaliLowering(
         draws=lambda a: {"amount": uniform(*a["amount"]), "salt_vs_pepper": uniform(*a["salt_vs_pepper"])},
-        apply=lambda a, c, d: [assign(c.x, "fn.noise.salt_and_pepper", {
-            "prob": d["amount"], "salt_vs_pepper": d["salt_vs_pepper"], "salt_val": 1.0 * c.scale,
-            "pepper_val": 0.0, "per_channel": False, "seed": c.seed(3)})],
+        apply=lambda a, c, d: [f"{c.x} = noise_salt_and_pepper({c.x}, {d['amount']}, {d['salt_vs_pepper']}, "
+                               f"{literal(c.scale)}, {c.seed(3)})"],
     ),
     albumentations=AlbumentationsLowering(
         "SaltAndPepper",
@@ -271,19 +269,12 @@ SALT_AND_PEPPER = OpSpec(
 # JpegCompression
 
 def _dali_jpeg(a, c, d):
-    """DALI codes 8-bit images with an integer quality: the draw rounded to the nearest one.
-    After a Normalize, values are coded as Kornia does: clamped to [0, 1], in 8 bits."""
+    """DALI codes 8-bit images with an integer quality: the draw rounded to the nearest one (reported,
+    so assigned outside the step's gate). After a Normalize, values are coded as Kornia does: clamped
+    to [0, 1], in 8 bits."""
     q = c.var("quality")
-    lines = [f"{q} = dmath.floor({d['_quality']} + 0.5)"]
-    quality = Name(f"fn.cast({q}, dtype=types.INT32)")
-    if c.scale == 255.0:
-        return lines + [assign(c.x, "fn.jpeg_compression_distortion", {"quality": quality})]
-    u8 = c.var("u8")
-    return lines + [
-        f"{u8} = fn.cast(dmath.floor(dmath.clamp({c.x}, 0.0, 1.0) * 255.0 + 0.5), dtype=types.UINT8)",
-        f"{c.x} = fn.cast(" + call("fn.jpeg_compression_distortion", {"__input__": u8, "quality": quality})
-        + ", dtype=types.FLOAT) / 255.0",
-    ]
+    return [f"{q} = jpeg_quality({d['_quality']})",
+            f"{c.x} = jpeg_compress({c.x}, {q}, uint8={c.scale == 255.0})"]
 
 
 def _from_image_compression(t):
@@ -325,59 +316,12 @@ JPEG_COMPRESSION = OpSpec(
 # MotionBlur
 
 def _dali_motion(a, c, d):
-    """Kornia's motion kernel (get_motion_kernel2d with nearest resampling), built per sample:
-    a line of taps weighted linearly by `direction` along the middle row, turned
-    counter-clockwise by `angle` (each tap copied from the nearest source under the inverse
-    rotation, in float64 snapped to 2^-20, ties to even), normalised, then correlated with the
-    image with mirrored borders. Every sample's kernel sits in the middle of one grid of the
-    largest size, zero outside its own (no tap of a turned line of half-length r lands more than
-    r pixels from the middle, so the zeros change nothing)."""
-    k = a["kernel_size"][1]
-    big = float(k // 2)
-    grid, u, v, rnd, r = c.var("grid"), c.var("u"), c.var("v"), c.var("round"), c.var("half")
-    turn, cos, sin, col, row = (c.var(n) for n in ("turn", "cos", "sin", "col", "row"))
-    d01, kernel = c.var("weight0"), c.var("kernel")
-    snap = literal(float(2 ** 20))
-    return [
-        f"{grid} = np.arange({literal(float(k))}) - {literal(big)}",
-        f"{u} = types.Constant(np.tile({grid}, ({k}, 1)))",
-        f"{v} = types.Constant(np.tile({grid}[:, None], (1, {k})))",
-        f"{r} = fn.cast(dmath.floor({d['kernel_size']} / 2.0), dtype=types.FLOAT64)",
-        f"def {rnd}(t):  # to the nearest integer, ties to even (torch.round)",
-        "    r = dmath.floor(t + 0.5)",
-        "    return r - fn.cast(t + 0.5 == r, dtype=types.FLOAT64) * (r - 2.0 * dmath.floor(r * 0.5))",
-        f"{turn} = fn.cast({d['angle']}, dtype=types.FLOAT64)",
-        f"{turn} = ({turn} - 360.0 * dmath.floor({turn} / 360.0)) * {literal(math.pi / 180.0)}",
-        f"{cos}, {sin} = dmath.cos({turn}), dmath.sin({turn})",
-        f"{col} = {rnd}({rnd}(({cos} * {u} - {sin} * {v}) * {snap}) / {snap} + {r})",
-        f"{row} = {rnd}({rnd}(({sin} * {u} + {cos} * {v}) * {snap}) / {snap} + {r})",
-        f"{d01} = (dmath.clamp({d['direction']}, -1.0, 1.0) + 1.0) / 2.0",
-        f"{kernel} = fn.cast(({row} == {r}) & ({col} >= 0.0) & ({col} <= 2.0 * {r}), "
-        f"dtype=types.FLOAT) * ({d01} + (1.0 - 2.0 * {d01}) / fn.cast(2.0 * {r}, dtype=types.FLOAT) "
-        f"* fn.cast({col}, dtype=types.FLOAT))",
-        f"{kernel} = {kernel} / fn.reductions.sum({kernel})",
-        *_motion_filter(a, c, d, kernel),
-    ]
-
-
-def _motion_filter(a, c, d, kernel) -> list[str]:
-    """The correlation with each sample's kernel; with `allow_shifted`, the kernel moved by
-    round(shift x (kernel_size // 2) / 2) whole pixels (ties to even, as torch.round) along x and
-    y, as fn.filter's per-sample anchor (the grid's middle less the move)."""
-    if not a["allow_shifted"]:
-        return [f"{c.x} = fn.filter({c.x}, {kernel}, border='reflect_101')"]
-    half, moves, anchor = c.var("half32"), [c.var("move_y"), c.var("move_x")], c.var("anchor")
-    middle = literal(float(a["kernel_size"][1] // 2))
-    lines = [f"{half} = dmath.floor({d['kernel_size']} / 2.0)"]
-    for move, draw in zip(moves, (d["shift_y"], d["shift_x"])):
-        t = f"({draw} * {half} * 0.5)"
-        lines += [f"{move} = dmath.floor({t} + 0.5)",
-                  f"{move} = {move} - fn.cast({move} - {t} == 0.5, dtype=types.FLOAT) * ({move} - 2.0 * "
-                  f"dmath.floor({move} * 0.5))"]
-    return lines + [
-        f"{anchor} = fn.cast(fn.stack({middle} - {moves[0]}, {middle} - {moves[1]}), dtype=types.INT32)",
-        f"{c.x} = fn.filter({c.x}, {kernel}, anchor={anchor}, border='reflect_101')",
-    ]
+    """Kornia's motion kernel (get_motion_kernel2d with nearest resampling), built per sample in the
+    middle of one grid of the range's largest size and correlated with the image with mirrored
+    borders (blur_motion); with `allow_shifted`, moved by whole pixels as fn.filter's anchor."""
+    shifts = f", shift_x={d['shift_x']}, shift_y={d['shift_y']}" if a["allow_shifted"] else ""
+    return [f"{c.x} = blur_motion({c.x}, {d['kernel_size']}, {d['angle']}, {d['direction']}, "
+            f"{literal(int(a['kernel_size'][1]))}{shifts})"]
 
 
 def _from_motion_blur(t):
@@ -450,53 +394,12 @@ MOTION_BLUR = OpSpec(
 # --------------------------------------------------------------------------------------------
 # MedianBlur
 
-def _median_network(n: int) -> tuple[tuple[int, int], ...]:
-    """Compare-exchange pairs (i, j), i < j, after which position n // 2 holds the median of n
-    values: Batcher's odd-even merge sort on the next power of two (the missing inputs count as
-    larger than all, so pairs that touch them drop out), keeping only the pairs that feed the
-    median."""
-    size = 1
-    while size < n:
-        size *= 2
-    pairs = []
-    p = 1
-    while p < size:
-        k = p
-        while k >= 1:
-            for j in range(k % p, size - k, 2 * k):
-                for i in range(min(k, size - j - k)):
-                    if (i + j) // (2 * p) == (i + j + k) // (2 * p) and i + j + k < n:
-                        pairs.append((i + j, i + j + k))
-            k //= 2
-        p *= 2
-    needed, kept = {n // 2}, []
-    for a, b in reversed(pairs):
-        if a in needed or b in needed:
-            kept.append((a, b))
-            needed |= {a, b}
-    return tuple(reversed(kept))
-
-
-def _median_lines(k: int, source, out, c) -> list[str]:
-    """DALI statements setting `out` to the k x k median of `source` (see _dali_median)."""
-    rows, window = c.var(f"rows{k}"), c.var(f"window{k}")
-    eye = f"np.eye({k}, dtype=np.float32)"
-    return [
-        f"{rows} = [fn.filter({source}, {eye}[:, i:i + 1], border='reflect_101') for i in range({k})]",
-        f"{window} = [fn.filter(shifted, {eye}[j:j + 1], border='reflect_101') for shifted in {rows} "
-        f"for j in range({k})]",
-        f"for i, j in {literal(_median_network(k * k))}:",
-        f"    {window}[i], {window}[j] = dmath.min({window}[i], {window}[j]), dmath.max({window}[i], {window}[j])",
-        f"{out} = {window}[{(k * k) // 2}]",
-    ]
-
-
 def _dali_median(a, c, d):
     """The median of each pixel's kernel_size^2 neighbours (mirrored borders, as Kornia's): the
     shifted copies come from one-tap fn.filter kernels (rows, then columns), then a sorting
     network of dmath.min/max pairs. Exact on uint8 and float alike; DALI drops the min or
     max that no later pair uses. Each sample runs the network of the size it drew."""
-    return _by_size(c, d["kernel_size"], *a["kernel_size"], lambda k, out: _median_lines(k, c.x, out, c))
+    return _by_size(c, d["kernel_size"], *a["kernel_size"], lambda k, out: [f"{out} = blur_median({c.x}, {k})"])
 
 
 MEDIAN_BLUR = OpSpec(

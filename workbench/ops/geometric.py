@@ -7,8 +7,8 @@ import numpy as np
 
 from ..runtime import targets
 from ..runtime.kornia_modules.geometric import max_size_scale, pad_to_at_least
-from ..literals import Name, call, literal
-from .dali_helpers import INTERP, RandomOp, assign, uniform
+from ..literals import Name, literal
+from .dali_helpers import INTERP, RandomOp, uniform
 from .params import Choice, Flag, Floats, Number, Range, Size
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule
 
@@ -32,7 +32,6 @@ _INTERP = Choice("interpolation", "resampling filter", "bilinear", options=("bil
 _CV_INTERP = {"bilinear": 1, "nearest": 0}
 # cv2.BORDER_CONSTANT with 0: the zero fill Kornia and DALI use outside the image.
 _ZERO_BORDER = {"border_mode": 0, "fill": 0.0}
-_DEG = math.pi / 180.0
 
 
 def _resample(params):
@@ -193,56 +192,36 @@ def _shear_record(raw) -> dict:
 
 
 # ----- DALI -----------------------------------------------------------------------------------
-def _dali_warp(a, c, lin, shift=(0.0, 0.0)) -> list[str]:
-    """Warp by Kornia's forward map p' = L (p - c) + c + t about the image centre c, written in
-    DALI's pixel-edge coordinates (there c is (W/2, H/2)); `lin` gives L's entries row by row
-    and `shift` t, as source text or numbers."""
-    v = c.var
-    l00, l01, l10, l11 = lin
-    tx, ty = shift
-    return [
-        f"{v('cx')} = {c.width} * 0.5",
-        f"{v('cy')} = {c.height} * 0.5",
-        f"{v('matrix')} = fn.reshape(fn.stack("
-        f"{l00}, {l01}, {v('cx')} + {tx} - {l00} * {v('cx')} - {l01} * {v('cy')}, "
-        f"{l10}, {l11}, {v('cy')} + {ty} - {l10} * {v('cx')} - {l11} * {v('cy')}), shape=[2, 3])",
-        assign(c.x, "fn.warp_affine", {"matrix": v("matrix"), "inverse_map": False, "fill_value": 0.0,
-                                       "interp_type": INTERP[a["interpolation"]]}),
-    ]
+# The lowerings write calls of runtime/dali_ops/geometric.py's functions (an export copies those
+# its steps call). The statements that change the images assign only `c.x`, and those computing
+# reported values never do: a gate ("if") keeps the first kind to the samples a step applies to.
+def _interp(a) -> str:
+    """The op's filter as DALI's (types.INTERP_LINEAR, types.INTERP_NN), an argument of the calls."""
+    return INTERP[a["interpolation"]]
 
 
 def _dali_affine(a, c, d):
     """Kornia's RandomAffine: A = R(angle) diag(sx, sy) Shear_x, then the shift (sy = sx unless
-    keep_ratio is off)."""
+    keep_ratio is off), a forward warp about the image centre."""
     v = c.var
-    a_ = v("a")
-    sx = d["_s"]
-    sy = sx if a["keep_ratio"] else d["_sy"]
+    sy = d["_s"] if a["keep_ratio"] else d["_sy"]
     return [
-        f"{v('tx')} = {d['_tx']} * {c.width}",
-        f"{v('ty')} = {d['_ty']} * {c.height}",
-        f"{v('translate_px')} = fn.stack({v('tx')}, {v('ty')})",
-        f"{v('scale')} = fn.stack({sx}, {sy})",
-        f"{v('cos')} = dmath.cos({d['angle']} * {_DEG!r})",
-        f"{v('sin')} = dmath.sin({d['angle']} * {_DEG!r})",
-        f"{v('k')} = dmath.tan({d['shear']} * {_DEG!r})",
-        f"{a_} = fn.stack({sx} * {v('cos')}, 0.0 - {v('k')} * {sx} * {v('cos')} - {sy} * {v('sin')}, "
-        f"{sx} * {v('sin')}, {sy} * {v('cos')} - {v('k')} * {sx} * {v('sin')})",
-    ] + _dali_warp(a, c, (f"{a_}[0]", f"{a_}[1]", f"{a_}[2]", f"{a_}[3]"), (v("tx"), v("ty")))
+        f"{v('translate_px')}, {v('scale')}, {v('matrix')} = affine_warp_matrix("
+        f"{d['angle']}, {d['shear']}, {d['_s']}, {sy}, {d['_tx']}, {d['_ty']}, {c.height}, {c.width})",
+        f"{c.x} = warp_affine_forward({c.x}, {v('matrix')}, {_interp(a)})",
+    ]
 
 
 def _dali_translate(a, c, d):
     v = c.var
-    return [f"{v('dx')} = {d['_fx']} * {c.width}", f"{v('dy')} = {d['_fy']} * {c.height}"] + \
-        _dali_warp(a, c, (1.0, 0.0, 0.0, 1.0), (v("dx"), v("dy")))
+    return [f"{v('dx')}, {v('dy')}, {v('matrix')} = translation_warp_matrix({d['_fx']}, {d['_fy']}, {c.height}, "
+            f"{c.width})",
+            f"{c.x} = warp_affine_forward({c.x}, {v('matrix')}, {_interp(a)})"]
 
 
 def _dali_shear(a, c, d):
     """Kornia's shear matrix: x sheared first, then y, [[1, -tan x], [-tan y, 1 + tan x tan y]]."""
-    v = c.var
-    kx, ky = v("kx"), v("ky")
-    return [f"{kx} = dmath.tan({d['shear_x']} * {_DEG!r})", f"{ky} = dmath.tan({d['shear_y']} * {_DEG!r})"] + \
-        _dali_warp(a, c, (1.0, f"(0.0 - {kx})", f"(0.0 - {ky})", f"(1.0 + {kx} * {ky})"))
+    return [f"{c.x} = shear_images({c.x}, {d['shear_x']}, {d['shear_y']}, {c.height}, {c.width}, {_interp(a)})"]
 
 
 def _dali_perspective(a, c, d):
@@ -250,104 +229,48 @@ def _dali_perspective(a, c, d):
     (corners at pixel centres 0 and W - 1); the homography taking the corners there is built in
     closed form (unit square -> quadrilateral, Heckbert 1989)."""
     v = c.var
-    r = d["_r"]
-    xe, ye, fx, fy = v("xe"), v("ye"), v("fx"), v("fy")
-    # A side of 1 pixel has nothing to distort: Kornia spans it with a unit extent and no offset.
-    lines = [
-        f"{xe} = dmath.max({c.width} - 1.0, 1.0)",
-        f"{ye} = dmath.max({c.height} - 1.0, 1.0)",
-        f"{fx} = {float(a['distortion'])!r} * 0.5 * {c.width} * dmath.min({c.width} - 1.0, 1.0)",
-        f"{fy} = {float(a['distortion'])!r} * 0.5 * {c.height} * dmath.min({c.height} - 1.0, 1.0)",
+    return [
+        f"{v('start_points')}, {v('end_points')}, {v('matrix')} = perspective_corner_warp("
+        f"{d['_r']}, {literal(float(a['distortion']))}, {c.height}, {c.width})",
+        f"{c.x} = warp_perspective_forward({c.x}, {v('matrix')}, {_interp(a)})",
     ]
-    corners = (("0.0", "0.0", "", ""), (xe, "0.0", "-", ""), (xe, ye, "-", "-"), ("0.0", ye, "", "-"))
-    for k, (x, y, sx, sy) in enumerate(corners):
-        lines.append(f"{v(f'x{k}')} = {x} {sx or '+'} {fx} * {r}[{k}, 0]")
-        lines.append(f"{v(f'y{k}')} = {y} {sy or '+'} {fy} * {r}[{k}, 1]")
-    x0, x1, x2, x3 = (v(f"x{k}") for k in range(4))
-    y0, y1, y2, y3 = (v(f"y{k}") for k in range(4))
-    sx_, sy_, den, g, h = v("sx"), v("sy"), v("den"), v("g"), v("h")
-    lines += [
-        f"{v('start_points')} = fn.stack(fn.stack(0.0, 0.0), fn.stack({xe}, 0.0), fn.stack({xe}, {ye}), "
-        f"fn.stack(0.0, {ye}))",
-        f"{v('end_points')} = fn.stack(fn.stack({x0}, {y0}), fn.stack({x1}, {y1}), fn.stack({x2}, {y2}), "
-        f"fn.stack({x3}, {y3}))",
-        f"{sx_} = {x0} - {x1} + {x2} - {x3}",
-        f"{sy_} = {y0} - {y1} + {y2} - {y3}",
-        f"{den} = ({x1} - {x2}) * ({y3} - {y2}) - ({x3} - {x2}) * ({y1} - {y2})",
-        f"{g} = ({sx_} * ({y3} - {y2}) - ({x3} - {x2}) * {sy_}) / {den}",
-        f"{h} = (({x1} - {x2}) * {sy_} - {sx_} * ({y1} - {y2})) / {den}",
-    ]
-    # The unit-square map, its columns divided by the corner extents: start corners -> end corners.
-    m = {(0, 0): f"({x1} - {x0} + {g} * {x1}) / {xe}", (0, 1): f"({x3} - {x0} + {h} * {x3}) / {ye}", (0, 2): x0,
-         (1, 0): f"({y1} - {y0} + {g} * {y1}) / {xe}", (1, 1): f"({y3} - {y0} + {h} * {y3}) / {ye}", (1, 2): y0,
-         (2, 0): f"{g} / {xe}", (2, 1): f"{h} / {ye}"}
-    for (i, j), expression in m.items():
-        lines.append(f"{v(f'm{i}{j}')} = {expression}")
-    # From pixel centres at integers (Kornia's) to DALI's default pixel-edge coordinates:
-    # T(0.5) M T(-0.5), T moving both axes.
-    e = {key: v(f"m{key[0]}{key[1]}") for key in m}
-    e[(2, 2)] = "1.0"
-    last = [f"({e[(i, 2)]} - 0.5 * ({e[(i, 0)]} + {e[(i, 1)]}))" for i in range(3)]
-    lines += [
-        f"{v('matrix')} = fn.reshape(fn.stack("
-        f"{e[(0, 0)]} + 0.5 * {e[(2, 0)]}, {e[(0, 1)]} + 0.5 * {e[(2, 1)]}, {last[0]} + 0.5 * {last[2]}, "
-        f"{e[(1, 0)]} + 0.5 * {e[(2, 0)]}, {e[(1, 1)]} + 0.5 * {e[(2, 1)]}, {last[1]} + 0.5 * {last[2]}, "
-        f"{e[(2, 0)]}, {e[(2, 1)]}, {last[2]}), shape=[3, 3])",
-        assign(c.x, "fn.experimental.warp_perspective", {
-            "matrix": v("matrix"), "inverse_map": False, "fill_value": 0.0, "interp_type": INTERP[a["interpolation"]]}),
-    ]
-    return lines
 
 
 def _dali_center_crop(a, c) -> list[str]:
     """DALI's crop_pos rounds the offset; Kornia (and Albumentations) floor it. Slicing at the
     floored offset makes odd margins agree."""
     v = c.var
-    h, w = (float(s) for s in a["size"])
     x0, y0 = v("x0"), v("y0")
-    return [
-        f"{x0} = dmath.floor(({c.width} - {w!r}) * 0.5)",
-        f"{y0} = dmath.floor(({c.height} - {h!r}) * 0.5)",
-        f"{v('crop_box')} = fn.stack({x0}, {y0}, {x0} + {w!r}, {y0} + {h!r})",
-        *_cut(a, c, x0, y0),
-    ]
+    size = literal(tuple(float(s) for s in a["size"]))
+    return [f"{x0}, {y0}, {v('crop_box')} = center_crop_window({size}, {c.height}, {c.width})", *_cut(a, c, x0, y0)]
 
 
 def _cut(a, c, x0, y0) -> list[str]:
     """The statements cutting the `size` window at (x0, y0): a slice of the images, or, while
     the input is still encoded, decoding only that window (after a pending Resize: only the
     part of the file it is resampled from)."""
-    start = Name(f"fn.cast(fn.stack({y0}, {x0}), dtype=types.INT32)")
     if c.encoded is not None and c.resized is not None:
         return _decode_resized_window(c, x0, y0, a["size"])
     if c.encoded is not None:
-        return [c.decode_window(start, literal(tuple(a["size"])))]
-    return [assign(c.x, "fn.slice", {"start": start, "shape": tuple(a["size"]), "axis_names": "HW"})]
+        start = c.var("start")
+        return [f"{start} = window_start({x0}, {y0})", c.decode_window(start, literal(tuple(a["size"])))]
+    return [f"{c.x} = slice_window({c.x}, {x0}, {y0}, {literal(tuple(a['size']))})"]
 
 
 def _decode_resized_window(c, x0, y0, size) -> list[str]:
-    """Resize-then-crop from the encoded file: the window [x0, x0 + w) x [y0, y0 + h) of the
-    resized image comes from the file's pixels [x0, x0 + w) * (file width / resized width) (the
-    same per axis); those, with a margin wide enough for the resize's filter, are decoded alone
-    and resized with that region of interest, which samples exactly where resizing the whole
-    file and cutting the window would."""
+    """Resize-then-crop from the encoded file: the window of the resized image comes from a region
+    of the file's pixels; that region, with a margin wide enough for the resize's filter, is
+    decoded alone and resized with the window as region of interest, which samples exactly where
+    resizing the whole file and cutting the window would (see resized_window_source)."""
     v, resize = c.var, c.resized
-    rh, rw = (float(s) for s in resize["size"])
-    h, w = (float(s) for s in size)
-    src, scale, start, end, lo, hi = (v(n) for n in ("src_hw", "src_scale", "src_start", "src_end", "src_lo",
-                                                       "src_hi"))
+    resized = literal(tuple(float(s) for s in resize["size"]))
+    first, extent, start, end = (v(n) for n in ("src_first", "src_extent", "roi_start", "roi_end"))
     return [
-        f"{src} = fn.cast(fn.peek_image_shape({c.encoded}), dtype=types.FLOAT)[0:2]",
-        f"{scale} = {src} / fn.constant(fdata=[{rh!r}, {rw!r}])",  # file pixels per resized pixel
-        f"{start} = fn.stack({y0}, {x0}) * {scale}",
-        f"{end} = {start} + fn.constant(fdata=[{h!r}, {w!r}]) * {scale}",
-        # The filter reaches `scale` file pixels each side when shrinking (antialias), 1 otherwise.
-        f"{lo} = dmath.max(dmath.floor({start} - dmath.max({scale}, 1.0)) - 1.0, 0.0)",
-        f"{hi} = dmath.min(dmath.ceil({end} + dmath.max({scale}, 1.0)) + 1.0, {src})",
-        c.decode_window(Name(f"fn.cast({lo}, dtype=types.INT32)"), Name(f"fn.cast({hi} - {lo}, dtype=types.INT32)")),
-        assign(c.x, "fn.resize", {
-            "size": tuple(size), "roi_start": Name(f"{start} - {lo}"), "roi_end": Name(f"{end} - {lo}"),
-            "roi_relative": False, "interp_type": INTERP[resize["interpolation"]], "antialias": _antialias(resize)}),
+        f"{first}, {extent}, {start}, {end} = resized_window_source({c.encoded}, {x0}, {y0}, {resized}, "
+        f"{literal(tuple(float(s) for s in size))})",
+        c.decode_window(first, extent),
+        f"{c.x} = resize_region({c.x}, {literal(tuple(size))}, {start}, {end}, "
+        f"{INTERP[resize['interpolation']]}, {literal(_antialias(resize))})",
     ]
 
 
@@ -358,31 +281,17 @@ def _dali_window(a, c, d, pad: bool) -> list[str]:
     top, bottom]. A whole-pixel shift onto a `size` canvas (nearest neighbour, so exact) then
     cuts it from the image with the fill around it, where a slice would need its "pad" policy."""
     v = c.var
-    h, w = (float(s) for s in a["size"])
-    x0, y0 = v("x0"), v("y0")
-    lines = []
-    if pad:
-        pw, ph = v("pad_w"), v("pad_h")
-        lines += [f"{pw} = dmath.max({w!r} - {c.width}, 0.0)", f"{ph} = dmath.max({h!r} - {c.height}, 0.0)",
-                  f"{v('padding')} = fn.stack({pw}, {pw}, {ph}, {ph})"]
-        room_x, room_y = f"{c.width} + 2.0 * {pw} - {w!r}", f"{c.height} + 2.0 * {ph} - {h!r}"
-    else:
-        room_x, room_y = f"{c.width} - {w!r}", f"{c.height} - {h!r}"
-    lines += [
-        # min(): a draw of exactly 1 stays inside.
-        f"{x0} = dmath.min(dmath.floor({d['_u']} * ({room_x} + 1.0)), {room_x})",
-        f"{y0} = dmath.min(dmath.floor({d['_v']} * ({room_y} + 1.0)), {room_y})",
-        f"{v('crop_box')} = fn.stack({x0}, {y0}, {x0} + {w!r}, {y0} + {h!r})",
-    ]
+    size = literal(tuple(float(s) for s in a["size"]))
     if not pad:
-        return lines + _cut(a, c, x0, y0)
+        x0, y0 = v("x0"), v("y0")
+        return [f"{x0}, {y0}, {v('crop_box')} = random_crop_window({d['_u']}, {d['_v']}, {size}, {c.height}, "
+                f"{c.width})", *_cut(a, c, x0, y0)]
     # DALI truncates a fill between two 8-bit levels: the nearest level is closest to Kornia's exact value.
     fill = float(round(a["fill"] * c.scale)) if c.scale == 255.0 else float(a["fill"]) * c.scale
-    return lines + [
-        f"{v('shift')} = fn.reshape(fn.stack(1.0, 0.0, {v('pad_w')} - {x0}, 0.0, 1.0, {v('pad_h')} - {y0}), "
-        f"shape=[2, 3])",
-        assign(c.x, "fn.warp_affine", {"matrix": v("shift"), "size": (h, w), "inverse_map": False,
-                                       "fill_value": fill, "interp_type": INTERP["nearest"]}),
+    return [
+        f"{v('padding')}, {v('crop_box')}, {v('shift')} = padded_random_window({d['_u']}, {d['_v']}, {size}, "
+        f"{c.height}, {c.width})",
+        f"{c.x} = shift_onto_canvas({c.x}, {v('shift')}, {size}, {literal(fill)})",
     ]
 
 
@@ -390,22 +299,12 @@ def _dali_resized_crop(a, c, d):
     """DALI's own window sampler (the one inside fn.random_resized_crop), kept visible so
     the window can be reported, then a resize of that window."""
     anchor, shape, box = (c.var(n) for n in ("anchor", "shape", "crop_box"))
-    lines = [
-        f"{anchor}, {shape} = " + call("fn.random_crop_generator", {
-            "__input__": Name(c.shape()), "random_area": tuple(a["scale"]),
-            "random_aspect_ratio": tuple(a["ratio"]), "seed": c.seed(90)}),
-        f"{box} = fn.cast(fn.stack({anchor}[1], {anchor}[0], {anchor}[1] + {shape}[1], {anchor}[0] + {shape}[0]), "
-        f"dtype=types.FLOAT)",
-    ]
+    size = literal(tuple(a["size"]))
+    lines = [f"{anchor}, {shape}, {box} = random_area_window({c.shape()}, {literal(tuple(a['scale']))}, "
+             f"{literal(tuple(a['ratio']))}, {c.seed(90)})"]
     if c.encoded is not None:  # the same window, drawn from the file's header, decoded alone
-        return lines + [c.decode_window(anchor, shape), assign(c.x, "fn.resize", {
-            "size": tuple(a["size"]), "interp_type": INTERP[a["interpolation"]], "antialias": False})]
-    return lines + [
-        assign(c.x, "fn.resize", {
-            "size": tuple(a["size"]), "roi_start": Name(f"fn.cast({anchor}, dtype=types.FLOAT)"),
-            "roi_end": Name(f"fn.cast({anchor} + {shape}, dtype=types.FLOAT)"), "roi_relative": False,
-            "interp_type": INTERP[a["interpolation"]], "antialias": False}),
-    ]
+        return lines + [c.decode_window(anchor, shape), f"{c.x} = resize_exactly({c.x}, {size}, {_interp(a)}, False)"]
+    return lines + [f"{c.x} = resize_anchored_window({c.x}, {anchor}, {shape}, {size}, {_interp(a)})"]
 
 
 # ----- parity references: the expected output from a sample's reported draws ------------------
@@ -445,7 +344,7 @@ HORIZONTAL_FLIP = OpSpec(
     targets=TargetRule(geometry=targets.horizontal_flip),
     doc="Mirror the image left to right.",
     kornia=KorniaLowering("RandomHorizontalFlip", lambda a: {}),
-    dali=DaliLowering(gate="arg", apply=lambda a, c, d: [assign(c.x, "fn.flip", {"horizontal": c.applied})]),
+    dali=DaliLowering(gate="arg", apply=lambda a, c, d: [f"{c.x} = flip_left_right({c.x}, {c.applied})"]),
     albumentations=AlbumentationsLowering("HorizontalFlip", lambda a: {}, from_transform=lambda t: {}),
 )
 
@@ -454,8 +353,7 @@ VERTICAL_FLIP = OpSpec(
     targets=TargetRule(geometry=targets.vertical_flip),
     doc="Mirror the image top to bottom.",
     kornia=KorniaLowering("RandomVerticalFlip", lambda a: {}),
-    dali=DaliLowering(gate="arg", apply=lambda a, c, d: [
-        assign(c.x, "fn.flip", {"horizontal": 0, "vertical": c.applied})]),
+    dali=DaliLowering(gate="arg", apply=lambda a, c, d: [f"{c.x} = flip_top_bottom({c.x}, {c.applied})"]),
     albumentations=AlbumentationsLowering("VerticalFlip", lambda a: {}, from_transform=lambda t: {}),
 )
 
@@ -473,8 +371,7 @@ ROTATE = OpSpec(
     ),
     dali=DaliLowering(
         draws=lambda a: {"angle": uniform(*a["degrees"])},
-        apply=lambda a, c, d: [assign(c.x, "fn.rotate", {
-            "angle": d["angle"], "keep_size": True, "fill_value": 0.0, "interp_type": INTERP[a["interpolation"]]})],
+        apply=lambda a, c, d: [f"{c.x} = rotate_in_frame({c.x}, {d['angle']}, {_interp(a)})"],
     ),
     albumentations=AlbumentationsLowering(
         "Rotate",
@@ -612,8 +509,8 @@ RESIZE = OpSpec(
         local=True,
     ),
     dali=DaliLowering(
-        apply=lambda a, c, d: [assign(c.x, "fn.resize", {
-            "size": tuple(a["size"]), "interp_type": INTERP[a["interpolation"]], "antialias": _antialias(a)})],
+        apply=lambda a, c, d: [
+            f"{c.x} = resize_exactly({c.x}, {literal(tuple(a['size']))}, {_interp(a)}, {literal(_antialias(a))})"],
         defers_to_crop=True,
     ),
     albumentations=AlbumentationsLowering(
@@ -833,40 +730,28 @@ def _pad_if_needed_from(t):
     return {**_pad_placement_from(t), "fill": _fill_from(t)}
 
 
-def _dali_padding(a, c) -> list[str]:
-    """The per-sample padding of kornia_modules.pad_to_at_least from the image's size: pad_h,
-    pad_w, top, left and the reported padding [left, right, top, bottom] (float nodes)."""
+def _dali_padding(a, c, function: str, outputs: tuple[str, str]) -> str:
+    """The statement computing the per-sample padding of kornia_modules.pad_to_at_least from the
+    image's size by the runtime function `function`: the reported padding [left, right, top,
+    bottom] and the two `outputs` that place the image (see padding_with_fill, padding_from_image)."""
     v = c.var
-    mh, mw = (float(s) for s in a["min_size"])
-    dh, dw, top, left = v("pad_h"), v("pad_w"), v("top"), v("left")
-    if a["position"] == "center":
-        top_src, left_src = f"dmath.floor({dh} * 0.5)", f"dmath.floor({dw} * 0.5)"
-    else:
-        top_src = dh if a["position"].startswith("bottom") else "0.0 * " + dh
-        left_src = dw if a["position"].endswith("right") else "0.0 * " + dw
-    return [
-        f"{dh} = dmath.max({mh!r} - {c.height}, 0.0)",
-        f"{dw} = dmath.max({mw!r} - {c.width}, 0.0)",
-        f"{top} = {top_src}",
-        f"{left} = {left_src}",
-        f"{v('padding')} = fn.stack({left}, {dw} - {left}, {top}, {dh} - {top})",
-    ]
+    min_size = literal(tuple(float(s) for s in a["min_size"]))
+    position = a["position"]
+    # The share of the padding before the image (top, left): half at the centre, else none or all.
+    placement = (0.5, 0.5) if position == "center" else (float(position.startswith("bottom")),
+                                                          float(position.endswith("right")))
+    return (f"{v('padding')}, {v(outputs[0])}, {v(outputs[1])} = {function}({min_size}, {literal(placement)}, "
+            f"{c.height}, {c.width})")
 
 
 def _dali_pad_if_needed(a, c, d):
     """The padding as in kornia_modules.pad_to_at_least, then the image shifted by it onto the
-    padded canvas with the fill (DALI truncates a fill between two 8-bit levels, so the nearest
-    level is used while values are 0-255)."""
+    padded canvas with the fill (a whole-pixel shift, nearest neighbour: exact; DALI truncates a
+    fill between two 8-bit levels, so the nearest level is used while values are 0-255)."""
     v = c.var
-    dh, dw, top, left = v("pad_h"), v("pad_w"), v("top"), v("left")
     fill = float(round(a["fill"] * c.scale)) if c.scale == 255.0 else float(a["fill"]) * c.scale
-    return _dali_padding(a, c) + [
-        # A whole-pixel shift onto the larger canvas, nearest neighbour: exact, with the fill around.
-        f"{v('shift')} = fn.reshape(fn.stack(1.0, 0.0, {left}, 0.0, 1.0, {top}), shape=[2, 3])",
-        assign(c.x, "fn.warp_affine", {
-            "matrix": v("shift"), "size": Name(f"fn.stack({c.height} + {dh}, {c.width} + {dw})"),
-            "inverse_map": False, "fill_value": fill, "interp_type": INTERP["nearest"]}),
-    ]
+    return [_dali_padding(a, c, "padding_with_fill", ("shift", "canvas")),
+            f"{c.x} = shift_onto_canvas({c.x}, {v('shift')}, {v('canvas')}, {literal(fill)})"]
 
 
 def _pad_record(raw) -> dict:
@@ -936,22 +821,9 @@ def _dali_max_size(a, c, d, longest: bool):
     """A.LongestMaxSize's sizes in float64, as Python computes them: scale = max_size / side,
     round(side * scale) half to even, at least 1; then a resize to exactly that size."""
     v = c.var
-    h, w, scale = v("h64"), v("w64"), v("scale")
-    pick = "dmath.max" if longest else "dmath.min"
-    lines = [f"{h} = fn.cast({c.height}, dtype=types.FLOAT64)", f"{w} = fn.cast({c.width}, dtype=types.FLOAT64)",
-             f"{scale} = fn.cast({float(a['max_size'])!r}, dtype=types.FLOAT64) / {pick}({h}, {w})"]
-    for side, src in (("out_h", h), ("out_w", w)):
-        x, r = v(side + "_x"), v(side + "_r")
-        lines += [
-            f"{x} = {src} * {scale}",
-            f"{r} = dmath.floor({x} + 0.5)",
-            # A tie (x + 0.5 whole) goes to the even neighbour, as Python's round.
-            f"{v(side)} = dmath.max({r} - fn.cast({r} - {x} == 0.5, dtype=types.FLOAT64) * "
-            f"({r} - 2.0 * dmath.floor({r} * 0.5)), 1.0)",
-        ]
-    return lines + [assign(c.x, "fn.resize", {
-        "size": Name(f"fn.cast(fn.stack({v('out_h')}, {v('out_w')}), dtype=types.FLOAT)"),
-        "interp_type": INTERP[a["interpolation"]], "antialias": _antialias(a)})]
+    return [f"{v('scale')}, {v('size')} = side_scale({literal(float(a['max_size']))}, {literal(longest)}, {c.height}, "
+            f"{c.width})",
+            f"{c.x} = resize_exactly({c.x}, {v('size')}, {_interp(a)}, {literal(_antialias(a))})"]
 
 
 def _max_size_spec(longest: bool) -> SizedOpSpec:
@@ -1000,40 +872,15 @@ def _dali_quarter_turns(a, c, d):
     and v (y -> N - y) and T the transpose where s = 1. k = 1: s = 1, v = 1; k = 2: h = v = 1;
     k = 3: s = 1, h = 1 (so s = k mod 2, h = floor(k / 2), v = s xor h). Entries 0, +-1 and N map
     pixel centres onto pixel centres, so nearest-neighbour sampling copies pixels exactly."""
-    return _dali_dihedral(c, d["k"])
-
-
-def _dali_dihedral(c, k, transposed=None) -> list[str]:
-    """The gather of `_dali_quarter_turns` for k quarter turns (a node), followed by a transpose
-    where the node `transposed` is 1: there the output pixel (x, y) reads what the turned image has
-    at (y, x), so the matrix's first two columns swap; still entries 0, +-1 and N, so still exact."""
-    v = c.var
-    s, h, f = v("s"), v("h"), v("v")
-    n = c.width
-    rows = [[f"(1.0 - {s}) * (1.0 - 2.0 * {h})", f"{s} * (1.0 - 2.0 * {f})", f"((1.0 - {s}) * {h} + {s} * {f}) * {n}"],
-            [f"{s} * (1.0 - 2.0 * {h})", f"(1.0 - {s}) * (1.0 - 2.0 * {f})", f"({s} * {h} + (1.0 - {s}) * {f}) * {n}"]]
-    lines = [
-        f"{h} = dmath.floor({k} * 0.5)",
-        f"{s} = {k} - 2.0 * {h}",
-        f"{f} = dmath.abs({s} - {h})",
-    ]
-    if transposed is not None:
-        t = transposed
-        rows = [[f"(1.0 - {t}) * {r[0]} + {t} * {r[1]}", f"(1.0 - {t}) * {r[1]} + {t} * {r[0]}", r[2]]
-                for r in rows]
-    return lines + [
-        f"{v('matrix')} = fn.reshape(fn.stack({', '.join(rows[0] + rows[1])}), shape=[2, 3])",
-        assign(c.x, "fn.warp_affine", {"matrix": v("matrix"), "inverse_map": True, "fill_value": 0.0,
-                                       "interp_type": INTERP["nearest"]}),
-    ]
+    return [f"{c.x} = quarter_turn_images({c.x}, {d['k']}, {c.width})"]
 
 
 def _dali_d4(a, c, d):
     """A.D4's element e (its index in A's order) as k quarter turns then a transpose where t = 1:
-    t = floor(e / 4), k = e, or 7 - e where t = 1 (see kornia_modules.wb_d4_parts)."""
-    v = c.var
-    e, t, k = d["element"], v("t"), v("k")
-    return [f"{t} = dmath.floor({e} * 0.25)", f"{k} = {e} + {t} * (7.0 - 2.0 * {e})"] + _dali_dihedral(c, k, t)
+    t = floor(e / 4), k = e, or 7 - e where t = 1 (see kornia_modules.wb_d4_parts); the gather of
+    `_dali_quarter_turns` with the matrix's first two columns swapped where t = 1 (the output pixel
+    (x, y) reads what the turned image has at (y, x)): still exact."""
+    return [f"{c.x} = square_symmetry_images({c.x}, {d['element']}, {c.width})"]
 
 
 def _reference_d4(image, row):
@@ -1082,8 +929,7 @@ TRANSPOSE = OpSpec(
     doc="Swap rows and columns: mirror the image over its main diagonal (A.Transpose). The images must be "
         "square at this step (height and width swap for the images it applies to).",
     kornia=KorniaLowering("WbTranspose", lambda a: {}, local=True),
-    dali=DaliLowering(apply=lambda a, c, d: [assign(c.x, "fn.transpose", {"perm": (1, 0, 2),
-                                                                          "transpose_layout": False})]),
+    dali=DaliLowering(apply=lambda a, c, d: [f"{c.x} = swap_rows_and_columns({c.x})"]),
     albumentations=AlbumentationsLowering("Transpose", lambda a: {}, from_transform=_no_settings_from("Transpose")),
 )
 
@@ -1119,70 +965,9 @@ def _dali_perspective_zoom(a, c, d):
     DALI's pixel-edge coordinates. The reported `matrix` (corners -> frame, as A's) is
     diag(W, H, 1) adj(Q), scaled so that its last entry is 1."""
     v = c.var
-    jit, sigma = v("jitter"), d["_sigma"]
-    w, h = c.width, c.height
-    lines = [
-        f"{v('abs')} = dmath.abs({d['_z']} * {sigma})",
-        f"{jit} = {v('abs')} - 0.32 * dmath.floor({v('abs')} / 0.32)",
-    ]
-    corners = ((f"{jit}[0, 0]", f"{jit}[0, 1]"), (f"(1.0 - {jit}[1, 0])", f"{jit}[1, 1]"),
-               (f"(1.0 - {jit}[2, 0])", f"(1.0 - {jit}[2, 1])"), (f"{jit}[3, 0]", f"(1.0 - {jit}[3, 1])"))
-    for k, (fx, fy) in enumerate(corners):
-        lines += [f"{v(f'x{k}')} = {fx} * {w}", f"{v(f'y{k}')} = {fy} * {h}"]
-    x0, x1, x2, x3 = (v(f"x{k}") for k in range(4))
-    y0, y1, y2, y3 = (v(f"y{k}") for k in range(4))
-
-    def side(i, j):
-        return f"dmath.sqrt(({v(f'x{i}')} - {v(f'x{j}')}) * ({v(f'x{i}')} - {v(f'x{j}')}) + " \
-               f"({v(f'y{i}')} - {v(f'y{j}')}) * ({v(f'y{i}')} - {v(f'y{j}')}))"
-
-    mw, mh, sx_, sy_, den, g, hh = v("max_w"), v("max_h"), v("sx"), v("sy"), v("den"), v("g"), v("h")
-    lines += [
-        f"{mw} = dmath.floor(dmath.max({side(1, 0)}, {side(2, 3)}))",
-        f"{mh} = dmath.floor(dmath.max({side(2, 1)}, {side(3, 0)}))",
-        f"{v('max_size')} = fn.stack({mh}, {mw})",
-        f"{sx_} = {x0} - {x1} + {x2} - {x3}",
-        f"{sy_} = {y0} - {y1} + {y2} - {y3}",
-        f"{den} = ({x1} - {x2}) * ({y3} - {y2}) - ({x3} - {x2}) * ({y1} - {y2})",
-        f"{g} = ({sx_} * ({y3} - {y2}) - ({x3} - {x2}) * {sy_}) / {den}",
-        f"{hh} = (({x1} - {x2}) * {sy_} - {sx_} * ({y1} - {y2})) / {den}",
-    ]
-    q = {"a": f"({x1} - {x0} + {g} * {x1})", "b": f"({x3} - {x0} + {hh} * {x3})", "c": x0,
-         "d": f"({y1} - {y0} + {g} * {y1})", "e": f"({y3} - {y0} + {hh} * {y3})", "f": y0, "g": g, "h": hh}
-    for name, expression in q.items():
-        if name not in ("c", "f", "g", "h"):
-            lines.append(f"{v('q' + name)} = {expression}")
-    qa, qb, qc, qd, qe, qf, qg, qh = (v("q" + n) if n not in ("c", "f", "g", "h") else q[n] for n in "abcdefgh")
-    # adj(Q) for Q = [[a, b, c], [d, e, f], [g, h, 1]]; the reported matrix is diag(W, H, 1) adj(Q) / adj[2][2].
-    adj = [f"({qe} - {qf} * {qh})", f"({qc} * {qh} - {qb})", f"({qb} * {qf} - {qc} * {qe})",
-           f"({qf} * {qg} - {qd})", f"({qa} - {qc} * {qg})", f"({qc} * {qd} - {qa} * {qf})",
-           f"({qd} * {qh} - {qe} * {qg})", f"({qb} * {qg} - {qa} * {qh})", f"({qa} * {qe} - {qb} * {qd})"]
-    norm = v("norm")
-    lines.append(f"{norm} = {adj[8]}")
-    scaled = [f"{w} * {e} / {norm}" for e in adj[:3]] + [f"{h} * {e} / {norm}" for e in adj[3:6]] + \
-        [f"{e} / {norm}" for e in adj[6:8]] + ["1.0"]
-    lines.append(f"{v('matrix')} = fn.reshape(fn.stack({', '.join(scaled)}), shape=[3, 3])")
-    # Output-to-input map in pixel centres: Q diag(kx, ky, 1); then T(0.5) . T(-0.5) for pixel edges.
-    kx, ky = v("kx"), v("ky")
-    lines += [f"{kx} = {mw} / ({w} * {w})", f"{ky} = {mh} / ({h} * {h})"]
-    e = {(0, 0): f"{qa} * {kx}", (0, 1): f"{qb} * {ky}", (0, 2): qc,
-         (1, 0): f"{qd} * {kx}", (1, 1): f"{qe} * {ky}", (1, 2): qf,
-         (2, 0): f"{qg} * {kx}", (2, 1): f"{qh} * {ky}"}
-    for (i, j), expression in e.items():
-        lines.append(f"{v(f'n{i}{j}')} = {expression}")
-    n = {key: v(f"n{key[0]}{key[1]}") for key in e}
-    n[(2, 2)] = "1.0"
-    last = [f"({n[(i, 2)]} - 0.5 * ({n[(i, 0)]} + {n[(i, 1)]}))" for i in range(3)]
-    lines += [
-        f"{v('inverse')} = fn.reshape(fn.stack("
-        f"{n[(0, 0)]} + 0.5 * {n[(2, 0)]}, {n[(0, 1)]} + 0.5 * {n[(2, 1)]}, {last[0]} + 0.5 * {last[2]}, "
-        f"{n[(1, 0)]} + 0.5 * {n[(2, 0)]}, {n[(1, 1)]} + 0.5 * {n[(2, 1)]}, {last[1]} + 0.5 * {last[2]}, "
-        f"{n[(2, 0)]}, {n[(2, 1)]}, {last[2]}), shape=[3, 3])",
-        assign(c.x, "fn.experimental.warp_perspective", {
-            "matrix": v("inverse"), "inverse_map": True, "fill_value": 0.0,
-            "interp_type": INTERP[a["interpolation"]]}),
-    ]
-    return lines
+    return [f"{v('matrix')}, {v('max_size')}, {v('inverse')} = perspective_zoom_warp({d['_z']}, {d['_sigma']}, "
+            f"{c.height}, {c.width})",
+            f"{c.x} = warp_perspective_inverse({c.x}, {v('inverse')}, {_interp(a)})"]
 
 
 def _perspective_zoom_record(raw) -> dict:
@@ -1285,13 +1070,9 @@ def _dali_pad_border(a, c, d):
     (reflect_101, reflect_1001, edge or wrap), exactly, for a pad of any width (a 1-pixel side
     included)."""
     v = c.var
-    dh, dw, top, left = v("pad_h"), v("pad_w"), v("top"), v("left")
-    return _dali_padding(a, c) + [
-        assign(c.x, "fn.slice", {
-            "start": Name(f"fn.cast(fn.stack(0.0 - {top}, 0.0 - {left}), dtype=types.INT32)"),
-            "shape": Name(f"fn.cast(fn.stack({c.height} + {dh}, {c.width} + {dw}), dtype=types.INT32)"),
-            "axis_names": "HW", "out_of_bounds_policy": _DALI_BORDERS[a["border_mode"]]}),
-    ]
+    return [_dali_padding(a, c, "padding_from_image", ("start", "shape")),
+            f"{c.x} = slice_with_border({c.x}, {v('start')}, {v('shape')}, "
+            f"{literal(_DALI_BORDERS[a['border_mode']])})"]
 
 
 PAD_BORDER_IF_NEEDED = SizedOpSpec(

@@ -5,12 +5,18 @@ pixels: one number each, or one list entry per rectangle where an op cuts severa
 """
 import numpy as np
 
-from ..literals import Name, literal
+from ..literals import literal
 from ..runtime import targets
-from .dali_helpers import RandomOp, assign, uniform
+from .dali_helpers import RandomOp, uniform
 from .params import Span
 from .params import Flag, Number, Range
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule
+
+
+def _call(function: str, *args, **kwargs) -> str:
+    """Source of a call of a runtime DALI function (runtime/dali_ops/occlusion.py): node arguments as
+    the Names they are, plain values as literals."""
+    return function + "(" + ", ".join([*map(literal, args), *(f"{k}={literal(v)}" for k, v in kwargs.items())]) + ")"
 
 
 def _short(value: float) -> float:
@@ -47,16 +53,13 @@ def _fill(t) -> float:
 # Erase
 
 def _dali_erase(a, c, d):
-    """Kornia's rectangle formula: sides from area and ratio (height / width), rounded."""
+    """Kornia's rectangle formula: sides from area and ratio (height / width), rounded
+    (erase_rectangle, runtime/dali_ops/occlusion.py)."""
     h, w, x, y = (c.var(n) for n in ("height", "width", "x", "y"))
-    area = f"{d['_area']} * {c.height} * {c.width}"
     return [
-        f"{h} = dmath.clamp(dmath.floor(dmath.sqrt({area} * {d['_ratio']}) + 0.5), 1.0, {c.height})",
-        f"{w} = dmath.clamp(dmath.floor(dmath.sqrt({area} / {d['_ratio']}) + 0.5), 1.0, {c.width})",
-        f"{x} = dmath.floor({d['_u']} * ({c.width} - {w} + 1.0))",
-        f"{y} = dmath.floor({d['_v']} * ({c.height} - {h} + 1.0))",
-        assign(c.x, "fn.erase", {"anchor": Name(f"fn.stack({y}, {x})"), "shape": Name(f"fn.stack({h}, {w})"),
-                                 "axis_names": "HW", "fill_value": float(a["value"]) * c.scale}),
+        f"{h}, {w}, {x}, {y} = " + _call("erase_rectangle", d["_area"], d["_ratio"], d["_u"], d["_v"], c.height,
+                                         c.width),
+        f"{c.x} = " + _call("erase_one", c.x, y, x, h, w, float(a["value"]) * c.scale),
     ]
 
 
@@ -111,12 +114,9 @@ def _dali_grid(a, c, d):
     """The grid's offset in whole pixels (the paper's random shift of the whole grid), then
     fn.grid_mask: a square of side ratio x tile at the top-left of every tile is zeroed."""
     x, y = c.var("x"), c.var("y")
-    tile = literal(float(a["tile"]))
     return [
-        f"{x} = dmath.floor({d['_u']} * {tile})",
-        f"{y} = dmath.floor({d['_v']} * {tile})",
-        assign(c.x, "fn.grid_mask", {"tile": a["tile"], "ratio": a["ratio"], "angle": 0.0, "shift_x": x,
-                                     "shift_y": y}),
+        f"{x}, {y} = " + _call("grid_mask_offset", d["_u"], d["_v"], a["tile"]),
+        f"{c.x} = " + _call("grid_mask_images", c.x, a["tile"], a["ratio"], x, y),
     ]
 
 
@@ -187,19 +187,13 @@ def _uniform_each(lo: float, hi: float, n: int) -> RandomOp:
 def _dali_coarse(a, c, d):
     """Each hole as Albumentations draws it: sides floor(fraction x image side), top-left
     corner uniform over the whole pixels where the hole fits; fn.erase takes them all. Every
-    sample draws the range's largest count of holes; those beyond its own count get sides 0."""
-    h, w, x, y, active = (c.var(n) for n in ("height", "width", "x", "y", "active"))
-    most = a["holes"][1]
+    sample draws the range's largest count of holes; those beyond its own count get sides 0
+    (coarse_holes, runtime/dali_ops/occlusion.py)."""
+    h, w, x, y = (c.var(n) for n in ("height", "width", "x", "y"))
     return [
-        f"{active} = fn.cast(types.Constant(np.arange({literal(float(most))}, dtype=np.float32)) < {d['holes']}, "
-        f"dtype=types.FLOAT)",
-        f"{h} = dmath.floor({d['_height_fraction']} * {c.height}) * {active}",
-        f"{w} = dmath.floor({d['_width_fraction']} * {c.width}) * {active}",
-        f"{y} = dmath.floor({d['_v']} * ({c.height} - {h} + 1.0))",
-        f"{x} = dmath.floor({d['_u']} * ({c.width} - {w} + 1.0))",
-        assign(c.x, "fn.erase", {"anchor": Name(f"fn.reshape(fn.stack({y}, {x}, axis=1), shape=[-1])"),
-                                 "shape": Name(f"fn.reshape(fn.stack({h}, {w}, axis=1), shape=[-1])"),
-                                 "axis_names": "HW", "fill_value": float(a["value"]) * c.scale}),
+        f"{h}, {w}, {y}, {x} = " + _call("coarse_holes", d["holes"], d["_height_fraction"], d["_width_fraction"],
+                                         d["_u"], d["_v"], c.height, c.width, most=a["holes"][1]),
+        f"{c.x} = " + _call("erase_many", c.x, y, x, h, w, float(a["value"]) * c.scale),
     ]
 
 

@@ -226,8 +226,13 @@ def _on_uint8(c, lines: list[str]) -> list[str]:
     [0, 1] first, as Kornia's ops clamp them, and scaled back afterwards."""
     if c.scale == 255.0:
         return lines
-    return ([f"{c.x} = fn.cast(dmath.clamp({c.x} * {255.0 / c.scale!r}, 0.0, 255.0), dtype=types.UINT8)"] + lines
-            + [f"{c.x} = fn.cast({c.x}, dtype=types.FLOAT) * {c.scale / 255.0!r}"])
+    scale = literal(float(c.scale))
+    return [f"{c.x} = policy_to_levels({c.x}, {scale})"] + lines + [f"{c.x} = policy_from_levels({c.x}, {scale})"]
+
+
+def _reported(v) -> str:
+    """The step-local variables the policy_reports line assigns: the per-sample reports (_REPORTS)."""
+    return ", ".join(v(name) for name in _REPORTS)
 
 
 def _dali_apply_ops(c, ops_var, choice, magnitude) -> str:
@@ -251,9 +256,8 @@ def _rand_augment_lines(a, c, d) -> list[str]:
         lines += [f"{v(f'magnitude_{level + 1}')} = policy_magnitude({c.x}, {v('choice')}[{level}], {v('table')}, "
                   f"0.0, {d['_coins']}[{level}])",
                   _dali_apply_ops(c, v("ops"), f"{v('choice')}[{level}]", v(f"magnitude_{level + 1}"))]
-    lines += [f"{v('policy_choice')} = {v('choice')}",
-              f"{v('op_applied')} = fn.cast({v('choice')} >= 0, dtype=types.FLOAT)",
-              f"{v('op_magnitude')} = fn.stack({', '.join(v(f'magnitude_{k + 1}') for k in range(count))})"]
+    lines.append(f"{_reported(v)} = policy_reports({v('choice')}, "
+                 f"{literal([v(f'magnitude_{k + 1}') for k in range(count)])})")
     return lines
 
 
@@ -270,9 +274,7 @@ def _trivial_augment_lines(a, c, d) -> list[str]:
             f"{v('table')} = {literal(table)}",
             f"{v('magnitude')} = policy_magnitude({c.x}, {d['_op']}, {v('table')}, {d['_u']}, {d['_coin']})",
             _dali_apply_ops(c, v("ops"), d["_op"], v("magnitude")),
-            f"{v('policy_choice')} = fn.stack({d['_op']})",
-            f"{v('op_applied')} = fn.cast({v('policy_choice')} >= 0, dtype=types.FLOAT)",
-            f"{v('op_magnitude')} = fn.stack({v('magnitude')})"]
+            f"{_reported(v)} = policy_reports({literal([d['_op']])}, {literal([v('magnitude')])})"]
 
 
 def _auto_augment_parts(policy: str):
@@ -313,10 +315,9 @@ def _auto_augment_lines(a, c, d) -> list[str]:
                   f"{v('table')}, {d['_u']}[{j}])",
                   f"if {v(f'applied_{k}')}:",
                   "    " + _dali_apply_ops(c, v("ops"), v(f"op_{k}"), v(f"magnitude_{k}"))]
-    lines += [f"{v('policy_choice')} = fn.stack({d['_subpolicy']})",
-              f"{v('op_applied')} = fn.cast(fn.stack({', '.join(v(f'applied_{j + 1}') for j in range(stages))}), "
-              f"dtype=types.FLOAT)",
-              f"{v('op_magnitude')} = fn.stack({', '.join(v(f'magnitude_{j + 1}') for j in range(stages))})"]
+    lines.append(f"{_reported(v)} = policy_reports({literal([d['_subpolicy']])}, "
+                 f"{literal([v(f'magnitude_{j + 1}') for j in range(stages)])}, "
+                 f"applied={literal([v(f'applied_{j + 1}') for j in range(stages)])})")
     return lines
 
 

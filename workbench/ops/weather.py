@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..literals import Name, call, literal
+from ..literals import Name, literal
 from ..runtime.kornia_modules.weather import (WorkbenchRandomSunFlare, weather_drop_length, weather_polygon_mask,
                                                weather_rain_count, weather_rain_drops, weather_streak_mask)
 from .dali_helpers import RandomOp, uniform
@@ -57,8 +57,8 @@ def _values(row, key) -> np.ndarray:
 
 # --------------------------------------------------------------------------------------------
 # DALI building blocks: the lowerings draw every random value with per-sample fn.random operators
-# (the largest count where a count varies, masked) and render with arithmetic over pixel-coordinate
-# grids, which DALI broadcasts: xs is (1, W, 1), ys (H, 1, 1).
+# (the largest count where a count varies, masked) and call the functions of runtime/dali_ops/weather.py,
+# which render with arithmetic over pixel-coordinate grids (DALI broadcasts them: xs is (1, W, 1), ys (H, 1, 1)).
 
 def _uniforms(lo: float, hi: float, shape: tuple[int, ...]) -> RandomOp:
     """Independent uniform draws in [lo, hi) of `shape` per sample."""
@@ -72,34 +72,15 @@ def _whole(lo: float, hi: float) -> RandomOp:
     return RandomOp("fn.random.uniform", {"values": [float(k) for k in range(int(lo), int(hi) + 1)]})
 
 
-def _dali_grid(c) -> tuple[list[str], str, str]:
-    """Statements giving the pixel coordinates of the current image on its device: xs (1, W, 1)
-    and ys (H, 1, 1), whole floats 0, 1, ... A two-pixel ramp [0, 1] resized (linear, no
-    antialiasing) onto W pixels over the window [0.5 - 0.5 / W, 1.5 - 0.5 / W) reads i / W at
-    pixel i (within 1e-4 x W), so rounding its W-fold gives exactly i, for any size."""
-    xs, ys = c.var("xs"), c.var("ys")
-
-    def ramp(node, side, shape, along_x):
-        size = f"fn.stack(1.0, {side})" if along_x else f"fn.stack({side}, 1.0)"
-        start = f"fn.stack(0.0, 0.5 - 0.5 / {side})" if along_x else f"fn.stack(0.5 - 0.5 / {side}, 0.0)"
-        end = f"fn.stack(1.0, 1.5 - 0.5 / {side})" if along_x else f"fn.stack(1.5 - 0.5 / {side}, 1.0)"
-        return (f"{node} = dmath.floor(fn.resize(fn.constant(fdata=[0.0, 1.0], shape={shape}, layout='HWC', "
-                f"device={c.x}.device), size={size}, roi_start={start}, roi_end={end}, "
-                f"interp_type=types.INTERP_LINEAR, antialias=False, dtype=types.FLOAT) * {side} + 0.5)")
-
-    return [ramp(xs, c.width, [1, 2, 1], True), ramp(ys, c.height, [2, 1, 1], False)], xs, ys
+def _call(function: str, *args, **kwargs) -> str:
+    """Source of a call of a runtime DALI function (runtime/dali_ops/weather.py): node arguments as
+    the Names they are, plain values as literals."""
+    return function + "(" + ", ".join([*map(literal, args), *(f"{k}={literal(v)}" for k, v in kwargs.items())]) + ")"
 
 
-def _dali_out(c, value: str) -> str:
-    """The statement writing `value` (float, in the images' units) back as the images' type."""
-    if c.scale != 1.0:
-        return f"{c.x} = fn.cast(dmath.clamp({value}, 0.0, {literal(float(c.scale))}), dtype=types.UINT8)"
-    return f"{c.x} = {value}"
-
-
-def _trunc(value: str) -> str:
-    """DALI source of `value` rounded towards zero."""
-    return f"(dmath.floor(dmath.abs({value})) * (fn.cast({value} >= 0.0, dtype=types.FLOAT) * 2.0 - 1.0))"
+def _scale(c) -> float:
+    """The images' units (255.0 for 0-255 levels, 1.0 after a Normalize), as the runtime functions take them."""
+    return float(c.scale)
 
 
 # --------------------------------------------------------------------------------------------
@@ -146,46 +127,19 @@ def _dali_shadow_draws(a):
             "intensity": _uniforms(*a["shadow_intensity_range"], (most,))}
 
 
-def _dali_polygon(shadow: int, dimension: int, c, xs, ys, d) -> list[str]:
-    """Statements darkening `dark` by polygon `shadow`: the even-odd test edge by edge (written
-    out, one block per edge), the outline's pixels included."""
-    vx, vy, dark, inside, edge = (c.var(n) for n in ("vx", "vy", "dark", "inside", "edge"))
-    lines = [f"{inside} = {xs} < -1.0", f"{edge} = {inside}"]
-    for k in range(dimension):
-        lines += [
-            f"ax, ay, bx, by = {vx}[{shadow}, {k}], {vy}[{shadow}, {k}], {vx}[{shadow}, {(k + 1) % dimension}], "
-            f"{vy}[{shadow}, {(k + 1) % dimension}]",
-            f"at = ax + ({ys} - ay) * (bx - ax) / (by - ay + fn.cast(by == ay, dtype=types.FLOAT))",
-            f"{inside} = {inside} != ((({ys} < ay) != ({ys} < by)) & ({xs} < at))",
-            f"{edge} = {edge} | ((({xs} - ax) * (by - ay) == ({ys} - ay) * (bx - ax)) & (dmath.min(ax, bx) <= {xs})"
-            f" & ({xs} <= dmath.max(ax, bx)) & (dmath.min(ay, by) <= {ys}) & ({ys} <= dmath.max(ay, by)))",
-        ]
-    return lines + [f"{dark} = {dark} * (1.0 - fn.cast({inside} | {edge}, dtype=types.FLOAT) * "
-                    f"{d['intensity']}[{shadow}] * fn.cast({d['num_shadows']} > {literal(float(shadow))}, "
-                    f"dtype=types.FLOAT))"]
-
-
 def _dali_shadow(a, c, d):
-    """Kornia's module in DALI: every sample draws the largest count of polygons (vertices whole
-    pixels in the ROI, as int(fraction x side) bounds them); each polygon's even-odd test at the
-    pixel centres, edges included, runs edge by edge over the coordinate grids; polygons beyond
-    the sample's count darken nothing."""
-    x0, y0, x1, y1 = (literal(float(v)) for v in _roi(a["shadow_roi"]))
-    most, dimension = _ints(a["num_shadows_limit"])[1], a["shadow_dimension"]
-    lines, xs, ys = _dali_grid(c)
-    vx, vy, vertices, dark, inside, edge = (c.var(n) for n in ("vx", "vy", "vertices", "dark", "inside", "edge"))
-    xlo, xhi, ylo, yhi = (c.var(n) for n in ("xlo", "xhi", "ylo", "yhi"))
-    return lines + [
-        f"{xlo} = dmath.floor({x0} * {c.width})",
-        f"{xhi} = dmath.max(dmath.floor({x1} * {c.width}), {xlo} + 1.0)",
-        f"{ylo} = dmath.floor({y0} * {c.height})",
-        f"{yhi} = dmath.max(dmath.floor({y1} * {c.height}), {ylo} + 1.0)",
-        f"{vx} = dmath.min(dmath.floor({xlo} + ({xhi} - {xlo}) * {d['_u']}), {xhi} - 1.0)",
-        f"{vy} = dmath.min(dmath.floor({ylo} + ({yhi} - {ylo}) * {d['_v']}), {yhi} - 1.0)",
-        f"{vertices} = fn.stack({vx}, {vy}, axis=2)",
-        f"{dark} = 1.0",
-        *(line for shadow in range(most) for line in _dali_polygon(shadow, dimension, c, xs, ys, d)),
-        _dali_out(c, f"{c.x} * {dark}"),
+    """Kornia's module in DALI (runtime/dali_ops/weather.py): every sample draws the largest count of
+    polygons (vertices whole pixels in the ROI, as int(fraction x side) bounds them); each polygon's
+    even-odd test at the pixel centres, edges included, runs edge by edge over the coordinate grids;
+    polygons beyond the sample's count darken nothing."""
+    roi = [float(v) for v in _roi(a["shadow_roi"])]
+    most, dimension = _ints(a["num_shadows_limit"])[1], int(a["shadow_dimension"])
+    vx, vy, vertices, dark = (c.var(n) for n in ("vx", "vy", "vertices", "dark"))
+    return [
+        f"{vx}, {vy}, {vertices} = " + _call("shadow_vertices", c.height, c.width, d["_u"], d["_v"], roi),
+        f"{dark} = " + _call("shadow_darkness", c.x, c.height, c.width, vx, vy, d["intensity"], d["num_shadows"],
+                             most=most, dimension=dimension),
+        f"{c.x} = " + _call("shadow_darken", c.x, dark, _scale(c)),
     ]
 
 
@@ -259,7 +213,8 @@ def _rain_reference(image, row, params):
 
 # DALI places the drops with a counter-based hash of (drop index, the sample's drawn `drop_hash`),
 # since their count follows each image's height and a per-sample random operator's output could not
-# be reported for a batch of mixed sizes: `_hash_drops` lists the same drops in numpy.
+# be reported for a batch of mixed sizes: `_hash_drops` lists the same drops in numpy. DALI's copy of the
+# multipliers is RAIN_HASH_MULTIPLIERS in runtime/dali_ops/weather.py (this module imports no DALI).
 _HASH_MULTIPLIERS = (0x9E3779B9, 0x7FEB352D, 0x846CA68B, 0x68E31DA4)
 
 
@@ -283,72 +238,17 @@ def _hash_drops(drop_hash, height, width, rain_type, drop_length) -> np.ndarray:
 
 
 def _dali_rain(a, c, d):
-    """Kornia's rain in DALI: the drops from the hash (see _hash_drops), each streak written as its
-    vertical runs (column k of a streak with |dx| = run covers rows ceil((k - 0.5) L / run) - 1 to
-    ceil((k + 0.5) L / run) - 1 of 0..L, Kornia's 4-connected raster) erased to drop_color on a
-    blank layer (fn.erase clips them to the image), box-blurred with mirrored borders, added,
-    darkened. Every drop gets as many runs as the widest slant of slant_range needs."""
+    """Kornia's rain in DALI (random_rain, runtime/dali_ops/weather.py): the drops from the hash (see
+    _hash_drops), each streak written as its vertical runs erased to drop_color on a blank layer,
+    box-blurred with mirrored borders, added, darkened. Every drop gets as many runs as the widest
+    slant of slant_range needs."""
     lo, hi = a["slant_range"]
     widest = int(max(math.floor(hi), -math.floor(lo), 0))
-    unit = float(c.scale) / 255.0
     count = {"drizzle": 4.0, "heavy": 1.0, "torrential": 0.5}.get(a["rain_type"], 3.0)
-    v = {n: c.var(n) for n in ("count", "length", "span", "ramp", "index", "h", "g", "x", "y", "dx", "run", "sign",
-                               "k", "first", "last", "layer", "col", "top", "rows")}
-    u32 = "types.UINT32"
-    const = [f"types.Constant(np.uint32({m}))" for m in _HASH_MULTIPLIERS]
-
-    def mix(node):
-        return [f"{node} = {node} ^ ({node} // types.Constant(np.uint32(65536)))", f"{node} = {node} * {const[1]}",
-                f"{node} = {node} ^ ({node} // types.Constant(np.uint32(32768)))", f"{node} = {node} * {const[2]}",
-                f"{node} = {node} ^ ({node} // types.Constant(np.uint32(65536)))"]
-
-    length = (f"dmath.max(dmath.floor({c.height} / 8.0), 1.0)" if a["drop_length"] == 0
-              else literal(float(a["drop_length"])))
-    ks = f"types.Constant(np.arange({widest + 1}, dtype=np.float32).reshape(1, -1))"
-    lines = [
-        f"{v['count']} = dmath.max(dmath.floor({c.height} / {literal(count)}), 1.0)",
-        f"{v['length']} = {length}",
-        f"{v['span']} = fn.cast(dmath.max({c.height} - {v['length']}, 1.0), dtype={u32})",
-        # Drop indices 0 .. count - 1 from a resized two-pixel ramp (see _dali_grid), one drop a row.
-        f"{v['ramp']} = fn.resize(fn.constant(fdata=[0.0, 1.0], shape=[2, 1, 1], layout='HWC'), "
-        f"size=fn.stack({v['count']}, 1.0), roi_start=fn.stack(0.5 - 0.5 / {v['count']}, 0.0), "
-        f"roi_end=fn.stack(1.5 - 0.5 / {v['count']}, 1.0), interp_type=types.INTERP_LINEAR, antialias=False, "
-        f"dtype=types.FLOAT)",
-        f"{v['index']} = fn.reshape(dmath.floor({v['ramp']} * {v['count']} + 0.5), shape=[-1, 1])",
-        f"{v['h']} = fn.cast({v['index']}, dtype={u32}) * {const[0]} + fn.cast({d['drop_hash']}, dtype={u32})",
-        *mix(v["h"]),
-        f"{v['g']} = {v['h']} + {const[3]}",
-        *mix(v["g"]),
-        f"{v['x']} = fn.cast({v['h']} - ({v['h']} // fn.cast({c.width}, dtype={u32})) * fn.cast({c.width}, "
-        f"dtype={u32}), dtype=types.FLOAT)",
-        f"{v['y']} = fn.cast({v['g']} - ({v['g']} // {v['span']}) * {v['span']}, dtype=types.FLOAT)",
-        # A drop's run: trunc(x + slant) - x; the height's own weather_rain_count drops (the ramp
-        # has one row when there are none: it is erased with height 0).
-        f"{v['dx']} = " + _trunc(f"({v['x']} + {d['slant']})") + f" - {v['x']}",
-        f"{v['sign']} = fn.cast({v['dx']} >= 0.0, dtype=types.FLOAT) * 2.0 - 1.0",
-        f"{v['run']} = dmath.abs({v['dx']})",
-        f"{v['k']} = {ks}",
-        f"{v['first']} = dmath.max(dmath.ceil(({v['k']} - 0.5) * {v['length']} / dmath.max({v['run']}, 0.5)) - 1.0, "
-        f"0.0)",
-        f"{v['last']} = dmath.min(dmath.ceil(({v['k']} + 0.5) * {v['length']} / dmath.max({v['run']}, 0.5)) - 1.0, "
-        f"{v['length']}) * fn.cast({v['k']} < {v['run']}, dtype=types.FLOAT) + {v['length']} * "
-        f"fn.cast({v['k']} >= {v['run']}, dtype=types.FLOAT)",
-        f"{v['rows']} = ({v['last']} - {v['first']} + 1.0) * fn.cast({v['k']} <= {v['run']}, dtype=types.FLOAT)"
-        + ("" if count in (1.0, 0.5) else f" * fn.cast({c.height} >= {literal(count)}, dtype=types.FLOAT)"),
-        f"{v['col']} = {v['x']} + {v['sign']} * {v['k']}",
-        f"{v['top']} = {v['y']} + {v['first']}",
-        f"{v['layer']} = fn.erase(fn.cast({c.x}, dtype=types.FLOAT) * 0.0, "
-        f"anchor=fn.reshape(fn.stack({v['top']}, {v['col']}, axis=2), shape=[-1]), "
-        f"shape=fn.reshape(fn.stack({v['rows']}, {v['rows']} * 0.0 + 1.0, axis=2), shape=[-1]), axis_names='HW', "
-        f"fill_value={literal([float(x) * unit for x in a['drop_color']])})",
-    ]
-    blur = a["blur_value"]
-    if blur > 1:
-        lines.append(f"{v['layer']} = fn.filter({v['layer']}, np.full(({blur}, {blur}), {literal(1.0 / blur ** 2)}, "
-                     f"dtype=np.float32), border='reflect_101')")
-    top = literal(float(c.scale))
-    return lines + [_dali_out(c, f"dmath.clamp({c.x} + {v['layer']}, 0.0, {top}) * "
-                                 f"{literal(float(a['brightness_coefficient']))}")]
+    return [f"{c.x} = " + _call("random_rain", c.x, c.height, c.width, d["slant"], d["drop_hash"], count=count,
+                                drop_length=float(a["drop_length"]), widest=widest,
+                                drop_color=[float(x) for x in a["drop_color"]], blur_value=int(a["blur_value"]),
+                                brightness_coefficient=float(a["brightness_coefficient"]), scale=_scale(c))]
 
 
 def _from_rain(t):
@@ -423,83 +323,11 @@ def _from_fog(t):
 
 
 def _dali_fog(a, c, d):
-    """A.RandomFog without placing discs (DALI has no scatter-add): the discs are independent, so
-    a pixel's expected transmission over their placements is exactly T = prod_j (1 - alpha P_j),
-    P_j the chance that disc j covers the pixel, and the transmission's variance is
-    prod_j (1 - (2 alpha - alpha^2) P_j) - T^2. Each of Albumentations' rounds (its counts,
-    shrinking regions and centre, computed as it does) adds count x log(1 - alpha P) to log T
-    (and likewise to the variance's product), with P for a square of the mean disc area
-    (pi E[r^2] over the radii it draws; a radius-1 disc counts its 5 pixels) overlapping the
-    round's region of centres. The discs' texture: the fog's amount 1 - T times a log-normal
-    factor of mean 1 that gives the variance above, driven by Gaussian noise blurred to about the
-    disc size (so it never darkens); then Albumentations' closing blur."""
-    v = {n: c.var(n) for n in ("i", "alpha", "region", "cx", "cy", "big", "small", "disc", "half", "zero", "log1",
-                               "log2", "w", "h", "n", "halfw", "halfh", "p", "t", "tau2", "z", "fog", "size", "xf",
-                               "mean", "amount")}
-    lines, xs, ys = _dali_grid(c)
-    white = literal(float(c.scale))
-
-    def ss(n):  # sum of r^2 for r < n
-        return f"(({n}) - 1.0) * ({n}) * (2.0 * ({n}) - 1.0) / 6.0"
-
-    lines += [
-        f"{v['i']} = {d['intensity']}",
-        f"{v['alpha']} = {literal(float(a['alpha_coef']))} * {v['i']}",
-        f"{v['region']} = dmath.max(dmath.floor(dmath.floor({c.width} / 3.0) * {v['i']}), 1.0)",
-        f"{v['cx']} = dmath.floor({c.width} / 2.0 - 0.5)",
-        f"{v['cy']} = dmath.floor({c.height} / 2.0 - 0.5)",
-        f"{v['big']} = dmath.max(dmath.floor(dmath.min({c.height}, {c.width}) * 0.1 * {v['i']}), 2.0)",
-        f"{v['small']} = dmath.max(dmath.floor({v['big']} / 2.0), 1.0)",
-        f"{v['disc']} = ({literal(math.pi)} * ({ss(v['big'])} - {ss(v['small'])}) + {literal(5.0 - math.pi)} * "
-        f"fn.cast({v['small']} == 1.0, dtype=types.FLOAT)) / ({v['big']} - {v['small']})",
-        f"{v['half']} = dmath.sqrt({v['disc']}) / 2.0",
-        f"{v['zero']} = {xs} * 0.0 + {ys} * 0.0",
-        f"{v['log1']} = {v['zero']}",
-        f"{v['log2']} = {v['zero']}",
-        f"{v['w']} = {c.width}",
-        f"{v['h']} = {c.height}",
-    ]
-    for _ in range(10):
-        lines += [
-            # int(w * h / region^2 * intensity * 10) discs while both sides exceed the region.
-            f"{v['n']} = dmath.floor({v['w']} * {v['h']} / ({v['region']} * {v['region']}) * {v['i']} * 10.0) * "
-            f"fn.cast(({v['w']} > {v['region']}) & ({v['h']} > {v['region']}), dtype=types.FLOAT)",
-            f"{v['halfw']} = dmath.floor({v['w']} / 2.0)",
-            f"{v['halfh']} = dmath.floor({v['h']} / 2.0)",
-            f"{v['p']} = dmath.max(dmath.min({xs} + {v['half']}, {v['cx']} + {v['halfw']} + 0.5) - dmath.max({xs} - "
-            f"{v['half']}, {v['cx']} - {v['halfw']} - 0.5), 0.0) * dmath.max(dmath.min({ys} + {v['half']}, {v['cy']} + "
-            f"{v['halfh']} + 0.5) - dmath.max({ys} - {v['half']}, {v['cy']} - {v['halfh']} - 0.5), 0.0) / "
-            f"((2.0 * {v['halfw']} + 1.0) * (2.0 * {v['halfh']} + 1.0))",
-            f"{v['log1']} = {v['log1']} + {v['n']} * dmath.log(dmath.max(1.0 - {v['alpha']} * {v['p']}, 1e-30))",
-            f"{v['log2']} = {v['log2']} + {v['n']} * dmath.log(dmath.max(1.0 - (2.0 - {v['alpha']}) * {v['alpha']} * "
-            f"{v['p']}, 1e-30))",
-            # int(w * 0.9), exact in float32 as w * 9 / 10.
-            f"{v['w']} = dmath.floor({v['w']} * 9.0 / 10.0)",
-            f"{v['h']} = dmath.floor({v['h']} * 9.0 / 10.0)",
-        ]
-    lines += [
-        f"{v['t']} = dmath.exp({v['log1']})",
-        # The fog's amount 1 - T, log-normal about its mean with the transmission's variance.
-        f"{v['amount']} = 1.0 - {v['t']}",
-        f"{v['tau2']} = dmath.log(1.0 + dmath.max(dmath.exp({v['log2']}) - {v['t']} * {v['t']}, 0.0) / "
-        f"dmath.max({v['amount']} * {v['amount']}, 1e-12))",
-        f"{v['z']} = fn.reshape(" + call("fn.random.normal", {"__input__": v["zero"], "seed": c.seed(1)})
-        + ", layout='HWC')",
-        f"{v['z']} = fn.gaussian_blur({v['z']}, sigma=dmath.max({v['half']} * 0.9, 0.5))",
-        f"{v['mean']} = fn.reductions.mean({v['z']})",
-        f"{v['z']} = ({v['z']} - {v['mean']}) / dmath.max(fn.reductions.std_dev({v['z']}, {v['mean']}), 1e-6)",
-        f"{v['amount']} = dmath.min({v['amount']} * dmath.exp(dmath.sqrt({v['tau2']}) * {v['z']} - {v['tau2']} / 2.0), "
-        f"1.0)",
-        f"{v['xf']} = fn.cast({c.x}, dtype=types.FLOAT)",
-        f"{v['fog']} = {v['xf']} + ({white} - {v['xf']}) * {v['amount']}",
-        # A.RandomFog's closing blur: an odd side of max(3, min(H, W) // 30), OpenCV's sigma for it.
-        f"{v['size']} = dmath.max(dmath.floor(dmath.min({c.height}, {c.width}) / 30.0), 3.0)",
-        f"{v['size']} = {v['size']} + 1.0 - ({v['size']} - dmath.floor({v['size']} / 2.0) * 2.0)",
-        f"{v['fog']} = fn.gaussian_blur(fn.reshape({v['fog']}, layout='HWC'), window_size=fn.cast({v['size']}, "
-        f"dtype=types.INT32), sigma=0.3 * (({v['size']} - 1.0) * 0.5 - 1.0) + 0.8)",
-        _dali_out(c, f"dmath.clamp({v['fog']}, 0.0, {white})"),
-    ]
-    return lines
+    """A.RandomFog without placing discs (DALI has no scatter-add): each pixel gets the fog's expected
+    transmission over the discs' placements, times a log-normal texture of the spread they give
+    (random_fog, runtime/dali_ops/weather.py, says how)."""
+    return [f"{c.x} = " + _call("random_fog", c.x, c.height, c.width, d["intensity"],
+                                alpha_coef=float(a["alpha_coef"]), noise_seed=c.seed(1), scale=_scale(c))]
 
 
 RANDOM_FOG = OpSpec(
@@ -604,66 +432,23 @@ def _dali_flare_draws(a):
 
 
 def _dali_flare(a, c, d):
-    """Kornia's module in DALI: the same draws (the largest count of circles, those beyond the
-    sample's count with alpha 0), then each circle and each of the sun's src_radius // 10 discs
-    blended over the image as a mask of the coordinate grids, in the images' units."""
+    """Kornia's module in DALI (runtime/dali_ops/weather.py): the same draws (the largest count of
+    circles, those beyond the sample's count with alpha 0) placed as it places them (flare_circles),
+    then each circle and each of the sun's src_radius // 10 discs blended over the image as a mask of
+    the coordinate grids, in the images' units (flare_overlay)."""
     most = _ints(a["num_flare_circles_range"])[1]
-    unit = float(c.scale) / 255.0
-    top = [float(v) for v in a["src_color"]]
-    spread = int(max(top) * 0.2)
-    lowest = [max(v - spread, 0.0) for v in top]
-    steps = a["src_radius"] // 10
-    sun = [(float(int(1 + (a["src_radius"] - 1) * i / max(steps - 1, 1))) ** 2, (steps - i - 1) / max(steps - 1, 1))
-           for i in range(steps)]
-    lines, xs, ys = _dali_grid(c)
-    v = {n: c.var(n) for n in ("angle", "step", "points", "largest", "t", "used", "weighted", "strength", "out",
-                               "overlay", "inside", "distance2", "sun", "weight", "flare_x", "flare_y", "circle_alpha",
-                               "circle_x", "circle_y", "circle_radius", "circle_color")}
-    colour = f"types.Constant(np.array({literal([x * unit for x in top])}, dtype=np.float32))"
-    low = f"np.array({literal(lowest)}, dtype=np.float32)"
-    high = f"np.array({literal(top)}, dtype=np.float32)"
-    return lines + [
-        f"{v['angle']} = {literal(2 * math.pi)} * {d['_angle']}",
-        f"{v['flare_x']} = dmath.floor({c.width} * {d['_fx']})",
-        f"{v['flare_y']} = dmath.floor({c.height} * {d['_fy']})",
-        f"{v['step']} = dmath.max(dmath.floor(dmath.sqrt({c.height} * {c.height} + {c.width} * {c.width}) * 0.01), "
-        "1.0)",
-        f"{v['points']} = dmath.ceil({c.width} / {v['step']})",
-        f"{v['largest']} = dmath.max(dmath.floor({c.height} * 0.01), 2.0)",
-        f"{v['used']} = fn.cast(types.Constant(np.arange({most}, dtype=np.float32)) < {d['num_circles']}, "
-        f"dtype=types.FLOAT)",
-        f"{v['circle_alpha']} = {d['_alpha']} * {v['used']}",
-        f"{v['t']} = dmath.min(dmath.floor({v['points']} * {d['_t']}), {v['points']} - 1.0) * {v['step']} "
-        f"- {v['flare_x']}",
-        f"{v['circle_x']} = " + _trunc(f"({v['flare_x']} + {v['t']} * dmath.cos({v['angle']}))"),
-        f"{v['circle_y']} = " + _trunc(f"({v['flare_y']} + {v['t']} * dmath.sin({v['angle']}))"),
-        f"{v['circle_radius']} = dmath.min(dmath.floor(1.0 + {v['largest']} * {d['_r']}), {v['largest']})",
-        f"{v['circle_radius']} = {v['circle_radius']} * {v['circle_radius']} * {v['circle_radius']}",
-        f"{v['circle_color']} = dmath.min(dmath.floor(types.Constant({low}) + types.Constant({high} + 1.0 - {low}) "
-        f"* {d['_c']}), types.Constant({high}))",
-        f"{v['out']} = fn.cast({c.x}, dtype=types.FLOAT)",
-        f"{v['overlay']} = {v['out']}",
-        *(line for k in range(most) for line in (
-            f"{v['inside']} = fn.cast(({xs} - {v['circle_x']}[{k}]) * ({xs} - {v['circle_x']}[{k}]) + ({ys} - "
-            f"{v['circle_y']}[{k}]) * ({ys} - {v['circle_y']}[{k}]) <= {v['circle_radius']}[{k}] * "
-            f"{v['circle_radius']}[{k}], dtype=types.FLOAT)",
-            f"{v['overlay']} = {v['overlay']} + {v['inside']} * (fn.reshape({v['circle_color']}[{k}], "
-            f"shape=[1, 1, 3]) * {literal(unit)} - {v['overlay']})",
-            f"{v['out']} = {v['overlay']} * {v['circle_alpha']}[{k}] + {v['out']} * (1.0 - {v['circle_alpha']}[{k}])")),
-        f"{v['weighted']} = fn.reductions.sum({v['circle_alpha']} * {v['circle_radius']})",
-        f"{v['strength']} = dmath.min({v['weighted']} / dmath.max(fn.reductions.sum({v['circle_radius']} * "
-        f"{v['used']}), 1e-12) * 5.0, 1.0)",
-        f"{v['distance2']} = ({xs} - {v['flare_x']}) * ({xs} - {v['flare_x']}) + ({ys} - {v['flare_y']}) * "
-        f"({ys} - {v['flare_y']})",
-        f"{v['overlay']} = {v['out']}",
-        f"{v['sun']} = fn.reshape({colour}, shape=[1, 1, 3])",
-        # The sun's discs, written out: disc i of radius r_i blends with weight (strength x f_i)^3.
-        *(line for radius2, fraction in sun for line in (
-            f"{v['overlay']} = {v['overlay']} + fn.cast({v['distance2']} <= {literal(radius2)}, dtype=types.FLOAT) "
-            f"* ({v['sun']} - {v['overlay']})",
-            f"{v['weight']} = dmath.pow({v['strength']} * {literal(float(fraction))}, 3.0)",
-            f"{v['out']} = {v['overlay']} * {v['weight']} + {v['out']} * (1.0 - {v['weight']})")),
-        _dali_out(c, v["out"] if c.scale != 1.0 else f"dmath.clamp({v['out']}, 0.0, 1.0)"),
+    colour = [float(v) for v in a["src_color"]]
+    v = {n: c.var(n) for n in ("flare_x", "flare_y", "circle_alpha", "circle_x", "circle_y", "circle_radius",
+                               "circle_color", "strength", "out")}
+    circles = [v[n] for n in ("flare_x", "flare_y", "circle_alpha", "circle_x", "circle_y", "circle_radius",
+                              "circle_color")]
+    return [
+        ", ".join([*circles, v["strength"]]) + " = " + _call(
+            "flare_circles", c.height, c.width, d["_angle"], d["_fx"], d["_fy"], d["num_circles"], d["_alpha"],
+            d["_t"], d["_r"], d["_c"], most=most, src_color=colour),
+        f"{v['out']} = " + _call("flare_overlay", c.x, c.height, c.width, *circles, v["strength"], most=most,
+                                 src_radius=int(a["src_radius"]), src_color=colour, scale=_scale(c)),
+        f"{c.x} = " + _call("weather_to_images", v["out"], _scale(c)),
     ]
 
 
@@ -712,22 +497,9 @@ RANDOM_SUN_FLARE = OpSpec(
 # RandomSnow
 
 def _dali_snow(a, c, d):
-    """Kornia's weather_snow_bleach in DALI: each pixel's max and min over the channels
-    (fn.reductions), its HLS lightness lifted below the threshold, the channels moved with it."""
-    v = {n: c.var(n) for n in ("f", "top", "bottom", "lightness", "lifted", "ratio")}
-    scale = literal(float(c.scale))
-    return [
-        f"{v['f']} = fn.cast({c.x}, dtype=types.FLOAT) / {scale}",
-        f"{v['top']} = fn.reductions.max({v['f']}, axes=[2], keep_dims=True)",
-        f"{v['bottom']} = fn.reductions.min({v['f']}, axes=[2], keep_dims=True)",
-        f"{v['lightness']} = ({v['top']} + {v['bottom']}) * 0.5",
-        f"{v['lifted']} = {v['lightness']} + fn.cast({v['lightness']} < {d['snow_point']} * 0.5 + "
-        f"{literal(1.0 / 3.0)}, dtype=types.FLOAT) * (dmath.min({v['lightness']} * "
-        f"{literal(float(a['brightness_coeff']))}, 1.0) - {v['lightness']})",
-        f"{v['ratio']} = (1.0 - dmath.abs(2.0 * {v['lifted']} - 1.0)) / dmath.max(1.0 - dmath.abs(2.0 * "
-        f"{v['lightness']} - 1.0), 1e-12)",
-        _dali_out(c, f"dmath.clamp({v['lifted']} + ({v['f']} - {v['lightness']}) * {v['ratio']}, 0.0, 1.0) * {scale}"),
-    ]
+    """Kornia's weather_snow_bleach in DALI (random_snow, runtime/dali_ops/weather.py): each pixel's
+    HLS lightness lifted below the threshold, the channels moved with it."""
+    return [f"{c.x} = " + _call("random_snow", c.x, d["snow_point"], float(a["brightness_coeff"]), _scale(c))]
 
 
 def _from_snow(t):

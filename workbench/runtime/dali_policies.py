@@ -2,13 +2,15 @@
 (kornia.augmentation.auto), so that a DALI export and a Kornia export mean the same: each
 policy_<op> takes uint8 HWC images and one magnitude per sample (NaN for ops without one); DALI's
 auto_aug `select` runs each sample through the op it drew (conditional execution), with auto_aug's
-ops where they agree. An export copies what its policy steps call (ops/policies.py writes them).
+ops where they agree. An export copies what its policy steps call (ops/policies.py writes them):
+the ops, and the helpers that pick, measure and report them.
 """
 import numpy as np
 import nvidia.dali.fn as fn
 import nvidia.dali.math as dmath
 import nvidia.dali.types as types
 from nvidia.dali.auto_aug import augmentations as auto_aug
+from nvidia.dali.pipeline import do_not_convert
 
 
 # Kornia's (and PIL's) smoothing kernel for sharpness.
@@ -144,3 +146,28 @@ def policy_magnitude(images, row, table, u, coin=None):
     if coin is None:
         return value
     return value * (1.0 - 2.0 * column(2) * coin)
+
+
+@do_not_convert
+def policy_to_levels(images, scale):
+    """Images in units of `scale` (1.0 after a Normalize) as the 0-255 uint8 levels the policy ops take,
+    clamped as Kornia's ops clamp values to [0, 1]."""
+    return _to_uint8(images * (255.0 / scale))
+
+
+@do_not_convert
+def policy_from_levels(images, scale):
+    """The policy's uint8 levels back in units of `scale` (float)."""
+    return fn.cast(images, dtype=types.FLOAT) * (scale / 255.0)
+
+
+@do_not_convert
+def policy_reports(choice, magnitudes, applied=None):
+    """(policy_choice, op_applied, op_magnitude), what a policy step reports per sample: the
+    candidates it drew (`choice`: a node of positions, or a list of scalar nodes to stack), whether
+    each of their ops ran (`applied`: a list of 0/1 nodes; None: every candidate drawn ran) and the
+    magnitudes they used (a list of nodes)."""
+    if isinstance(choice, list):
+        choice = fn.stack(*choice)
+    ran = fn.cast(choice >= 0 if applied is None else fn.stack(*applied), dtype=types.FLOAT)
+    return choice, ran, fn.stack(*magnitudes)

@@ -1,5 +1,5 @@
 """OpenCV's 8-bit RGB -> Lab lightness tables (RGB2Lab_b), shared by the Kornia module and the DALI
-function that reproduce cv2's CLAHE on L (kornia_modules/color.py, dali_ops/color.py).
+function that reproduce cv2's CLAHE on L (kornia_modules/color.py, dali_ops/clahe.py).
 
 Example:
     >>> gamma, lightness = opencv_lab_tables()

@@ -1,14 +1,16 @@
-"""DALI colour functions: OpenCV's CLAHE on OpenCV's 8-bit Lab lightness, with Kornia's Lab round trip.
+"""DALI colour functions: the colour ops of ops/color.py and ops/color_adjust.py (factors,
+HSV shifts, grey, value maps, histogram stretches, sharpness, channel order), Kornia's
+arithmetic written out so that DALI gives Kornia's values.
 
-Images come in the pipeline's units: 0-255 uint8 before a Normalize (`uint8=True`), [0, 1]-based
-floats after it; every function returns them in the same units.
+Images come in the pipeline's units: 0-255 uint8 before a Normalize (`uint8=True`), floats
+after it; every function returns them in the same units. On uint8 the value maps compute in
+float and round back once; after a Normalize they clamp the input (and the result) to [0, 1],
+as Kornia clamps them.
 """
 import nvidia.dali.fn as fn
 import nvidia.dali.math as dmath
 import nvidia.dali.types as types
 from nvidia.dali.pipeline import do_not_convert
-
-from ..opencv_lab import opencv_lab_tables
 
 
 @do_not_convert
@@ -26,71 +28,215 @@ def from_unit(values, uint8):
 
 
 @do_not_convert
-def clahe_clip(draw, levels):
-    """(index, clip limit) of each sample's drawn clip limit `draw` rounded to the nearest of
-    `levels` (fn.clahe takes one clip limit per operator); index None for one level."""
-    if len(levels) == 1:
-        return None, draw
-    middles = [(low + high) / 2.0 for low, high in zip(levels, levels[1:])]
-    above = (draw > middles[0]) * 1
-    for middle in middles[1:]:
-        above = above + (draw > middle) * 1
-    index = fn.cast(above, dtype=types.INT32)
-    return index, fn.lookup_table(index, keys=[*range(len(levels))], values=levels, dtype=types.FLOAT)
+def colour_brightness(images, factor, uint8):
+    """The images with every value scaled by `factor` (torchvision's brightness)."""
+    if uint8:
+        return fn.brightness(images, brightness=factor)
+    return dmath.clamp(fn.brightness(dmath.clamp(images, 0.0, 1.0), brightness=factor), 0.0, 1.0)
 
 
 @do_not_convert
-def opencv_lightness(images, uint8):
-    """OpenCV's 8-bit Lab L of the images (one uint8 channel), as cv2.cvtColor(COLOR_RGB2LAB) gives
-    it for uint8: the sRGB table, the fixed-point luminance (871, 2929, 296 of 4096, rounded half
-    up), then the lightness table."""
-    gamma, lightness = opencv_lab_tables()
-    levels = images if uint8 else fn.cast(dmath.clamp(images * 255.0, 0.0, 255.0), dtype=types.UINT8)
-    linear = fn.lookup_table(levels, keys=[*range(256)], values=[int(g) for g in gamma], dtype=types.FLOAT)
-    y = fn.cast(dmath.floor((linear[:, :, 0:1] * 871.0 + linear[:, :, 1:2] * 2929.0 + linear[:, :, 2:3] * 296.0
-                             + 2048.0) / 4096.0), dtype=types.INT32)
-    return fn.lookup_table(y, keys=[*range(2041)], values=[int(v) for v in lightness], dtype=types.UINT8)
+def colour_contrast(images, factor, uint8):
+    """The images blended with their mean grey by `factor` (torchvision's contrast: the centre is
+    the mean of the BT.601 grey image). The centre enters arithmetic, never `fn.contrast`: a GPU
+    node cannot be an operator's named argument."""
+    x = images if uint8 else dmath.clamp(images, 0.0, 1.0)
+    means = fn.reductions.mean(x, axes=(0, 1))
+    centre = (means[0] * 0.299 + means[1] * 0.587 + means[2] * 0.114) * (1.0 - factor)
+    if uint8:
+        return fn.cast(dmath.clamp(x * factor + centre, 0.0, 255.0), dtype=types.UINT8)
+    return dmath.clamp(x * factor + centre, 0.0, 1.0)
 
 
 @do_not_convert
-def clahe_at_level(lightness, level, tiles_x, tiles_y):
-    """fn.clahe of the lightness at one clip level for every sample."""
-    return fn.clahe(lightness, tiles_x=tiles_x, tiles_y=tiles_y, clip_limit=level)
+def colour_saturation(images, factor, uint8):
+    """The images blended with their greyscale by `factor` (0 = grey, 1 = unchanged)."""
+    if uint8:
+        return fn.saturation(images, saturation=factor)
+    return dmath.clamp(fn.saturation(dmath.clamp(images, 0.0, 1.0), saturation=factor), 0.0, 1.0)
 
 
-def clahe_at_levels(lightness, index, levels, tiles_x, tiles_y):
-    """fn.clahe of the lightness at each sample's clip level `levels[index]`: one fn.clahe per level
-    under DALI's conditional execution, every sample through exactly one."""
-    equalised = lightness
-    for k, level in enumerate(levels):
-        if index == k:
-            equalised = fn.clahe(lightness, tiles_x=tiles_x, tiles_y=tiles_y, clip_limit=level)
-    return equalised
+def _colour_mod6(values):
+    """`values` modulo 6 (floored, as Python's %), the wrap of a hue in sextants."""
+    return values - dmath.floor(values / 6.0) * 6.0
 
 
 @do_not_convert
-def with_lab_lightness(images, lightness, uint8):
-    """The images with their Lab L replaced by `lightness` (8-bit L levels): a and b as
-    kornia.color.rgb_to_lab computes them, L = lightness * 100 / 255, and back to RGB as
-    kornia.color.lab_to_rgb does (clamped)."""
+def colour_hsv_shift(images, hue, uint8, saturation=None, value=None):
+    """The images with their hue rotated by `hue` sextants (1 = 60 degrees) and, when given,
+    `saturation` and `value` ([0, 1] units) added to HSV saturation and value, clamped to [0, 1].
+
+    Kornia's adjust_hue (and torchvision's) exactly: H in sextants from the first largest channel
+    (R, then G, then B, as torch's max picks), S = chroma / max, V = max; back to RGB by
+    v - v * s * clamp(min(k, 4 - k), 0, 1), k = (h + n) mod 6 with n = 5, 3, 1 for R, G, B."""
     f = to_unit(images, uint8)
-    lin = [dmath.pow((f[:, :, k] + 0.055) / 1.055, 2.4) * (f[:, :, k] > 0.04045) + f[:, :, k] / 12.92
-           * (f[:, :, k] <= 0.04045) for k in range(3)]
-    rows = ((0.412453, 0.357580, 0.180423), (0.212671, 0.715160, 0.072169), (0.019334, 0.119193, 0.950227))
-    white = (0.95047, 1.0, 1.08883)
-    fx, fy, fz = [(dmath.pow(dmath.max(t, 0.008856), 1.0 / 3.0) * (t > 0.008856) + (t * 7.787 + 4.0 / 29.0)
-                   * (t <= 0.008856))
-                  for t in [(lin[0] * row[0] + lin[1] * row[1] + lin[2] * row[2]) / w for row, w in zip(rows, white)]]
-    lab_a, lab_b = 500.0 * (fx - fy), 200.0 * (fy - fz)
-    gy = (lightness[:, :, 0] * (100.0 / 255.0) + 16.0) / 116.0
-    g = [lab_a / 500.0 + gy, gy, dmath.max(gy - lab_b / 200.0, 0.0)]
-    g = [(t * t * t * (t > 0.2068966) + (t - 4.0 / 29.0) / 7.787 * (t <= 0.2068966)) * w for t, w in zip(g, white)]
-    inverse = ((3.2404813432005266, -1.5371515162713185, -0.4985363261688878),
-               (-0.9692549499965682, 1.8759900014898907, 0.0415559265582928),
-               (0.0556466391351772, -0.2040413383665112, 1.0573110696453443))
-    rgb = []
-    for row in inverse:
-        t = g[0] * row[0] + g[1] * row[1] + g[2] * row[2]
-        rgb.append(dmath.clamp((1.055 * dmath.pow(dmath.max(t, 0.0031308), 1.0 / 2.4) - 0.055) * (t > 0.0031308)
-                               + 12.92 * t * (t <= 0.0031308), 0.0, 1.0))
-    return from_unit(fn.reshape(fn.stack(*rgb, axis=2), layout="HWC"), uint8)
+    r, g, b = f[:, :, 0], f[:, :, 1], f[:, :, 2]
+    top = dmath.max(dmath.max(r, g), b)
+    span = top - dmath.min(dmath.min(r, g), b)
+    safe = span + (span <= 0.0)  # 1 where the pixel is grey (its hue is 0 then)
+    is_r = r >= top
+    is_g = (g >= top) * (1 - is_r)
+    h = is_r * _colour_mod6((g - b) / safe) + is_g * ((b - r) / safe + 2.0) + (1 - is_r - is_g) * ((r - g) / safe + 4.0)
+    h = _colour_mod6(h + hue)
+    chroma = span / (top + (top <= 0.0))  # 0 on black, as Kornia's divisor guard
+    s = chroma if saturation is None else (span > 0.0) * dmath.clamp(chroma + saturation, 0.0, 1.0)
+    v = top if value is None else dmath.clamp(top + value, 0.0, 1.0)
+    channels = []
+    for n in (5.0, 3.0, 1.0):
+        k = _colour_mod6(h + n)
+        channels.append(v - v * s * dmath.clamp(dmath.min(k, 4.0 - k), 0.0, 1.0))
+    return from_unit(fn.reshape(fn.stack(*channels, axis=2), layout="HWC"), uint8)
+
+
+@do_not_convert
+def colour_luma_grey(images, applied):
+    """The images' BT.601 luma in all three channels where `applied` (a 0/1 node, or 1), else the
+    images: saturation 0 or 1 per sample."""
+    return fn.saturation(images, saturation=1.0 - applied)
+
+
+def _colour_grey_mix(images, grey, applied, uint8):
+    """The one-channel `grey` (float) in all three channels where `applied` (a 0/1 node, or 1),
+    else the images; the grey rounded to a level on uint8."""
+    if uint8:
+        grey = fn.cast(grey, dtype=types.UINT8)
+    grey = fn.reshape(fn.stack(grey, grey, grey, axis=2), layout="HWC")
+    mix = applied * grey + (1 - applied) * images
+    return fn.cast(mix, dtype=types.UINT8) if uint8 else mix
+
+
+def _colour_rgb(images):
+    """The images' three channels as floats."""
+    f = fn.cast(images, dtype=types.FLOAT)
+    return f[:, :, 0], f[:, :, 1], f[:, :, 2]
+
+
+@do_not_convert
+def colour_grey_average(images, applied, uint8):
+    """The images' channel mean as grey where `applied` (see _colour_grey_mix)."""
+    r, g, b = _colour_rgb(images)
+    return _colour_grey_mix(images, (r + g + b) / 3.0, applied, uint8)
+
+
+@do_not_convert
+def colour_grey_max(images, applied, uint8):
+    """The images' largest channel as grey where `applied` (see _colour_grey_mix)."""
+    r, g, b = _colour_rgb(images)
+    return _colour_grey_mix(images, dmath.max(dmath.max(r, g), b), applied, uint8)
+
+
+@do_not_convert
+def colour_grey_desaturation(images, applied, uint8):
+    """The images' mid-range (max + min) / 2 as grey where `applied` (see _colour_grey_mix)."""
+    r, g, b = _colour_rgb(images)
+    return _colour_grey_mix(images, (dmath.max(dmath.max(r, g), b) + dmath.min(dmath.min(r, g), b)) / 2.0, applied,
+                            uint8)
+
+
+@do_not_convert
+def colour_invert(images, uint8):
+    """1 - v in [0, 1] units (255 - v on uint8); not clamped after a Normalize."""
+    if uint8:
+        return fn.cast(255 - images, dtype=types.UINT8)  # int arithmetic promotes to int32
+    return 1.0 - images
+
+
+@do_not_convert
+def colour_solarize(images, threshold, uint8):
+    """The images with every value at or above `threshold` ([0, 1] units) inverted; compared in
+    [0, 1] units as Kornia compares (float32 v / 255 >= t), so a threshold that falls on a level
+    splits the same pixels."""
+    if uint8:
+        on = images / 255.0 >= threshold
+        return fn.cast(images + on * (255 - 2 * images), dtype=types.UINT8)
+    # A 0/1 mask selects exactly: 1 * (1 - v) + 0 * v is 1 - v to the last bit.
+    v = dmath.clamp(images, 0.0, 1.0)
+    on = v >= threshold
+    return on * (1.0 - v) + (1 - on) * v
+
+
+@do_not_convert
+def colour_posterize(images, bits, uint8):
+    """The images with the top `bits` bits of each 8-bit level kept: flooring to a multiple of
+    2 ** (8 - bits), exact in float."""
+    step = dmath.pow(2.0, 8.0 - bits)
+    if uint8:
+        return fn.cast(dmath.floor(images / step) * step, dtype=types.UINT8)
+    # Kornia's float path: levels by truncation (x * 255 to uint8), then the same flooring.
+    return dmath.floor(dmath.floor(dmath.clamp(images, 0.0, 1.0) * 255.0) / step) * step / 255.0
+
+
+@do_not_convert
+def colour_gamma(images, gamma, uint8):
+    """The images in [0, 1] units raised to the power `gamma`."""
+    if uint8:
+        return fn.cast(dmath.pow(images / 255.0, gamma) * 255.0, dtype=types.UINT8)
+    return dmath.pow(dmath.clamp(images, 0.0, 1.0), gamma)
+
+
+@do_not_convert
+def colour_equalize(images, uint8, rounded):
+    """OpenCV's histogram equalisation of each channel. fn.equalize takes uint8 only: after a
+    Normalize, on the 8-bit levels the Kornia module uses (x * 255 truncated, or rounded when
+    `rounded`, mode cv), back to [0, 1]."""
+    if uint8:
+        return fn.equalize(images)
+    scaled = dmath.clamp(images, 0.0, 1.0) * 255.0
+    levels = fn.cast(dmath.floor(scaled + 0.5 if rounded else scaled), dtype=types.UINT8)
+    return fn.cast(fn.equalize(levels), dtype=types.FLOAT) / 255.0
+
+
+@do_not_convert
+def colour_auto_contrast(images, uint8):
+    """Each channel stretched so that its minimum becomes 0 and its maximum 1 (255 on uint8); a
+    constant channel becomes 0, as Kornia's (x - min) / (max - min + 1e-6) makes it."""
+    lo = fn.reductions.min(images, axes=(0, 1))
+    span = fn.reductions.max(images, axes=(0, 1)) - lo
+    if uint8:
+        return fn.cast((images - lo) * (255.0 / dmath.max(span, 1)), dtype=types.UINT8)
+    return dmath.clamp((images - lo) / (span + 1e-6), 0.0, 1.0)
+
+
+@do_not_convert
+def colour_sharpness(images, factor, height, width, uint8):
+    """torchvision's sharpness: the images blended with their 3x3-smoothed copy (PIL's SMOOTH:
+    centre 5, neighbours 1, over 13) by `factor`; the one-pixel border keeps its values (a 0/1
+    `edge` mask selects them exactly). `height` and `width` are float nodes of the size."""
+    top = 255.0 if uint8 else 1.0
+    x = dmath.clamp(fn.cast(images, dtype=types.FLOAT), 0.0, top)
+    smooth = fn.constant(fdata=[1 / 13] * 4 + [5 / 13] + [1 / 13] * 4, shape=[3, 3])
+    blur = dmath.clamp(fn.filter(x, smooth), 0.0, top)  # its border is replaced below
+    edge = fn.erase(x * 0.0 + 1.0, anchor=(1.0, 1.0), shape=fn.stack(height - 2.0, width - 2.0), axis_names="HW",
+                    fill_value=0.0)
+    sharp = dmath.clamp(blur + (x - blur) * factor, 0.0, top)
+    out = edge * x + (1.0 - edge) * sharp
+    return fn.cast(out, dtype=types.UINT8) if uint8 else out
+
+
+@do_not_convert
+def colour_permutation(k):
+    """The k-th (0..5) of the six orders of three channels, one per row (k drawn per sample)."""
+    return fn.constant(idata=[0, 1, 2, 0, 2, 1, 1, 0, 2, 1, 2, 0, 2, 0, 1, 2, 1, 0], shape=[6, 3])[k]
+
+
+@do_not_convert
+def colour_channel_shuffle(images, permutation):
+    """The images with their channels reordered: output channel c is input channel permutation[c]."""
+    channels = [images[:, :, permutation[c]] for c in range(3)]
+    return fn.reshape(fn.stack(*channels, axis=2), layout="HWC")  # stack leaves no layout
+
+
+@do_not_convert
+def colour_brightness_contrast(images, brightness, contrast, by_max, uint8):
+    """Albumentations' RandomBrightnessContrast in [0, 1] units: x * (1 + contrast) + brightness
+    (brightness times the image's mean when not `by_max`), clamped."""
+    f = to_unit(images, uint8)
+    offset = brightness if by_max else brightness * fn.reductions.mean(f)
+    return from_unit(f * (1.0 + contrast) + offset, uint8)
+
+
+@do_not_convert
+def colour_rgb_shift(images, r_shift, g_shift, b_shift, uint8):
+    """Albumentations' RGBShift: the three shifts (levels of 255) added to the red, green and blue
+    channels, clamped."""
+    return from_unit(to_unit(images, uint8) + fn.stack(r_shift, g_shift, b_shift) / 255.0, uint8)
