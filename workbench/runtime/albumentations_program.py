@@ -32,8 +32,9 @@ from torch.utils.data.distributed import DistributedSampler
 from .annotations import (annotated_inputs, batch_targets, loader_annotations, per_image, sample_targets,
                           target_arrays)
 from .albumentations_chain import SEED, STEPS, TARGETS_REFUSED, augment_targets, build_compose
-from .common import (IMAGE_EXTENSIONS, bench_batches, contract_parser, decode_image, derive_seed,
-                     distributed_context, list_image_files, median, record_arrays, timed_rates)
+from .common import (IMAGE_EXTENSIONS, bench_batches, box_count, contract_parser, decode_image, derive_seed,
+                     distributed_context, list_image_files, print_rates, print_seen, record_arrays,
+                     run_command, timed_rates)
 
 
 def seed_transforms(compose, seed, *path):
@@ -310,8 +311,7 @@ def _bench(args):
                         coco=args.coco, masks=args.masks)
     print(f"device: {device}, batch size: {args.batch_size}, workers: {args.workers}, "
           f"{args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
-    print("runs (images/s): " + ", ".join(f"{r:.1f}" for r in rates))
-    print(f"images/s: {median(rates):.1f}")
+    print_rates(rates)
 
 
 def _train(args):
@@ -324,9 +324,8 @@ def _train(args):
         # Your training step goes here: loss = criterion(model(images.float() / 255), labels) ...
         # (with --coco/--masks, `labels` holds each image's targets: see training_batches).
         seen += len(labels)
-        boxes += sum(len(target.get("boxes", ())) for target in labels) if isinstance(labels, list) else 0
-    targets = f", {boxes} boxes" if args.coco else ""
-    print(f"rank {rank}/{world_size}: {seen} augmented images{targets} over {args.epochs} epoch(s)")
+        boxes += box_count(labels)
+    print_seen(rank, world_size, seen, boxes, args.coco, args.epochs)
     if world_size > 1:
         torch.distributed.destroy_process_group()
 
@@ -334,12 +333,7 @@ def _train(args):
 def main(argv=None):
     parser = contract_parser(__doc__.splitlines()[0], SEED, min(4, os.cpu_count() or 1), "augmenting processes")
     args = parser.parse_args(argv)
-    if args.save:
-        _save(args)
-    elif args.bench:
-        _bench(args)
-    else:
-        _train(args)
+    run_command(args, _save, _bench, _train)
 
 
 

@@ -116,6 +116,38 @@ def timed_rates(batches, count, batch_count, warmup=3, runs=1, sync=None, progre
     return rates
 
 
+def print_rates(rates):
+    """--bench's last lines: each run's images/s and their median."""
+    print("runs (images/s): " + ", ".join(f"{r:.1f}" for r in rates))
+    print(f"images/s: {median(rates):.1f}")
+
+
+def box_count(labels):
+    """How many boxes a training batch's targets hold (0 where the labels are class ids).
+
+    Example:
+        >>> box_count([{"boxes": [[0, 0, 1, 1]]}, {"boxes": []}]), box_count(np.zeros(4))
+        (1, 0)
+    """
+    return sum(len(target.get("boxes", ())) for target in labels) if isinstance(labels, list) else 0
+
+
+def print_seen(rank, world_size, seen, boxes, coco, epochs):
+    """The training loop's last line: what this rank augmented (and, with --coco, how many boxes)."""
+    targets = f", {boxes} boxes" if coco else ""
+    print(f"rank {rank}/{world_size}: {seen} augmented images{targets} over {epochs} epoch(s)")
+
+
+def run_command(args, save, bench, train):
+    """An export's command: --save, else --bench, else the training loop, each given the parsed args."""
+    if args.save:
+        save(args)
+    elif args.bench:
+        bench(args)
+    else:
+        train(args)
+
+
 def size_argument(text):
     """A --resize value: "HxW" or "N" (square) as (height, width).
 

@@ -53,10 +53,10 @@ from nvidia.dali import pipeline_def
 
 from .annotations import (annotated_inputs, batch_targets, loader_annotations, per_image, sample_targets,
                           target_arrays)
-from .common import (CLASS_ID_DIGITS, IMAGE_EXTENSIONS, add_resize_argument, bench_batches, check_one_size,
-                     check_shards_argument, contract_parser, derive_seed, distributed_context, first_two_sizes,
-                     index_shards, list_image_files, loader_resize, median, mixed_sizes_error, save_inputs,
-                     shard_paths, timed_rates)
+from .common import (CLASS_ID_DIGITS, IMAGE_EXTENSIONS, add_resize_argument, bench_batches, box_count,
+                     check_one_size, check_shards_argument, contract_parser, derive_seed, distributed_context,
+                     first_two_sizes, index_shards, list_image_files, loader_resize, mixed_sizes_error,
+                     print_rates, print_seen, run_command, save_inputs, shard_paths, timed_rates)
 from .dali_chain import (CONDITIONALS, DRAWS, FIXES_SIZE, MIXING_STEPS, ONE_SIZE_BEFORE, REGION_DECODE,
                          REGION_STEPS, RESIZE_AT, SEED, SIZE_FIX, SIZE_NOTE, STEP_DRAWS, STEP_FUNCTIONS,
                          TARGETS_REFUSED, augment_targets)
@@ -459,8 +459,7 @@ def _bench(args):
                         resize=args.resize, shards=args.shards, coco=args.coco, masks=args.masks)
     print(f"batch size: {args.batch_size}, threads: {args.workers}, "
           f"{args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
-    print("runs (images/s): " + ", ".join(f"{r:.1f}" for r in rates))
-    print(f"images/s: {median(rates):.1f}")
+    print_rates(rates)
 
 
 def _train(args):
@@ -475,9 +474,8 @@ def _train(args):
             # Your training step goes here: loss = criterion(model(images.permute(0, 3, 1, 2)), labels) ...
             # (with --coco/--masks, `labels` holds each image's targets: see make_loader).
             seen += images.shape[0]
-            boxes += sum(len(target.get("boxes", ())) for target in labels) if isinstance(labels, list) else 0
-    targets = f", {boxes} boxes" if args.coco else ""
-    print(f"rank {rank}/{world_size}: {seen} augmented images{targets} over {args.epochs} epoch(s)")
+            boxes += box_count(labels)
+    print_seen(rank, world_size, seen, boxes, args.coco, args.epochs)
 
 
 def main(argv=None):
@@ -485,12 +483,7 @@ def main(argv=None):
     add_resize_argument(parser, FIXES_SIZE, SIZE_NOTE)
     args = parser.parse_args(argv)
     check_shards_argument(parser, args)
-    if args.save:
-        _save(args)
-    elif args.bench:
-        _bench(args)
-    else:
-        _train(args)
+    run_command(args, _save, _bench, _train)
 
 
 if __name__ == "__main__":

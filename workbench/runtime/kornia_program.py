@@ -66,10 +66,10 @@ from torch.utils.data.distributed import DistributedSampler
 
 from .annotations import (annotated_inputs, batch_targets, loader_annotations, per_image,
                           sample_targets, target_arrays)
-from .common import (add_resize_argument, bench_batches, check_one_size, check_shards_argument,
+from .common import (add_resize_argument, bench_batches, box_count, check_one_size, check_shards_argument,
                      contract_parser, decode_image, derive_seed, distributed_context, index_shards,
-                     list_image_files, loader_resize, median, read_member, record_arrays, save_inputs,
-                     shard_paths, timed_rates)
+                     list_image_files, loader_resize, print_rates, print_seen, read_member, record_arrays,
+                     run_command, save_inputs, shard_paths, timed_rates)
 from .kornia_chain import (FIXES_SIZE, HEAD_STEPS, RESIZE_AT, RESIZED_CROP, SEED, SIZE_FIX,
                            SIZE_NOTE, STEPS, TARGETS_REFUSED, augment_targets, build_augmentation)
 from .kornia_modules.fusion import (fused_colour, fused_geometry_plan, fused_resample, fusion_chunk,
@@ -1170,8 +1170,7 @@ def _bench(args):
                         coco=args.coco, masks=args.masks)
     print(f"device: {device}, decoder: {resolve_decoder(args.decoder, device)}, batch size: {args.batch_size}, "
           f"workers: {args.workers}, {args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
-    print("runs (images/s): " + ", ".join(f"{r:.1f}" for r in rates))
-    print(f"images/s: {median(rates):.1f}")
+    print_rates(rates)
 
 
 def _train(args):
@@ -1186,9 +1185,8 @@ def _train(args):
         # Your training step goes here: loss = criterion(model(images), labels) ...
         # (with --coco/--masks, `labels` holds each image's targets: see training_batches).
         seen += len(labels)
-        boxes += sum(len(target.get("boxes", ())) for target in labels) if isinstance(labels, list) else 0
-    targets = f", {boxes} boxes" if args.coco else ""
-    print(f"rank {rank}/{world_size}: {seen} augmented images{targets} over {args.epochs} epoch(s)")
+        boxes += box_count(labels)
+    print_seen(rank, world_size, seen, boxes, args.coco, args.epochs)
     if world_size > 1:
         torch.distributed.destroy_process_group()
 
@@ -1206,12 +1204,7 @@ def main(argv=None):
                              "compiles; without a working torch.compile: a warning, then as without the flag)")
     args = parser.parse_args(argv)
     check_shards_argument(parser, args)
-    if args.save:
-        _save(args)
-    elif args.bench:
-        _bench(args)
-    else:
-        _train(args)
+    run_command(args, _save, _bench, _train)
 
 
 if __name__ == "__main__":
