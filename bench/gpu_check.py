@@ -1,10 +1,15 @@
 """The GPU check: one command that runs every CUDA test and every GPU benchmark (quick forms) and
 writes a report with each figure beside its target.
 
-On a lent GPU machine (see ../shared/gpu/README.md for installing DALI, Kornia and Albumentations
-there, and `bench/gpu_extra_wheels.sh` for ipywidgets, matplotlib and pytest plug-ins):
+On this project's lent GPU machine (see ../shared/gpu/README.md for installing DALI, Kornia and
+Albumentations there, and `bench/gpu_extra_wheels.sh` for ipywidgets, matplotlib and pytest
+plug-ins), after the parts: one `run` with `carry: [".gpu/extra"]` and the command
 
-    source .gpu/c0/receive.sh && python3 bench/gpu_check.py --wheels .gpu/extra --out "$OUT"
+    bash bench/gpu_check.sh          # sets the paths, runs this, packs OUT into two files
+
+Elsewhere: `python3 bench/gpu_check.py --out DIR`. Seen on an H100 (2026-11-26): the machine
+started in about 30 s and the six parts took about 35 s, so a 400 s check fits a 15-minute lease
+with time to rerun one part.
 
 Parts, in order: the machine (device, driver, versions), the CUDA tests (every test marked
 `cuda` or `gpu_aware`, -x off, with --durations), then the benchmarks, most important first.
@@ -246,17 +251,19 @@ def run_tests(out: Path, clock: Clock, env: dict, files: list[str], gpu: bool, p
     argv = [sys.executable, "-m", "pytest", *files, "-m", "cuda or gpu_aware", "-p", "no:cacheprovider",
             "-o", "addopts=", "-q", "-rfEs", "--durations=25", f"--junitxml={xml}"]
     if plugins.get("pytest-xdist") and gpu:
-        argv += ["-n", "4", "--dist", "load"]  # session fixtures are cheap; balance the every-op tests
+        # 16 cores on the lent machines; the every-op tests are one per op, so 8 workers share them out
+        # (4 workers and one test looping over every op ran past the cap on an H100).
+        argv += ["-n", "8", "--dist", "load"]
     if plugins.get("pytest-timeout"):
-        argv += ["--timeout", "150"]  # one hung test must not take the whole part
+        argv += ["--timeout", "120"]  # one hung test must not take the whole part
     command = shlex.join(["python3", *argv[1:]])
     rc, seconds = run_logged(argv, log, clock.allow(TESTS_CAP_S), env)
     title = "CUDA tests (marked cuda or gpu_aware)"
     counts, failures, slowest = read_junit(xml)
     detail = (f"{counts['passed']} passed, {counts['failed']} failed, {counts['errors']} errors, "
               f"{counts['skipped']} skipped")
-    if rc is None:
-        return Outcome("tests", title, "timed out", seconds, detail + " before the cap", command, str(log))
+    if rc is None:  # no JUnit XML then: say how far it got from pytest's progress lines
+        return Outcome("tests", title, "timed out", seconds, progress(log) + " before the cap", command, str(log))
     if rc == 5 or (rc == 0 and not xml.exists()):
         return Outcome("tests", title, "failed", seconds, "pytest collected no test", command, str(log))
     if counts["failed"] or counts["errors"] or rc != 0:
@@ -271,6 +278,17 @@ def run_tests(out: Path, clock: Clock, env: dict, files: list[str], gpu: bool, p
     if slowest:
         lines += ["", "Slowest:", "", "| test | s |", "|---|---|"] + [f"| {n} | {s:.1f} |" for n, s in slowest]
     return Outcome("tests", title, status, seconds, "\n".join(lines), command, str(log))
+
+
+def progress(log: Path) -> str:
+    """How far a pytest run cut off before its summary got, from its progress lines (one character a
+    test: . passed, F failed, E error, s skipped), e.g. "151 tests ran: 3 failed, 0 errors"."""
+    marks = ""
+    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+        body = line.split(" [")[0].strip()
+        if body and set(body) <= set(".FEsxX"):
+            marks += body
+    return f"{len(marks)} tests ran: {marks.count('F')} failed, {marks.count('E')} errors"
 
 
 def read_junit(xml: Path) -> tuple[dict, list[tuple[str, str]], list[tuple[str, float]]]:

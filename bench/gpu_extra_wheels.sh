@@ -3,7 +3,7 @@
 # ipywidgets and matplotlib for the app's preview latency, pytest-xdist and pytest-timeout for the
 # CUDA tests. The lent GPU machine (Python 3.12) cannot download; run this HERE, from the project's
 # root, then send .gpu/extra with the check (about 30 MiB, one `run` call):
-#   carry: [".gpu/extra"]   command: source .gpu/c0/receive.sh && python3 bench/gpu_check.py --wheels .gpu/extra --out "$OUT"
+#   carry: [".gpu/extra"]   command: bash bench/gpu_check.sh
 # bench/gpu_check.py installs only the wheels whose distribution that machine lacks.
 set -euo pipefail
 EX="$(git rev-parse --git-path info/exclude)"; mkdir -p "$(dirname "$EX")"

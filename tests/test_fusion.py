@@ -7,10 +7,12 @@ import warnings
 import numpy as np
 import pytest
 import torch
+import torch._dynamo
 
 import workbench as wb
 from workbench.codegen import emit, load_module
 from workbench.errors import ChainError
+from workbench.runtime.kornia_modules.fusion import fusion_grid
 
 # Fused vs step by step, in levels of 255, on 200x200 cuts of the sample photos: a chain that
 # resamples two or three times (RandomResizedCrop, Rotate) measured 0.94-1.06 mean, 0.45-0.56
@@ -249,3 +251,14 @@ def test_fused_runs_agree_with_the_other_backends(name, sample_images):
         mae = np.mean([np.abs(a[4:-4, 4:-4] - np.asarray(b, np.float64)[4:-4, 4:-4] / 255.0).mean()
                        for a, b in zip(fused, theirs)]) * 255
         assert mae <= FUSED_PARITY[name], f"{name}, {other}: {mae:.2f}/255"
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_the_fused_sampling_grid_compiles_whole_and_equals_the_eager_one(affine):
+    # On an H100, torch.compile broke the fused run's graph at the grid's out= writes into strided views.
+    theta = torch.tensor([[[1.1, 0.2, 0.05], [-0.1, 0.9, -0.02], [0.0, 0.0, 1.0]],
+                          [[0.8, -0.3, 0.1], [0.25, 1.2, 0.0], [0.05, -0.02, 1.0]]])
+    torch._dynamo.reset()
+    assert torch._dynamo.explain(fusion_grid)(theta, (20, 24), affine).graph_break_count == 0
+    traced = torch.compile(fusion_grid, backend="eager", fullgraph=True)(theta, (20, 24), affine)
+    assert torch.equal(traced, fusion_grid(theta, (20, 24), affine))

@@ -14,7 +14,7 @@ import torch
 from conftest import ENV, ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
-from gpu_check import BENCHES, PARTS, Target, judge, read_junit  # noqa: E402
+from gpu_check import BENCHES, PARTS, Target, judge, progress, read_junit  # noqa: E402
 
 no_gpu = pytest.mark.skipif(torch.cuda.is_available(), reason="checks what the GPU check does without a GPU")
 
@@ -98,6 +98,14 @@ def test_junit_counts_and_failures(tmp_path):
     counts, failures, slowest = read_junit(xml)
     assert counts == {"passed": 1, "failed": 1, "errors": 1, "skipped": 1}
     assert failures == [("a::bad", "assert 1 == 2"), ("b::boom", "fixture")] and slowest == [("a::ok", 2.5)]
+
+
+def test_a_cut_off_test_run_still_says_how_far_it_got(tmp_path):
+    # The H100 run of 2026-11-26: killed at the cap before pytest wrote its summary or JUnit XML.
+    log = tmp_path / "tests.log"
+    log.write_text("bringing up nodes...\n\n" + "." * 72 + " [ 47%]\n" + "." * 49 + "F.F" + "." * 20
+                   + " [ 94%]\n.....F.\n[gpu_check] killed after 200 s\n", encoding="utf-8")
+    assert progress(log) == "151 tests ran: 3 failed, 0 errors"
 
 
 def test_every_test_that_needs_cuda_carries_the_marker_the_check_selects():

@@ -19,6 +19,7 @@ from workbench.codegen.dali import region_steps
 from workbench.ops import get_op
 
 from conftest import ROOT, run_script
+from dali_graph_check import merged_cpu_inputs_of_gpu_operators
 
 cuda = pytest.mark.cuda
 
@@ -43,14 +44,20 @@ def probabilities(op: str) -> list[float]:
 
 def define_gpu_graphs(chain: wb.Chain) -> None:
     """Define (never build) the export's preview and training pipelines on the GPU, the training
-    pipeline also as it runs with targets (its draws and the files' sizes as outputs)."""
+    pipeline also as it runs with targets (its draws and the files' sizes as outputs), and check that
+    no identical CPU operators feed GPU ones there (dali_graph_check: DALI merges them and then fails
+    to build the GPU pipeline)."""
     module = load_module(emit(chain, "dali"), "dali")
     mixing = any(step.spec.mixes_batch for _, step in chain.enabled_steps())
-    module.preview_pipeline(aug_seed=1, gpu=True, keep=True, labelled=mixing, batch_size=4, num_threads=1,
-                            device_id=None)
-    module.training_pipeline(["a.jpg", "b.jpg"], [0, 1], gpu=True, batch_size=4, num_threads=1, device_id=None)
-    module.training_pipeline(["a.jpg", "b.jpg"], [0, 1], gpu=True, annotated=True, resize=(64, 64), batch_size=4,
-                             num_threads=1, device_id=None)
+    pipes = [
+        module.preview_pipeline(aug_seed=1, gpu=True, keep=True, labelled=mixing, batch_size=4, num_threads=1,
+                                device_id=None),
+        module.training_pipeline(["a.jpg", "b.jpg"], [0, 1], gpu=True, batch_size=4, num_threads=1, device_id=None),
+        module.training_pipeline(["a.jpg", "b.jpg"], [0, 1], gpu=True, annotated=True, resize=(64, 64),
+                                 batch_size=4, num_threads=1, device_id=None)]
+    for pipe in pipes:
+        merged = merged_cpu_inputs_of_gpu_operators(pipe)
+        assert not merged, f"{chain.steps}: identical CPU operators feed GPU ones (the GPU build fails): {merged}"
 
 
 @pytest.mark.parametrize("op", DALI_OPS)
@@ -217,20 +224,20 @@ def test_every_op_runs_on_cuda(backend, op):
 
 
 @cuda
-@pytest.mark.parametrize("backend", ["kornia", "dali"])
-def test_export_equals_run_on_cuda_for_every_op(backend, tmp_path):
-    images = gpu_images()
-    folder = tmp_path / "images"
-    folder.mkdir()
+@pytest.mark.parametrize("backend,op", [("kornia", op) for op in KORNIA_OPS] + [("dali", op) for op in DALI_OPS])
+def test_export_equals_run_on_cuda_for_every_op(backend, op, tmp_path):
+    """One test per op (each runs the exported script in a process of its own): the GPU check's
+    workers share them out, where one test looping over every op ran past its time cap."""
     from PIL import Image
 
-    for i, image in enumerate(images):
+    folder = tmp_path / "images"
+    folder.mkdir()
+    for i, image in enumerate(gpu_images()):
         Image.fromarray(image).save(folder / f"img_{i:02d}.png")
-    for op in KORNIA_OPS if backend == "kornia" else DALI_OPS:
-        chain = one_op_chain(op)
-        script = tmp_path / f"{backend}_{op}.py"
-        chain.export(backend, path=script.name, folder=tmp_path)
-        out = tmp_path / f"{backend}_{op}.npz"
-        run_script(script, "--images", str(folder), "--save", str(out), "--device", "cuda")
-        expected = chain.run(wb.load_images(folder), backend=backend, device="cuda")
-        assert np.array_equal(np.load(out)["images"], expected.images), f"{op}: --save on CUDA differs from chain.run"
+    chain = one_op_chain(op)
+    script = tmp_path / f"{backend}_{op}.py"
+    chain.export(backend, path=script.name, folder=tmp_path)
+    out = tmp_path / f"{backend}_{op}.npz"
+    run_script(script, "--images", str(folder), "--save", str(out), "--device", "cuda")
+    expected = chain.run(wb.load_images(folder), backend=backend, device="cuda")
+    assert np.array_equal(np.load(out)["images"], expected.images), f"{op}: --save on CUDA differs from chain.run"

@@ -12,6 +12,7 @@ from workbench.codegen import emit, load_module
 from workbench.errors import ChainError
 
 from conftest import assert_save_equals_run
+from dali_graph_check import merged_cpu_inputs_of_gpu_operators
 
 BACKENDS = ["kornia", "dali", "albumentations"]
 
@@ -253,8 +254,10 @@ def test_exported_source_shows_the_groups_as_nested_steps(backend):
 
 def test_dali_groups_define_their_gpu_graphs():
     module = load_module(emit(nested_chain(), "dali"), "dali")
-    module.preview_pipeline(aug_seed=1, gpu=True, keep=True, batch_size=4, num_threads=1, device_id=None)
-    module.training_pipeline(["a.jpg", "b.jpg"], [0, 1], gpu=True, batch_size=4, num_threads=1, device_id=None)
+    for pipe in (module.preview_pipeline(aug_seed=1, gpu=True, keep=True, batch_size=4, num_threads=1, device_id=None),
+                 module.training_pipeline(["a.jpg", "b.jpg"], [0, 1], gpu=True, batch_size=4, num_threads=1,
+                                          device_id=None)):
+        assert merged_cpu_inputs_of_gpu_operators(pipe) == []
 
 
 def test_kornia_runs_each_child_only_on_the_samples_that_chose_it():

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import functools
 from pathlib import Path
 
@@ -76,8 +77,7 @@ def _step_function(i: int, step, scale: float, fuse: str = "", flip=None,
     elif region is not None:
         input_shape = f"fn.peek_image_shape({encoded})"
     if low.needs_size:
-        lines.append(f"{prefix}hw = fn.cast({input_shape or 'images.shape()'}, dtype=types.FLOAT)")
-        height, width = Name(f"{prefix}hw[0]"), Name(f"{prefix}hw[1]")
+        height, width = _size_names(prefix, input_shape or "images.shape()", lines)
     mirror = None
     if fuse == "normalize":
         flip_index, flip_p = flip
@@ -95,6 +95,7 @@ def _step_function(i: int, step, scale: float, fuse: str = "", flip=None,
     body = low.apply(step.params, ctx, draws) if fuse != "flip" else [
         comment("mirrored by crop_mirror_normalize in a later step (only mirror-invariant steps in between)")]
     lines += _gated(body, ctx, low, applied) if step.p < 1.0 and low.gate == "if" else body
+    lines = _unused_sizes_dropped(lines, prefix)
     reported += [(name, ctx.var(name)) for name in low.reports]
     name = f"step_{i + 1}_{_snake(step.op)}"
     if spec.mixes_batch:
@@ -261,14 +262,14 @@ def _child_lines(path: tuple[int, ...], step, outer) -> tuple[list[str], list[tu
         lines.append(f"{applied} = {outer} * 1")
     height = width = None
     if low.needs_size:
-        lines.append(f"{prefix}hw = fn.cast(images.shape(), dtype=types.FLOAT)")
-        height, width = Name(f"{prefix}hw[0]"), Name(f"{prefix}hw[1]")
+        height, width = _size_names(prefix, "images.shape()", lines)
     ctx = DaliContext(x=Name("images"), scale=255.0, height=height, width=width, applied=applied, prefix=prefix,
                       step=path)
     reported = [("applied", applied)]
     draws = _draw(step, ctx, lines, reported)
     body = low.apply(step.params, ctx, draws)
     lines += _gated(body, ctx, low, applied) if low.gate == "if" else body
+    lines = _unused_sizes_dropped(lines, prefix)
     reported += [(name, ctx.var(name)) for name in low.reports]
     return lines, [(f"step{label}_{step.op}.{name}", var) for name, var in reported]
 
@@ -284,6 +285,25 @@ def _draw(step, ctx: DaliContext, lines: list[str], reported: list) -> dict:
         if not name.startswith("_"):
             reported.append((name, var))
     return draws
+
+
+def _size_names(prefix: str, shape: str, lines: list[str]) -> tuple[Name, Name]:
+    """Names for the step's input height and width (floats), each subscripted once: a lowering that
+    spelled `hw[0]` at every use would make one CPU node per use, and DALI 2.4 merges identical CPU
+    nodes in a way that breaks GPU graphs where they feed GPU operators (the graph fails to build)."""
+    lines.append(f"{prefix}hw = fn.cast({shape}, dtype=types.FLOAT)")
+    lines.append(f"{prefix}height = {prefix}hw[0]")
+    lines.append(f"{prefix}width = {prefix}hw[1]")
+    return Name(f"{prefix}height"), Name(f"{prefix}width")
+
+
+def _unused_sizes_dropped(lines: list[str], prefix: str) -> list[str]:
+    """The step's lines without the height or width line _size_names wrote where no other line uses
+    that name (an op may need one side only)."""
+    text = "\n".join(lines)
+    unused = {f"{prefix}{side} = {prefix}hw[{k}]" for k, side in enumerate(("height", "width"))
+              if len(re.findall(rf"\b{prefix}{side}\b", text)) == 1}
+    return [line for line in lines if line not in unused]
 
 
 def _gated(body: list[str], ctx: DaliContext, low, applied) -> list[str]:

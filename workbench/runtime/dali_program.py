@@ -94,7 +94,9 @@ def mix_labels(labels, partner, weight):
     partner's (nothing to do without labels)."""
     if labels is None:
         return None
-    return labels * (1.0 - weight) + fn.permute_batch(labels, indices=partner) * weight
+    # -weight + 1.0 is 1.0 - weight exactly, but not the image blend's node: DALI 2.4 merges identical CPU
+    # operators, and a merged one feeding GPU operators breaks the GPU build (tests/dali_graph_check.py).
+    return labels * (weight * -1.0 + 1.0) + fn.permute_batch(labels, indices=partner) * weight
 
 
 def augment_images(images, seed=SEED, device="cpu", first=0, keep=False, labels=None):

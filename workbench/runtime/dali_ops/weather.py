@@ -79,12 +79,16 @@ def shadow_polygon(xs, ys, vx, vy, shadow, dimension):
     edge by edge, with the outline's own pixels included (cv2.fillPoly fills them)."""
     inside = xs < -1.0
     edge = inside
+    # Each vertex subscripted once, each difference taken once: DALI 2.4 merges identical CPU nodes, and
+    # a merged one that feeds a GPU operator leaves that operator naming an input the graph no longer
+    # has (the GPU pipeline fails to build).
+    corners = [(vx[shadow, k], vy[shadow, k]) for k in range(dimension)]
     for k in range(dimension):
-        ax, ay = vx[shadow, k], vy[shadow, k]
-        bx, by = vx[shadow, (k + 1) % dimension], vy[shadow, (k + 1) % dimension]
-        at = ax + (ys - ay) * (bx - ax) / (by - ay + fn.cast(by == ay, dtype=types.FLOAT))
+        (ax, ay), (bx, by) = corners[k], corners[(k + 1) % dimension]
+        dx, dy, below = bx - ax, by - ay, ys - ay
+        at = ax + below * dx / (dy + fn.cast(by == ay, dtype=types.FLOAT))
         inside = inside != (((ys < ay) != (ys < by)) & (xs < at))
-        edge = edge | (((xs - ax) * (by - ay) == (ys - ay) * (bx - ax)) & (dmath.min(ax, bx) <= xs)
+        edge = edge | (((xs - ax) * dy == below * dx) & (dmath.min(ax, bx) <= xs)
                        & (xs <= dmath.max(ax, bx)) & (dmath.min(ay, by) <= ys) & (ys <= dmath.max(ay, by)))
     return inside | edge
 
@@ -295,10 +299,11 @@ def flare_overlay(images, height, width, flare_x, flare_y, circle_alpha, circle_
     out = fn.cast(images, dtype=types.FLOAT)
     overlay = out
     for k in range(most):
-        inside = fn.cast((xs - circle_x[k]) * (xs - circle_x[k]) + (ys - circle_y[k]) * (ys - circle_y[k])
-                         <= circle_radius[k] * circle_radius[k], dtype=types.FLOAT)
+        # One subscript per value (see shadow_polygon: duplicated CPU nodes break GPU graphs).
+        x, y, radius, alpha = circle_x[k], circle_y[k], circle_radius[k], circle_alpha[k]
+        inside = fn.cast((xs - x) * (xs - x) + (ys - y) * (ys - y) <= radius * radius, dtype=types.FLOAT)
         overlay = overlay + inside * (fn.reshape(circle_color[k], shape=[1, 1, 3]) * unit - overlay)
-        out = overlay * circle_alpha[k] + out * (1.0 - circle_alpha[k])
+        out = overlay * alpha + out * (1.0 - alpha)
     distance2 = (xs - flare_x) * (xs - flare_x) + (ys - flare_y) * (ys - flare_y)
     overlay = out
     colour = fn.reshape(types.Constant(np.array([v * unit for v in top], dtype=np.float32)), shape=[1, 1, 3])

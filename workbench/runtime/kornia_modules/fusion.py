@@ -249,9 +249,15 @@ def fusion_grid(theta, size, affine):
     xs = (2.0 * torch.arange(size[1], device=theta.device, dtype=theta.dtype) + 1.0) / size[1] - 1.0
     ys, xs = ys[None, :, None], xs[None, None, :]
     row = [[theta[:, i, j, None, None] for j in range(3)] for i in range(3)]
-    grid = torch.empty((theta.shape[0], size[0], size[1], 2), device=theta.device, dtype=theta.dtype)
-    torch.add(row[0][0] * xs, row[0][1] * ys + row[0][2], out=grid[..., 0])
-    torch.add(row[1][0] * xs, row[1][1] * ys + row[1][2], out=grid[..., 1])
+    if torch.compiler.is_compiling():
+        # The same sums stacked: Dynamo cannot trace out= into a strided view (a graph break seen on an
+        # H100), and the compiler writes the stack in place anyway.
+        grid = torch.stack((row[0][0] * xs + (row[0][1] * ys + row[0][2]),
+                            row[1][0] * xs + (row[1][1] * ys + row[1][2])), dim=-1)
+    else:
+        grid = torch.empty((theta.shape[0], size[0], size[1], 2), device=theta.device, dtype=theta.dtype)
+        torch.add(row[0][0] * xs, row[0][1] * ys + row[0][2], out=grid[..., 0])
+        torch.add(row[1][0] * xs, row[1][1] * ys + row[1][2], out=grid[..., 1])
     if affine:
         return grid
     depth = (row[2][0] * xs + (row[2][1] * ys + row[2][2]))[..., None]
@@ -350,5 +356,19 @@ def fusion_channel_stats(flags, batch):
     if not (torch.is_tensor(mean) and torch.is_tensor(std)) or mean.numel() not in (1, batch.shape[1]) \
             or std.numel() not in (1, batch.shape[1]):
         return None
-    return (mean.to(batch.device, batch.dtype).reshape(1, -1, 1, 1),
-            std.to(batch.device, batch.dtype).reshape(1, -1, 1, 1))
+    key = (id(mean), id(std), batch.device, batch.dtype)
+    held = FUSION_STATS_ON_DEVICE.get(key)
+    if held is None or held[0] is not mean or held[1] is not std:
+        # Copied once per device and dtype: a copy from host memory on every batch made the host wait
+        # for the GPU twice per batch (torch.cuda.set_sync_debug_mode("warn") on an H100).
+        held = (mean, std, mean.to(batch.device, batch.dtype).reshape(1, -1, 1, 1),
+                std.to(batch.device, batch.dtype).reshape(1, -1, 1, 1))
+        if len(FUSION_STATS_ON_DEVICE) >= 64:  # a long preview session builds many chains
+            FUSION_STATS_ON_DEVICE.pop(next(iter(FUSION_STATS_ON_DEVICE)))
+        FUSION_STATS_ON_DEVICE[key] = held
+    return held[2], held[3]
+
+
+# Normalize's mean and std on the devices they were used on, by the (CPU) tensors' identity; the
+# tensors themselves are held too, so an id is never reused while its entry lives.
+FUSION_STATS_ON_DEVICE: dict = {}
