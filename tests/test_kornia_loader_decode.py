@@ -1,6 +1,7 @@
 """The exported Kornia training loader: batched RandomResizedCrop for mixed sizes, GPU decoding
 (with its PIL fallbacks), and the byte-reading dataset. CPU tests; the CUDA ones skip without it."""
 import builtins
+import warnings
 
 import numpy as np
 import pytest
@@ -247,6 +248,25 @@ def test_decode_batch_falls_back_to_pil_per_file(crop_module, jpeg_folder):
         assert torch.equal(image, torch.from_numpy(decode_image(path)).permute(2, 0, 1)), path
     same = crop_module.decode_batch([payloads[0], payloads[0]], fake_gpu_decode, torch.device("cpu"))
     assert torch.is_tensor(same) and same.shape == (2, *images[0].shape)
+
+
+def test_a_gpu_decoder_refusing_most_files_is_said_once(crop_module, jpeg_folder):
+    # nvImageCodec without its nvJPEG plugin returns None for every file: PIL then decodes them all
+    # in the main process, which must not go unsaid (but once, not every batch).
+    ds = crop_module.EncodedImageFolderDataset(jpeg_folder)
+    payloads = crop_module.unpack_payloads(crop_module.collate_encoded([ds[i] for i in range(len(ds))])[0])
+    crop_module.GPU_DECODE_REFUSALS_WARNED.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        crop_module.decode_batch(payloads, lambda encoded: [crop_module.decode_bytes_with_pil(d) for d in encoded],
+                                 torch.device("cpu"))
+        assert caught == []
+        for _ in range(2):
+            images = crop_module.decode_batch(payloads, lambda encoded: [None] * len(encoded), torch.device("cpu"))
+    said = [w for w in caught if "refused 6 of the 6 JPEGs" in str(w.message)]
+    assert len(said) == 1 and "nvidia-nvjpeg-cu13" in str(said[0].message)
+    for image, path in zip(images, ds.files):
+        assert torch.equal(image, torch.from_numpy(decode_image(path)).permute(2, 0, 1)), path
 
 
 def test_gpu_decoders_refuse_clearly_without_their_packages(crop_module, monkeypatch, tmp_path, jpeg_folder):

@@ -719,6 +719,11 @@ def is_rgb_image(image):
     return image is not None and image.dim() == 3 and image.shape[0] == 3 and image.dtype == torch.uint8
 
 
+# Said once a process: a GPU decoder that refuses most files (nvImageCodec without its nvJPEG plugin
+# returns None for every one) leaves PIL decoding in the main process, silently slow otherwise.
+GPU_DECODE_REFUSALS_WARNED = []
+
+
 def decode_batch(payloads, decode, device):
     """A batch of EncodedImageFolderDataset payloads as uint8 images on `device`.
 
@@ -729,8 +734,16 @@ def decode_batch(payloads, decode, device):
     images = list(payloads)
     encoded = [i for i, payload in enumerate(payloads) if payload.dim() == 1]
     if encoded:
+        refused = 0
         for i, image in zip(encoded, decode([payloads[i] for i in encoded])):
+            refused += not is_rgb_image(image)
             images[i] = image if is_rgb_image(image) else decode_bytes_with_pil(payloads[i])
+        if refused * 2 > len(encoded) and not GPU_DECODE_REFUSALS_WARNED:
+            GPU_DECODE_REFUSALS_WARNED.append(refused)
+            warnings.warn(f"the GPU decoder refused {refused} of the {len(encoded)} JPEGs in a batch; PIL decoded "
+                          "them one by one in the main process, which is slow. nvImageCodec needs its nvJPEG "
+                          "plugin (pip install nvidia-nvjpeg-cu13, or nvidia-nvjpeg-cu12 for CUDA 12); or choose "
+                          "--decoder torchvision or pil", RuntimeWarning, stacklevel=2)
     images = [image.to(device, non_blocking=True) for image in images]
     return torch.stack(images) if len({tuple(image.shape) for image in images}) == 1 else images
 
