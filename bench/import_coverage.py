@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from pipelines import ALBUMENTATIONS, KORNIA, TORCHVISION  # noqa: E402
 
-from workbench.import_coverage import measure  # noqa: E402
+from workbench.importers.coverage import measure  # noqa: E402
 
 
 def main() -> None:

@@ -24,8 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                "workbench.order")),
     ("engines", ("workbench.codegen", "workbench.backends", "workbench.estimate", "workbench.render",
                  "workbench.support_matrix")),
-    ("verbs", ("workbench.import_report", "workbench.from_albumentations", "workbench.from_kornia",
-               "workbench.from_torchvision", "workbench.chain", "workbench.import_coverage", "workbench.examples")),
+    ("verbs", ("workbench.importers", "workbench.chain", "workbench.examples")),
     ("app", ("workbench.ui", "workbench.cli", "workbench.__main__", "workbench")),
 ]
 

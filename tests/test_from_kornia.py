@@ -14,8 +14,9 @@ import workbench as wb  # noqa: E402
 from workbench.model import Step  # noqa: E402
 from workbench.codegen.kornia import kornia_module_call  # noqa: E402
 from workbench.runtime.kornia_modules import color, distortion, filters, geometric, weather  # noqa: E402
-from workbench.from_kornia import INVERSES, group_dict, module_to_op  # noqa: E402
-from workbench.import_report import Unmapped  # noqa: E402
+from workbench.importers.kornia import INVERSES, module_to_op  # noqa: E402
+from workbench.importers.walker import group_dict  # noqa: E402
+from workbench.importers.report import Unmapped  # noqa: E402
 from workbench.ops import REGISTRY  # noqa: E402
 
 # Where an op's Kornia lowering forgets a parameter, the import cannot bring it back; the

@@ -10,7 +10,7 @@ os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 os.environ.setdefault("KORNIA_INSTALLATION_MODE", "RAISE")
 
 import workbench as wb  # noqa: E402
-from workbench.import_coverage import measure  # noqa: E402
+from workbench.importers.coverage import measure  # noqa: E402
 
 from pipelines import ALBUMENTATIONS, KORNIA, TORCHVISION  # noqa: E402
 

@@ -310,7 +310,7 @@ def test_posterize_draws_every_integer_of_the_range(x):
 # ----- Albumentations import (from_transform) ------------------------------------------------
 
 def _import(transform):
-    from workbench.from_albumentations import _map
+    from workbench.importers.albumentations import _map
 
     return _map(transform)
 

@@ -12,7 +12,7 @@ import workbench as wb
 os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 import albumentations as A  # noqa: E402
 
-from workbench.from_albumentations import _map  # noqa: E402
+from workbench.importers.albumentations import _map  # noqa: E402
 
 BACKENDS = ("kornia", "dali", "albumentations")
 OPS = ("BrightnessContrast", "HueSaturationValue", "RGBShift")

@@ -19,9 +19,9 @@ from typing import Any
 from .backends import RunResult, run_chain
 from .codegen import export_chain
 from .estimate import Comparison, Estimate, compare_backends, estimate
-from .from_albumentations import chain_from_albumentations
-from .from_kornia import chain_from_kornia
-from .from_torchvision import chain_from_torchvision
+from .importers.albumentations import chain_from_albumentations
+from .importers.kornia import chain_from_kornia
+from .importers.torchvision import chain_from_torchvision
 from .model import FORMAT_NAME, FORMAT_VERSION, MAX_FILE_BYTES, MAX_SEED, MAX_STEPS, ChainModel, Step
 
 __all__ = ["Chain", "Step", "FORMAT_NAME", "FORMAT_VERSION", "MAX_FILE_BYTES", "MAX_SEED", "MAX_STEPS"]

@@ -11,13 +11,15 @@ Example:
 """
 from __future__ import annotations
 
+import difflib
 import os
 from typing import Any
 
-from .errors import ChainError, WorkbenchError
-from .import_report import Unmapped, finish_import, leaf_positions
-from .model import ChainModel, Step
-from .ops import REGISTRY, why_not_in_group
+from ..errors import WorkbenchError
+from ..model import ChainModel, Step
+from ..ops import REGISTRY, why_not_in_group
+from .report import Unmapped, finish_import
+from .walker import Child, Imported, Library, child_step, leaf_positions, walk
 
 # Transforms that only change the container, not the pixels: every export already delivers
 # tensors in its engine's layout.
@@ -26,30 +28,28 @@ _LAYOUT_ONLY = {"ToTensorV2": "layout conversion to a CHW tensor; every export d
 _CONTAINERS = ("Compose", "Sequential")
 
 
-def chain_from_albumentations(pipeline: Any, seed: int | None = None, strict: bool = False,
-                              chain_type: type[ChainModel] = ChainModel) -> ChainModel:
-    """The chain for an Albumentations `Compose` (or a list of transforms), see `Chain.from_albumentations`."""
+def _albumentations():
     os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")  # no PyPI version check on import
     try:
         import albumentations as A
     except ImportError:
         raise WorkbenchError("importing an Albumentations pipeline needs Albumentations: "
                              "pip install albumentations==2.0.8") from None
-    if isinstance(pipeline, (list, tuple)):
-        transforms, pipeline_seed = list(pipeline), None
-    elif isinstance(pipeline, A.BaseCompose) or type(pipeline).__name__ in _CONTAINERS:
-        transforms, pipeline_seed = list(pipeline.transforms), getattr(pipeline, "seed", None)
-    elif isinstance(pipeline, A.BasicTransform):
-        transforms, pipeline_seed = [pipeline], None
-    else:
-        raise WorkbenchError(f"from_albumentations takes an albumentations Compose, a transform or a list of "
-                             f"transforms; got {type(pipeline).__name__}")
+    return A
+
+
+def chain_from_albumentations(pipeline: Any, seed: int | None = None, strict: bool = False,
+                              chain_type: type[ChainModel] = ChainModel) -> ChainModel:
+    """The chain for an Albumentations `Compose` (or a list of transforms), see `Chain.from_albumentations`."""
+    A = _albumentations()
+    transforms = _top(pipeline, A)
+    pipeline_seed = getattr(pipeline, "seed", None) if isinstance(pipeline, A.BaseCompose) else None
     if seed is None:
         seed = pipeline_seed if isinstance(pipeline_seed, int) and pipeline_seed >= 0 else 0
-    unmapped: list[Unmapped] = []
+    imported = walk(transforms, _library(A))
     chain = chain_type(seed=seed)
-    chain.steps = _steps(transforms, "", unmapped, A)
-    return finish_import(chain, unmapped, "from_albumentations", strict)
+    chain.steps = imported.steps
+    return finish_import(chain, imported.unmapped, "from_albumentations", strict)
 
 
 def leaf_transforms(pipeline: Any) -> list[str]:
@@ -62,45 +62,40 @@ def leaf_transforms(pipeline: Any) -> list[str]:
         >>> leaf_transforms(A.Compose([A.OneOf([A.Blur(), A.MedianBlur()]), A.HorizontalFlip()]))
         ['1.1', '1.2', '2']
     """
-    import albumentations as A
-
-    top = list(pipeline.transforms) if isinstance(pipeline, A.BaseCompose) else list(pipeline)
-    return leaf_positions(top, lambda t: list(t.transforms) if isinstance(t, A.BaseCompose) else None,
-                          lambda t: type(t).__name__ in _LAYOUT_ONLY)
+    A = _albumentations()
+    return leaf_positions(_top(pipeline, A), _library(A))
 
 
-def _steps(transforms, prefix: str, unmapped: list[Unmapped], A) -> list:
-    """The steps for `transforms` (positions numbered from `prefix`); what cannot become a step
-    goes to `unmapped` with the reason, and the rest is kept."""
-    steps = []
-    for k, transform in enumerate(transforms, start=1):
-        steps += _convert(transform, f"{prefix}{k}", unmapped, A)
-    return steps
+def _top(pipeline: Any, A) -> list:
+    if isinstance(pipeline, (list, tuple)):
+        return list(pipeline)
+    if isinstance(pipeline, A.BaseCompose) or type(pipeline).__name__ in _CONTAINERS:
+        return list(pipeline.transforms)
+    if isinstance(pipeline, A.BasicTransform):
+        return [pipeline]
+    raise WorkbenchError(f"from_albumentations takes an albumentations Compose, a transform or a list of "
+                         f"transforms; got {type(pipeline).__name__}")
 
 
-def _convert(transform, position: str, unmapped: list[Unmapped], A) -> list:
-    """The steps for one transform at `position`: none (layout only, or unmapped), one, or a
-    container's opened up."""
-    name = type(transform).__name__
-    if name in _LAYOUT_ONLY:
-        return []
-    try:
-        # Containers only: some transforms (ColorJitter) keep a list of functions in `.transforms`.
-        if isinstance(transform, A.BaseCompose):
-            if name in _CONTAINERS and float(getattr(transform, "p", 1.0)) == 1.0:
-                return _steps(list(transform.transforms), position + ".", unmapped, A)
-            group = _group(transform, position, unmapped, A)
-            return [group] if group is not None else []
-        op, params = _map(transform)
-        return [Step.create(op, p=float(transform.p), **params)]
-    except (ValueError, ChainError) as exc:
-        unmapped.append(Unmapped(position, _describe(transform), str(exc)))
-        return []
+def _library(A) -> Library:
+    # Containers only: some transforms (ColorJitter) keep a list of functions in `.transforms`.
+    return Library(
+        children=lambda t: list(t.transforms) if isinstance(t, A.BaseCompose) else None,
+        layout_only=lambda t: type(t).__name__ in _LAYOUT_ONLY,
+        opened=lambda t: type(t).__name__ in _CONTAINERS and float(getattr(t, "p", 1.0)) == 1.0,
+        group=_group,
+        leaf=_leaf,
+        describe=_describe)
 
 
-def _group(container, position: str, unmapped: list[Unmapped], A):
+def _leaf(transform, notes: list[str]) -> Step:
+    op, params = _map(transform)
+    return Step.create(op, p=float(transform.p), **params)
+
+
+def _group(container, position: str, children: list[Child], imported: Imported):
     """The group step for an Albumentations container (OneOf, SomeOf, Sequential with p < 1),
-    its children imported as steps; None when none of its children could be."""
+    with the children that could be imported; None when none of them could."""
     name = type(container).__name__
     if name == "SomeOf" and container.replace:
         raise ValueError("SomeOf(replace=True) may run a transform twice on one image; the SomeOf group "
@@ -110,20 +105,20 @@ def _group(container, position: str, unmapped: list[Unmapped], A):
                          + ("it applies its transforms in a random order" if name == "RandomOrder" else
                             "pick the transforms you want as steps, or put them in a OneOf"))
     kept, weights = [], []
-    for k, child in enumerate(container.transforms, start=1):
-        steps = _convert(child, f"{position}.{k}", unmapped, A)
-        if not steps:
+    for child in children:
+        if not child.steps:
             continue
-        step = steps[0] if len(steps) == 1 else Step.create("Sequential", steps=steps)
+        step = child_step(child)
         outside = [op for op in step.ops() if why_not_in_group(op.spec)]
         if outside:
-            unmapped.append(Unmapped(f"{position}.{k}", _describe(child), why_not_in_group(outside[0].spec)
-                                     + f"; a group's children keep the image size, so {name} runs without it"))
+            imported.unmapped.append(Unmapped(child.position, _describe(child.transform),
+                                              why_not_in_group(outside[0].spec) + f"; a group's children keep the "
+                                              f"image size, so {name} runs without it"))
             continue
         if name == "OneOf":
             # A.OneOf takes its children's p as their weights and then forces the chosen one: the
             # group's weights are those p, and the children apply with p = 1.
-            weights.append(float(getattr(child, "p", 1.0)))
+            weights.append(float(getattr(child.transform, "p", 1.0)))
             step = Step.from_dict({**step.to_dict(), "p": 1.0})
         kept.append(step)
     if not kept:
@@ -183,8 +178,6 @@ _NEAREST = {
 
 def _nearest(name: str) -> str:
     """Which op comes nearest to the Albumentations transform `name`, for the unmapped report."""
-    import difflib
-
     if name in _NEAREST:
         return f"the nearest op is {_NEAREST[name]}"
     known = {spec.albumentations.transform: spec.name for spec in REGISTRY.values() if spec.albumentations}

@@ -20,11 +20,12 @@ from __future__ import annotations
 import numbers
 from typing import Any, Callable
 
-from .errors import ChainError, WorkbenchError
-from .from_kornia import group_dict, has_param
-from .import_report import Unmapped, finish_import, leaf_positions
-from .model import ChainModel, Step
-from .ops.policies import RAND_AUGMENT_OPS
+from ..errors import ChainError, WorkbenchError
+from ..model import ChainModel, Step
+from ..ops.policies import RAND_AUGMENT_OPS
+from .report import finish_import
+from .walker import Child, Imported, Library, child_step, every_child_mapped, group_dict, has_param, leaf_positions, \
+    walk
 
 # Transforms that only change the container, the dtype or the layout: every export already
 # delivers float tensors in [0, 1] in its engine's layout.
@@ -51,26 +52,10 @@ _NEAREST = {
 def chain_from_torchvision(pipeline: Any, seed: int | None = None, strict: bool = False,
                            chain_type: type[ChainModel] = ChainModel) -> ChainModel:
     """The chain for a torchvision v2 pipeline, see `Chain.from_torchvision`."""
-    try:
-        import torch.nn as nn
-        from torchvision.transforms import v2  # noqa: F401 - imported here only, as the docstring says
-    except ImportError as exc:
-        raise WorkbenchError(f"importing a torchvision pipeline needs torchvision (pip install torchvision): {exc}") \
-            from None
-    name = type(pipeline).__name__
-    if isinstance(pipeline, (list, tuple)):
-        transforms = list(pipeline)
-    elif name == "Compose":
-        transforms = list(pipeline.transforms)
-    elif isinstance(pipeline, nn.Module) or callable(pipeline):
-        transforms = [pipeline]
-    else:
-        raise WorkbenchError(f"from_torchvision takes a v2.Compose, a list of transforms or one transform; got {name}")
+    imported = walk(_top(pipeline), LIBRARY)
     chain = chain_type(seed=0 if seed is None else seed)
-    unmapped: list[Unmapped] = []
-    notes: list[str] = []
-    chain.steps = _steps(transforms, "", unmapped, notes)
-    return finish_import(chain, unmapped, "from_torchvision", strict, notes=notes)
+    chain.steps = imported.steps
+    return finish_import(chain, imported.unmapped, "from_torchvision", strict, notes=imported.notes)
 
 
 def leaf_transforms(pipeline: Any) -> list[str]:
@@ -83,10 +68,24 @@ def leaf_transforms(pipeline: Any) -> list[str]:
         >>> leaf_transforms(v2.Compose([choice]))  # doctest: +SKIP
         ['1.1', '1.2']
     """
-    top = list(pipeline) if isinstance(pipeline, (list, tuple)) else (
-        list(pipeline.transforms) if type(pipeline).__name__ == "Compose" else [pipeline])
-    return leaf_positions(top, lambda t: list(t.transforms) if type(t).__name__ in CONTAINERS else None,
-                          lambda t: type(t).__name__ in LAYOUT_ONLY)
+    return leaf_positions(_top(pipeline), LIBRARY)
+
+
+def _top(pipeline: Any) -> list:
+    try:
+        import torch.nn as nn
+        from torchvision.transforms import v2  # noqa: F401 - imported here only, as the docstring says
+    except ImportError as exc:
+        raise WorkbenchError(f"importing a torchvision pipeline needs torchvision (pip install torchvision): {exc}") \
+            from None
+    name = type(pipeline).__name__
+    if isinstance(pipeline, (list, tuple)):
+        return list(pipeline)
+    if name == "Compose":
+        return list(pipeline.transforms)
+    if isinstance(pipeline, nn.Module) or callable(pipeline):
+        return [pipeline]
+    raise WorkbenchError(f"from_torchvision takes a v2.Compose, a list of transforms or one transform; got {name}")
 
 
 def describe(transform: Any) -> str:
@@ -96,42 +95,19 @@ def describe(transform: Any) -> str:
     return f"v2.{type(transform).__name__}()"
 
 
-def _steps(transforms: list, prefix: str, unmapped: list[Unmapped], notes: list[str]) -> list:
-    out: list = []
-    for k, transform in enumerate(transforms, start=1):
-        position = f"{prefix}{k}"
-        name = type(transform).__name__
-        if name in LAYOUT_ONLY:
-            continue
-        if name in CONTAINERS:
-            if name == "Compose":
-                out += _steps(list(transform.transforms), position + ".", unmapped, notes)
-            else:
-                step = _container(transform, position, unmapped, notes)
-                if step is not None:
-                    out.append(step)
-            continue
-        try:
-            op, params, p = transform_to_op(transform, notes)
-            out.append(Step.create(op, p=p, **params))
-        except (ValueError, ChainError) as exc:
-            unmapped.append(Unmapped(position, describe(transform), str(exc)))
-    return out
+def _leaf(transform: Any, notes: list[str]) -> Step:
+    op, params, p = transform_to_op(transform, notes)
+    return Step.create(op, p=p, **params)
 
 
-def _container(transform: Any, position: str, unmapped: list[Unmapped], notes: list[str]):
+def _container(transform: Any, position: str, children: list[Child], imported: Imported):
     """RandomApply -> Sequential group (gated together), RandomChoice -> OneOf, RandomOrder ->
-    SomeOf(n = all, no replacement); None when a child does not map (then listed)."""
+    SomeOf(n = all, no replacement); ValueError when a child does not map (then listed)."""
     name = type(transform).__name__
-    inner = [t for t in transform.transforms if type(t).__name__ not in LAYOUT_ONLY]
-    lost: list[Unmapped] = []
-    steps = _steps(list(transform.transforms), position + ".", lost, notes)
-    if lost or len(steps) != len(inner):
-        unmapped.extend(lost)
-        unmapped.append(Unmapped(position, describe(transform),
-                                 f"{name} holds transforms that do not map (see the entries under this position), so "
-                                 "the group cannot be kept"))
-        return None
+    if not every_child_mapped(children):
+        raise ValueError(f"{name} holds transforms that do not map (see the entries under this position), so the "
+                         "group cannot be kept")
+    steps = [child_step(child) for child in children]
     if name == "RandomApply":
         p = float(transform.p)
         if len(steps) == 1 and steps[0].p == 1.0:  # one transform: its own p says it
@@ -143,15 +119,20 @@ def _container(transform: Any, position: str, unmapped: list[Unmapped], notes: l
         data = group_dict("OneOf", 1.0, {"weights": [float(w) for w in transform.p]}, steps)
     else:
         data = group_dict("SomeOf", 1.0, {"n": len(steps), "replace": False, "weights": [1.0] * len(steps)}, steps)
-        notes.append(f"{position} v2.RandomOrder: applies all its transforms in a random order per call; the "
-                     "SomeOf group draws the order per image")
+        imported.notes.append(f"{position} v2.RandomOrder: applies all its transforms in a random order per call; "
+                              "the SomeOf group draws the order per image")
     try:
         return Step.from_dict(data, index=int(position.split(".")[0]))
     except ChainError as exc:
-        unmapped.append(Unmapped(position, describe(transform),
-                                 f"{name} would be a {data['op']} group step, which this workbench cannot build "
-                                 f"({exc})"))
-        return None
+        raise ValueError(f"{name} would be a {data['op']} group step, which this workbench cannot build ({exc})") \
+            from None
+
+
+LIBRARY = Library(
+    children=lambda t: list(t.transforms) if type(t).__name__ in CONTAINERS else None,
+    layout_only=lambda t: type(t).__name__ in LAYOUT_ONLY,
+    opened=lambda t: type(t).__name__ == "Compose",
+    group=_container, leaf=_leaf, describe=describe)
 
 
 # ----- one transform --------------------------------------------------------------------

@@ -5,13 +5,13 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from . import from_albumentations, from_kornia, from_torchvision
-from .chain import Chain
-from .import_report import Coverage, coverage
+from ..chain import Chain
+from . import albumentations, kornia, torchvision
+from .report import Coverage, coverage
 
-IMPORTERS = {"albumentations": (Chain.from_albumentations, from_albumentations.leaf_transforms),
-             "kornia": (Chain.from_kornia, from_kornia.leaf_transforms),
-             "torchvision": (Chain.from_torchvision, from_torchvision.leaf_transforms)}
+IMPORTERS = {"albumentations": (Chain.from_albumentations, albumentations.leaf_transforms),
+             "kornia": (Chain.from_kornia, kornia.leaf_transforms),
+             "torchvision": (Chain.from_torchvision, torchvision.leaf_transforms)}
 
 
 def measure(library: str, pipeline: Any) -> tuple[Chain, Coverage]:

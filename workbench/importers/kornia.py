@@ -21,11 +21,13 @@ import numbers
 import os
 from typing import Any, Callable
 
-from .errors import ChainError, WorkbenchError
-from .import_report import Unmapped, finish_import, leaf_positions
-from .model import ChainModel, Step
-from .ops import REGISTRY, get_op
-from .ops.policies import POLICY_OP_BY_NAME
+from ..errors import ChainError, WorkbenchError
+from ..model import ChainModel, Step
+from ..ops import REGISTRY, get_op
+from ..ops.policies import POLICY_OP_BY_NAME
+from .report import finish_import
+from .walker import (Child, Imported, Library, child_step, every_child_mapped, group_dict, has_param,
+                     leaf_positions, walk)
 
 # A sequence container's children run in order; these are opened up (or become a group step).
 _SEQUENCES = ("AugmentationSequential", "ImageSequential", "Sequential", "ModuleList")
@@ -52,29 +54,10 @@ _NEAREST = {
 def chain_from_kornia(pipeline: Any, seed: int | None = None, strict: bool = False,
                       chain_type: type[ChainModel] = ChainModel) -> ChainModel:
     """The chain for a Kornia pipeline, see `Chain.from_kornia`."""
-    os.environ.setdefault("KORNIA_INSTALLATION_MODE", "RAISE")
-    try:
-        import torch.nn as nn
-    except ImportError:  # pragma: no cover - kornia needs torch
-        raise WorkbenchError("importing a Kornia pipeline needs torch and kornia: pip install kornia==0.9.0") from None
-    if isinstance(pipeline, (list, tuple)):
-        modules, top = list(pipeline), None
-    elif _kind(pipeline) == "sequence":
-        modules, top = _children(pipeline), pipeline
-    elif isinstance(pipeline, nn.Module):
-        modules, top = [pipeline], None
-    else:
-        raise WorkbenchError(f"from_kornia takes a K.AugmentationSequential, an nn.Sequential, a list of "
-                             f"modules or one module; got {type(pipeline).__name__}")
+    imported = walk(_top(pipeline), LIBRARY)
     chain = chain_type(seed=0 if seed is None else seed)
-    unmapped: list[Unmapped] = []
-    notes: list[str] = []
-    if top is not None and _random_apply(top) is not False:
-        step = _group(top, "1", unmapped, notes)
-        chain.steps = [step] if step is not None else []
-    else:
-        chain.steps = _steps(modules, "", unmapped, notes)
-    return finish_import(chain, unmapped, "from_kornia", strict, notes=notes)
+    chain.steps = imported.steps
+    return finish_import(chain, imported.unmapped, "from_kornia", strict, notes=imported.notes)
 
 
 def leaf_transforms(pipeline: Any) -> list[str]:
@@ -86,13 +69,24 @@ def leaf_transforms(pipeline: Any) -> list[str]:
         >>> leaf_transforms(K.AugmentationSequential(K.RandomHorizontalFlip(), K.RandomGrayscale()))
         ['1', '2']
     """
-    top = list(pipeline) if isinstance(pipeline, (list, tuple)) else (
-        _children(pipeline) if _kind(pipeline) == "sequence" else [pipeline])
-    leaves = leaf_positions(top, lambda m: _children(m) if _kind(m) == "sequence" else None,
-                            lambda m: type(m).__name__ in _LAYOUT_ONLY)
-    if _kind(pipeline) == "sequence" and _random_apply(pipeline) is not False:
-        leaves = ["1." + leaf for leaf in leaves]  # the whole pipeline is one group at position 1
-    return leaves
+    return leaf_positions(_top(pipeline), LIBRARY)
+
+
+def _top(pipeline: Any) -> list:
+    """The pipeline's top-level modules; a sequence with random_apply is itself one group, at 1."""
+    os.environ.setdefault("KORNIA_INSTALLATION_MODE", "RAISE")
+    try:
+        import torch.nn as nn
+    except ImportError:  # pragma: no cover - kornia needs torch
+        raise WorkbenchError("importing a Kornia pipeline needs torch and kornia: pip install kornia==0.9.0") from None
+    if isinstance(pipeline, (list, tuple)):
+        return list(pipeline)
+    if _kind(pipeline) == "sequence":
+        return _children(pipeline) if _random_apply(pipeline) is False else [pipeline]
+    if isinstance(pipeline, nn.Module):
+        return [pipeline]
+    raise WorkbenchError(f"from_kornia takes a K.AugmentationSequential, an nn.Sequential, a list of "
+                         f"modules or one module; got {type(pipeline).__name__}")
 
 
 # ----- walking the pipeline -------------------------------------------------------------
@@ -115,76 +109,36 @@ def _random_apply(module: Any):
     return getattr(module, "random_apply", False)
 
 
-def _steps(modules: list, prefix: str, unmapped: list[Unmapped], notes: list[str]) -> list:
-    steps: list = []
-    for k, module in enumerate(modules, start=1):
-        position = f"{prefix}{k}"
-        name = type(module).__name__
-        if name in _LAYOUT_ONLY:
-            continue
-        if _kind(module) == "sequence":
-            if _random_apply(module) is False:
-                steps += _steps(_children(module), position + ".", unmapped, notes)
-            else:
-                step = _group(module, position, unmapped, notes)
-                if step is not None:
-                    steps.append(step)
-            continue
-        try:
-            op, params, p = module_to_op(module, notes)
-            steps.append(Step.create(op, p=p, **params))
-        except (ValueError, ChainError) as exc:
-            unmapped.append(Unmapped(position, describe(module), str(exc)))
-    return steps
+def _leaf(module: Any, notes: list[str]) -> Step:
+    op, params, p = module_to_op(module, notes)
+    return Step.create(op, p=p, **params)
 
 
-def _group(module: Any, position: str, unmapped: list[Unmapped], notes: list[str]):
-    """A Kornia sequence with random_apply as a OneOf / SomeOf group step, or None (unmapped)."""
-    children = _children(module)
+def _group(module: Any, position: str, children: list[Child], imported: Imported):
+    """A Kornia sequence with random_apply as a OneOf / SomeOf group step (ValueError: unmapped)."""
     lo, hi = module.random_apply  # Kornia keeps [lo, hi): the count is drawn in it per batch
     weights = [float(w) for w in module.random_apply_weights.tolist()]
     if hi - lo != 1:
-        unmapped.append(Unmapped(position, describe(module),
-                                 f"random_apply draws how many of its {len(children)} modules run (between {lo} and "
-                                 f"{hi - 1}); a OneOf/SomeOf group applies a fixed number n: write random_apply=n"))
-        return None
-    n = lo
-    inner: list[Unmapped] = []
-    child_steps = _steps(children, position + ".", inner, notes)
-    if inner or len(child_steps) != len(children):
-        unmapped.extend(inner)
-        unmapped.append(Unmapped(position, describe(module),
-                                 "random_apply picks among its modules, and not every one of them maps to an op "
-                                 "(see the entries under this position), so the choice cannot be kept"))
-        return None
+        raise ValueError(f"random_apply draws how many of its {len(children)} modules run (between {lo} and "
+                         f"{hi - 1}); a OneOf/SomeOf group applies a fixed number n: write random_apply=n")
+    if not every_child_mapped(children):
+        raise ValueError("random_apply picks among its modules, and not every one of them maps to an op (see the "
+                         "entries under this position), so the choice cannot be kept")
+    n, steps = lo, [child_step(child) for child in children]
     if n == 1:
-        data = group_dict("OneOf", 1.0, {"weights": weights}, child_steps)
+        data = group_dict("OneOf", 1.0, {"weights": weights}, steps)
     else:
         nonzero = sum(1 for w in weights if w > 0)
         data = group_dict("SomeOf", 1.0, {"n": n, "replace": n > sum(weights) or n > nonzero, "weights": weights},
-                          child_steps)
-    notes.append(f"{position} {describe(module)}: random_apply={n} picks its modules once per batch in Kornia "
-                 f"(every image gets the same ones, in a random order); the {data['op']} group picks per image")
+                          steps)
+    imported.notes.append(f"{position} {describe(module)}: random_apply={n} picks its modules once per batch in "
+                          f"Kornia (every image gets the same ones, in a random order); the {data['op']} group picks "
+                          "per image")
     try:
         return Step.from_dict(data, index=int(position.split(".")[0]))
     except ChainError as exc:
-        unmapped.append(Unmapped(position, describe(module),
-                                 f"random_apply picks among its modules per batch; it would be a {data['op']} group "
-                                 f"step, which this workbench cannot build ({exc})"))
-        return None
-
-
-def group_dict(op: str, p: float, params: dict, steps: list) -> dict:
-    """The chain format's group (container) step: `op` OneOf, SomeOf or Sequential with its
-    child steps.
-
-    Example:
-        >>> from workbench.model import Step
-        >>> group_dict("OneOf", 0.5, {"weights": [1.0, 2.0]}, [Step.create("HorizontalFlip")])["steps"]
-        [{'op': 'HorizontalFlip', 'params': {}, 'p': 0.5, 'enabled': True}]
-    """
-    return {"op": op, "p": float(p), "params": dict(params),
-            "steps": [s.to_dict() if hasattr(s, "to_dict") else s for s in steps]}
+        raise ValueError(f"random_apply picks among its modules per batch; it would be a {data['op']} group step, "
+                         f"which this workbench cannot build ({exc})") from None
 
 
 def describe(module: Any) -> str:
@@ -195,6 +149,13 @@ def describe(module: Any) -> str:
     if _kind(module) == "sequence" and getattr(module, "random_apply", False) is not False:
         return f"K.{type(module).__name__}(random_apply={module.random_apply[0]})"
     return f"K.{type(module).__name__}(p={p})" if p is not None else f"K.{type(module).__name__}()"
+
+
+LIBRARY = Library(
+    children=lambda m: _children(m) if _kind(m) == "sequence" else None,
+    layout_only=lambda m: type(m).__name__ in _LAYOUT_ONLY,
+    opened=lambda m: _random_apply(m) is False,
+    group=_group, leaf=_leaf, describe=describe)
 
 
 # ----- one module ---------------------------------------------------------------------------
@@ -393,16 +354,6 @@ def _shaped(op: str, param: str, lo: float, hi: float) -> Any:
             raise ValueError(f"{param}=({lo:g}, {hi:g}) is a range; {op} takes one {param}")
         return lo
     return [lo, hi]
-
-
-def has_param(op: str, param: str) -> bool:
-    """Whether op `op` takes parameter `param` (settings that only some versions of an op know).
-
-    Example:
-        >>> has_param("Rotate", "degrees"), has_param("Rotate", "zoom")
-        (True, False)
-    """
-    return any(prm.name == param for prm in get_op(op).params)
 
 
 def _resized_crop(m, notes):

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
-from .errors import WorkbenchError
+from ..errors import WorkbenchError
 
 
 @dataclass(frozen=True)
@@ -68,21 +68,6 @@ class Coverage:
     @property
     def ratio(self) -> float:
         return self.mapped / self.transforms if self.transforms else 1.0
-
-
-def leaf_positions(transforms: Sequence[Any], children: Callable[[Any], Sequence[Any] | None],
-                   layout_only: Callable[[Any], bool], prefix: str = "") -> list[str]:
-    """Positions ("1", "8.2", ...) of the leaf transforms under `transforms`, numbered as the
-    importers number them; `children(t)` gives a container's transforms (None for a leaf)."""
-    out: list[str] = []
-    for k, transform in enumerate(transforms, start=1):
-        position = f"{prefix}{k}"
-        inner = children(transform)
-        if inner is not None:
-            out += leaf_positions(list(inner), children, layout_only, position + ".")
-        elif not layout_only(transform):
-            out.append(position)
-    return out
 
 
 def coverage(leaves: Sequence[str], unmapped: Sequence[Unmapped]) -> Coverage:
