@@ -181,6 +181,16 @@ def test_random_apply_becomes_a_group_or_is_reported():
     assert chain.steps == [] and "random_apply draws how many" in chain.unmapped[0].reason
 
 
+def test_a_sequence_inside_random_apply_is_one_choice():
+    # random_apply picks among its children: a nested ImageSequential is one of them, run whole.
+    pipe = K.AugmentationSequential(K.RandomHorizontalFlip(), K.ImageSequential(K.RandomVerticalFlip(),
+                                                                                K.RandomInvert()), random_apply=1)
+    group = wb.Chain.from_kornia(pipe).to_dict()["steps"][0]
+    assert group["op"] == "OneOf" and group["params"]["weights"] == [1.0, 1.0]
+    assert [child["op"] for child in group["steps"]] == ["HorizontalFlip", "Sequential"]
+    assert [child["op"] for child in group["steps"][1]["steps"]] == ["VerticalFlip", "Invert"]
+
+
 def test_group_dict_is_the_chain_group_format():
     data = group_dict("SomeOf", 0.5, {"n": 2, "replace": False, "weights": [1.0, 1.0]},
                       [Step.create("HorizontalFlip"), Step.create("Invert")])
