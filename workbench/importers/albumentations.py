@@ -19,7 +19,7 @@ from ..errors import WorkbenchError
 from ..model import ChainModel, Step
 from ..ops import REGISTRY, why_not_in_group
 from .report import Unmapped, finish_import
-from .walker import Child, Imported, Library, child_step, leaf_positions, walk
+from .walker import Child, Imported, Library, child_step, leaf_positions, read_as_op, walk
 
 # Transforms that only change the container, not the pixels: every export already delivers
 # tensors in its engine's layout.
@@ -136,21 +136,13 @@ def _group(container, position: str, children: list[Child], imported: Imported):
 def _map(transform) -> tuple[str, dict]:
     """(op name, params) of the first op whose lowering can express `transform`."""
     name = type(transform).__name__
-    candidates = [spec for spec in REGISTRY.values()
+    candidates = [(spec.name, lambda t, notes, read=spec.albumentations.from_transform: read(t))
+                  for spec in REGISTRY.values()
                   if spec.albumentations is not None and spec.albumentations.from_transform is not None
                   and name in (spec.albumentations.transform, *spec.albumentations.also_imports)]
     if not candidates:
         raise ValueError(f"no workbench op runs A.{name}; {_nearest(name)}")
-    reasons = []
-    for spec in candidates:
-        try:
-            params = spec.albumentations.from_transform(transform)
-        except ValueError as exc:
-            reasons.append(f"{spec.name}: {exc}")
-            continue
-        if params is not None:
-            return spec.name, params
-    raise ValueError("; ".join(reasons) or f"its settings match no op ({', '.join(s.name for s in candidates)})")
+    return read_as_op(transform, candidates, [])
 
 
 # Albumentations transforms no op runs, with the nearest op and how it differs.

@@ -144,6 +144,31 @@ def group_dict(op: str, p: float, params: dict, steps: list) -> dict:
             "steps": [s.to_dict() if hasattr(s, "to_dict") else s for s in steps]}
 
 
+def read_as_op(transform: Any, candidates: Sequence[tuple[str, Callable]], notes: list[str]) -> tuple[str, dict]:
+    """(op name, params) from the first of `candidates` ((op, its inverse for the transform's class),
+    in registry order) that reads `transform`: an inverse gives the op's params, None when the
+    settings are another op's, or ValueError with the reason of a near miss (when none reads it:
+    the reason, or each op's where they differ).
+
+    Example:
+        >>> read_as_op("any", [("Invert", lambda t, notes: None), ("Equalize", lambda t, notes: {})], [])
+        ('Equalize', {})
+    """
+    reasons: dict[str, list[str]] = {}
+    for op, read in candidates:
+        try:
+            params = read(transform, notes)
+        except ValueError as exc:
+            reasons.setdefault(str(exc), []).append(op)
+            continue
+        if params is not None:
+            return op, params
+    if len(reasons) == 1:  # one reason, whichever ops gave it
+        raise ValueError(next(iter(reasons)))
+    raise ValueError("; ".join(f"{', '.join(ops)}: {reason}" for reason, ops in reasons.items())
+                     or f"its settings match no op ({', '.join(op for op, _ in candidates)})")
+
+
 def every_child_mapped(children: list[Child]) -> bool:
     """Whether each of a container's children became a step (a choice among them changes when
     one is missing, so Kornia's and torchvision's groups are kept whole or not at all)."""

@@ -18,7 +18,8 @@ from ..literals import Name
 from ..errors import ChainError, show
 from .dali_helpers import RandomOp, uniform
 from .params import Choice, Range, _number
-from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity
+from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TorchvisionImport
+from . import torchvision_reading as tv
 
 # Kornia's ColorJitter follows torchvision's conventions (its RandomBrightness is additive).
 # One-factor ops leave `order` unset: with the other factors neutral the order cannot matter,
@@ -139,8 +140,31 @@ def _alb_single(kind: str, param: str, note: str = _ALB_JITTER_NOTE) -> Albument
                                   from_transform=_from_jitter_single(kind, param), note=note)
 
 
+
+def _tv_jitter_alone(kind: str):
+    """v2.ColorJitter with only `kind` given is that kind's op (Brightness, Contrast, ...)."""
+    def read(t, notes):
+        ranges, moved = tv.jitter_ranges(t)
+        _, param, _ = tv.JITTER_KINDS[kind]
+        return {param: ranges[kind]} if moved == [kind] else None
+
+    return read
+
+
+def _tv_jitter_all(t, notes):
+    """v2.ColorJitter with several kinds (or none) given."""
+    ranges, moved = tv.jitter_ranges(t)
+    if len(moved) == 1:
+        return None
+    if moved:
+        notes.append("v2.ColorJitter: applies its adjustments in a random order per call; ColorJitter applies "
+                     "brightness, contrast, saturation, hue in that order")
+    return ranges
+
+
 BRIGHTNESS = OpSpec(
     name="Brightness", family="color", parity=Parity(border=0, mae=0.5 / 255, psnr=50.0, params={"factor": [1.3, 1.3]}),
+    torchvision=TorchvisionImport("ColorJitter", _tv_jitter_alone("brightness")),
     doc="Multiply every value by a factor drawn from `factor` (1 = unchanged).",
     params=(Range("factor", "brightness factor range", (0.8, 1.2), **_FACTOR),),
     kornia=_jitter("brightness", "factor"),
@@ -150,6 +174,7 @@ BRIGHTNESS = OpSpec(
 
 CONTRAST = OpSpec(
     name="Contrast", family="color", parity=Parity(border=0, mae=0.55 / 255, psnr=50.0, params={"factor": [0.6, 0.6]}),
+    torchvision=TorchvisionImport("ColorJitter", _tv_jitter_alone("contrast")),
     doc="Blend with the image's mean grey by a factor drawn from `factor` (1 = unchanged).",
     params=(Range("factor", "contrast factor range", (0.8, 1.2), **_FACTOR),),
     kornia=_jitter("contrast", "factor"),
@@ -159,6 +184,7 @@ CONTRAST = OpSpec(
 
 SATURATION = OpSpec(
     name="Saturation", family="color",
+    torchvision=TorchvisionImport("ColorJitter", _tv_jitter_alone("saturation")),
     parity=Parity(border=0, mae=0.15 / 255, psnr=60.0, params={"factor": [1.4, 1.4]}),
     doc="Blend with the image's greyscale by a factor drawn from `factor` (0 = grey, 1 = unchanged).",
     params=(Range("factor", "saturation factor range", (0.8, 1.2), **_FACTOR),),
@@ -169,6 +195,7 @@ SATURATION = OpSpec(
 
 HUE = OpSpec(
     name="Hue", family="color",
+    torchvision=TorchvisionImport("ColorJitter", _tv_jitter_alone("hue")),
     # DALI writes out Kornia's HSV shift (dali_hsv_shift): measured 0.03/255 on the sample photos at
     # 0.01 to 0.5 turns (0.00 after a Normalize), 68 dB; before (fn.hue) 1.0/255 at 0.01, 2.9 at 0.03,
     # 8.3 at 0.1. Albumentations shifts hue in 8-bit HSV (see _ALB_HUE_NOTE): 0.37/255 at 0.01 turns,
@@ -183,6 +210,7 @@ HUE = OpSpec(
 
 COLOR_JITTER = OpSpec(
     name="ColorJitter", family="color",
+    torchvision=TorchvisionImport("ColorJitter", _tv_jitter_all),
     cost_hint="on Kornia it runs all four colour branches in a fixed order; when you need only some "
               "factors, the single-factor ops (Brightness, Contrast, Saturation, Hue) skip the rest.",
     # Albumentations' random order (measured 1.5 to 1.9/255 over seeds); DALI 0.36/255 (a level's rounding
@@ -233,6 +261,7 @@ def _dali_grayscale(a, c, d):
 
 GRAYSCALE = OpSpec(
     name="Grayscale", family="color", default_p=0.1,
+    torchvision=TorchvisionImport("RandomGrayscale", lambda t, notes: {}),
     # Measured on the 8 sample photos (MAE vs Kornia): weighted_average DALI 0.11/255, Albumentations
     # 0.06/255; average 0.08 and 0.13/255; max 0.00 and 0.00; desaturation 0.09 and 0.09/255
     # (Albumentations truncates the mean and the mid-range to a level, DALI rounds).
@@ -271,6 +300,7 @@ def _dali_invert(a, c, d):
 
 INVERT = OpSpec(
     name="Invert", family="color", default_p=0.5, parity=Parity(border=0, mae=1e-6, psnr=99.0),
+    torchvision=TorchvisionImport("RandomInvert", lambda t, notes: {}),
     doc="Replace every value v by 1 - v in [0, 1] units (255 - v on 8-bit images); not clamped after a Normalize.",
     kornia=KorniaLowering("RandomInvert", lambda a: {"max_val": 1.0}),
     dali=DaliLowering(apply=_dali_invert, mirror_invariant=True),
@@ -282,8 +312,20 @@ def _dali_solarize(a, c, d):
     return [f"{c.x} = colour_solarize({c.x}, {d['threshold']}, uint8={_uint8(c)})"]
 
 
+
+def _tv_solarize(t, notes):
+    # torchvision's threshold is in the image's own range: above 1 it is a uint8 level.
+    threshold = float(t.threshold)
+    if threshold > 1.0:
+        notes.append(f"v2.RandomSolarize: threshold={threshold:g} is a uint8 level; imported as {threshold:g}/255 "
+                     "for images in [0, 1]")
+        threshold /= 255.0
+    return {"threshold": [threshold, threshold]}
+
+
 SOLARIZE = OpSpec(
     name="Solarize", family="color", default_p=0.5,
+    torchvision=TorchvisionImport("RandomSolarize", _tv_solarize),
     parity=Parity(border=0, mae=1e-6, psnr=99.0, params={"threshold": [0.5, 0.5]}),
     doc="Invert (v -> 1 - v) every value at or above a threshold drawn from `threshold`, in [0, 1] units "
         "(1 = unchanged); Kornia and DALI clamp to [0, 1] first.",
@@ -310,6 +352,7 @@ def _dali_posterize(a, c, d):
 
 POSTERIZE = OpSpec(
     name="Posterize", family="color", default_p=0.5,
+    torchvision=TorchvisionImport("RandomPosterize", lambda t, notes: {"bits": [int(t.bits), int(t.bits)]}),
     parity=Parity(border=0, mae=1e-6, psnr=99.0, params={"bits": [3, 3]}),
     doc="Keep the top b bits of each 8-bit value (at most 2**b levels per channel), b drawn from the integers "
         "in `bits` (8 = unchanged).",
@@ -366,6 +409,7 @@ def _dali_equalize(a, c, d):
 
 EQUALIZE = OpSpec(
     name="Equalize", family="color", default_p=0.5,
+    torchvision=TorchvisionImport("RandomEqualize", lambda t, notes: {}),
     # mode "pil": three algorithms, see the notes: Kornia is PIL's exactly, DALI OpenCV's, Albumentations
     # PIL's off by one bin; measured 3.7/255 (DALI) and 2.6/255 (Albumentations) from Kornia.
     # mode "cv" (all three OpenCV's equalizeHist): measured 0.00/255 on both (tests/test_ops_color.py).
@@ -403,6 +447,7 @@ def _dali_autocontrast(a, c, d):
 
 AUTO_CONTRAST = OpSpec(
     name="AutoContrast", family="color", default_p=0.5,
+    torchvision=TorchvisionImport("RandomAutocontrast", lambda t, notes: {}),
     parity=Parity(border=0, mae=0.4 / 255, psnr=52.0),
     doc="Stretch each channel linearly so that its minimum becomes 0 and its maximum 1 (255 on 8-bit images).",
     kornia=KorniaLowering("RandomAutoContrast", lambda a: {}),
@@ -431,6 +476,8 @@ def _dali_sharpness(a, c, d):
 
 SHARPNESS = OpSpec(
     name="Sharpness", family="color", default_p=0.5,
+    torchvision=TorchvisionImport("RandomAdjustSharpness",
+                                  lambda t, notes: {"factor": [float(t.sharpness_factor)] * 2}),
     # torchvision's rule, which Kornia enforces: the 3x3 smoothing only sees whole windows.
     min_input=lambda a: (3, "its 3x3 smoothing keeps a one-pixel border and needs a whole window inside it"),
     parity=Parity(border=0, mae=0.3 / 255, psnr=57.0, params={"factor": [2.0, 2.0]}),

@@ -14,7 +14,8 @@ import numpy as np
 from ..literals import literal
 from .dali_helpers import RandomOp, uniform
 from .params import Flag, Number, Range, Span
-from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, kernel_reach
+from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TorchvisionImport, kernel_reach
+from . import torchvision_reading as tv
 
 
 def _odd_choices(low: int, high: int) -> RandomOp:
@@ -137,8 +138,18 @@ def _dali_gaussian(a, c, d):
     return [f"{c.x} = blur_gaussian({c.x}, {d['sigma']}, window_size={window})"]
 
 
+
+def _tv_gaussian_blur(t, notes):
+    k = [int(v) for v in t.kernel_size]
+    if k[0] != k[1]:
+        raise ValueError(f"kernel_size={tuple(k)} is not square; GaussianBlur takes one odd kernel_size")
+    # torchvision pads by reflection without repeating the edge pixel, as the op does.
+    return {"sigma": tv.pair(t.sigma), "kernel_size": k[0]}
+
+
 GAUSSIAN_BLUR = OpSpec(
     name="GaussianBlur", family="blur/noise",
+    torchvision=TorchvisionImport("GaussianBlur", _tv_gaussian_blur),
     min_input=kernel_reach("kernel_size"),
     cost_hint="its cost grows with kernel_size (two passes of kernel_size taps per pixel); a smaller "
               "kernel_size, about 6x the largest sigma rounded up to odd, gives nearly the same blur.",

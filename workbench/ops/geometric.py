@@ -10,7 +10,8 @@ from ..runtime.kornia_modules.geometric import max_size_scale, pad_to_at_least
 from ..literals import Name, literal
 from .dali_helpers import INTERP, RandomOp, uniform
 from .params import Choice, Flag, Floats, Number, Range, Size
-from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule
+from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule, TorchvisionImport
+from . import torchvision_reading as tv
 
 
 @dataclass(frozen=True)
@@ -341,6 +342,7 @@ def _reference_perspective(image, row):
 # ----- the ops ----------------------------------------------------------------------------------
 HORIZONTAL_FLIP = OpSpec(
     name="HorizontalFlip", family="geometric", default_p=0.5, parity=Parity(border=0, mae=1e-6),
+    torchvision=TorchvisionImport("RandomHorizontalFlip", lambda t, notes: {}),
     targets=TargetRule(geometry=targets.horizontal_flip),
     doc="Mirror the image left to right.",
     kornia=KorniaLowering("RandomHorizontalFlip", lambda a: {}),
@@ -350,6 +352,7 @@ HORIZONTAL_FLIP = OpSpec(
 
 VERTICAL_FLIP = OpSpec(
     name="VerticalFlip", family="geometric", default_p=0.5, parity=Parity(border=0, mae=1e-6),
+    torchvision=TorchvisionImport("RandomVerticalFlip", lambda t, notes: {}),
     targets=TargetRule(geometry=targets.vertical_flip),
     doc="Mirror the image top to bottom.",
     kornia=KorniaLowering("RandomVerticalFlip", lambda a: {}),
@@ -357,8 +360,18 @@ VERTICAL_FLIP = OpSpec(
     albumentations=AlbumentationsLowering("VerticalFlip", lambda a: {}, from_transform=lambda t: {}),
 )
 
+
+def _tv_rotation(t, notes):
+    if t.expand:
+        raise ValueError("expand=True grows the canvas to hold the whole rotated image; Rotate keeps the size")
+    tv.no_center(t, "Rotate")
+    tv.zero_fill(t, "Rotate")
+    return {"degrees": tv.pair(t.degrees), "interpolation": tv.interpolation(t, "Rotate")}
+
+
 ROTATE = OpSpec(
     name="Rotate", family="geometric", targets=TargetRule(geometry=targets.rotation),
+    torchvision=TorchvisionImport("RandomRotation", _tv_rotation),
     # Measured on the 8 photos: 0.22/255 mean, 59.6 dB for both pairs (interpolation rounding).
     parity=Parity(mae=0.4 / 255, psnr=55.0, params={"degrees": [17.0, 17.0]}),
     doc="Rotate about the centre by an angle drawn from degrees (counter-clockwise); corners filled with 0.",
@@ -380,8 +393,25 @@ ROTATE = OpSpec(
     ),
 )
 
+
+def _tv_affine(t, notes):
+    tv.no_center(t, "Affine")
+    tv.zero_fill(t, "Affine")
+    shear = [0.0, 0.0] if t.shear is None else [float(v) for v in t.shear]
+    if len(shear) == 4:
+        if shear[2:] != [0.0, 0.0]:
+            raise ValueError(f"shear={shear} shears along y too; Affine shears along x only (the Shear op takes "
+                             "shear_x and shear_y)")
+        shear = shear[:2]
+    # torchvision draws one zoom for both axes: keep_ratio.
+    return {"degrees": tv.pair(t.degrees), "translate": [0.0, 0.0] if t.translate is None else tv.pair(t.translate),
+            "scale": [1.0, 1.0] if t.scale is None else tv.pair(t.scale), "shear": shear,
+            "interpolation": tv.interpolation(t, "Affine"), "keep_ratio": True}
+
+
 AFFINE = OpSpec(
     name="Affine", family="geometric", targets=TargetRule(geometry=targets.affine),
+    torchvision=TorchvisionImport("RandomAffine", _tv_affine),
     # No shear here: Albumentations composes shear and rotation in the other order (see its note);
     # tests/test_ops_geometric.py checks Kornia against DALI with both.
     # Measured: 0.16/255 mean, 61.0 dB for both pairs.
@@ -433,8 +463,17 @@ AFFINE = OpSpec(
     ),
 )
 
+
+def _tv_resized_crop(t, notes):
+    if not t.antialias:
+        notes.append("v2.RandomResizedCrop: antialias=False; the workbench's RandomResizedCrop resamples as Kornia")
+    return {"size": tv.size(t.size), "scale": tv.pair(t.scale), "ratio": tv.pair(t.ratio),
+            "interpolation": tv.interpolation(t, "RandomResizedCrop")}
+
+
 RANDOM_RESIZED_CROP = OpSpec(
     name="RandomResizedCrop", family="geometric", always_applies=True, fixes_size=True,
+    torchvision=TorchvisionImport("RandomResizedCrop", _tv_resized_crop),
     targets=TargetRule(geometry=targets.window, size="fixed"),
     # A full-image window (scale 1 at the photos' own aspect ratio): windows are drawn differently.
     # Measured: 0.23/255 (DALI) and 0.25/255 (Albumentations) mean, 58.3 dB at worst.
@@ -488,8 +527,20 @@ _ALB_RESIZE_NOTE = ("the export writes Wb{name}, an A.{name} whose area_for_down
                     "point), not OpenCV's area filter; with nearest it does not filter")
 
 
+
+def _tv_resize(t, notes):
+    size = t.size
+    if size is None or len(size) == 1:
+        raise ValueError(f"size={size if size is None else size[0]} resizes the short side keeping the aspect ratio "
+                         "(max_size bounds the long side); Resize takes an output size (height, width)")
+    if not t.antialias:
+        notes.append("v2.Resize: antialias=False; imported with antialias off")
+    return {"size": tv.size(size), "interpolation": tv.interpolation(t, "Resize"), "antialias": bool(t.antialias)}
+
+
 RESIZE = OpSpec(
     name="Resize", family="geometric", always_applies=True, fixes_size=True,
+    torchvision=TorchvisionImport("Resize", _tv_resize),
     targets=TargetRule(geometry=targets.resize, size="fixed"),
     # One antialias filter on every backend (the triangle). Measured from Kornia on the sample photos
     # and on 500x375 crops shrunk 1.25 to 6.25 times (tests/test_parity.py): DALI 0.24-0.25/255, 58.9 dB
@@ -525,6 +576,7 @@ RESIZE = OpSpec(
 
 CENTER_CROP = OpSpec(
     name="CenterCrop", family="geometric", always_applies=True, fixes_size=True, input_at_least="size",
+    torchvision=TorchvisionImport("CenterCrop", lambda t, notes: {"size": tv.size(t.size)}),
     targets=TargetRule(geometry=targets.window, size="fixed"),
     parity=Parity(border=0, mae=1e-6, params={"size": [101, 153]}),
     doc="Cut the central `size` region (the image must be at least that large).",
@@ -539,8 +591,22 @@ CENTER_CROP = OpSpec(
     ),
 )
 
+
+def _tv_no_margin(t) -> None:
+    if t.padding is not None:
+        raise ValueError(f"padding={t.padding} pads every image by a margin before cropping; RandomCrop has no "
+                         "padding and Pad pads to a fixed size (at a random place)")
+
+
+def _tv_random_crop(t, notes):
+    """v2.RandomCrop without pad_if_needed (with it, it is Pad)."""
+    _tv_no_margin(t)
+    return None if t.pad_if_needed else {"size": tv.size(t.size)}
+
+
 RANDOM_CROP = OpSpec(
     name="RandomCrop", family="geometric", always_applies=True, fixes_size=True, input_at_least="size",
+    torchvision=TorchvisionImport("RandomCrop", _tv_random_crop),
     targets=TargetRule(geometry=targets.window, size="fixed"),
     # Windows are placed at random: each backend is checked against its own reported window.
     parity=Parity(border=0, mae=1e-6, params={"size": [200, 250]}, reference=_reference_window),
@@ -563,8 +629,23 @@ RANDOM_CROP = OpSpec(
 
 _PAD_PARITY_FILL = 0.2  # 51 / 255: an 8-bit level, which every backend stores exactly
 
+
+def _tv_pad(t, notes):
+    """v2.RandomCrop(pad_if_needed=True): pads to at least the size at a random place, then crops."""
+    _tv_no_margin(t)
+    if not t.pad_if_needed:
+        return None
+    if t.padding_mode != "constant":
+        raise ValueError(f"padding_mode={t.padding_mode!r}: Pad fills with a constant")
+    fill = t.fill if isinstance(t.fill, (list, tuple)) else [t.fill]
+    if isinstance(t.fill, dict) or len(set(fill)) != 1:
+        raise ValueError(f"fill={t.fill!r}: Pad fills all channels with one value")
+    return {"size": tv.size(t.size), "fill": float(fill[0])}
+
+
 PAD = OpSpec(
     name="Pad", family="geometric", always_applies=True, fixes_size=True,
+    torchvision=TorchvisionImport("RandomCrop", _tv_pad),
     targets=TargetRule(geometry=targets.padded_window, size="fixed"),
     # Photos of several sizes: some sides are padded, some cropped; offsets are drawn at random.
     parity=Parity(border=0, mae=1e-6, params={"size": [480, 560], "fill": _PAD_PARITY_FILL},
@@ -663,8 +744,15 @@ SHEAR = OpSpec(
     ),
 )
 
+
+def _tv_perspective(t, notes):
+    tv.zero_fill(t, "Perspective")
+    return {"distortion": float(t.distortion_scale), "interpolation": tv.interpolation(t, "Perspective")}
+
+
 PERSPECTIVE = OpSpec(
     name="Perspective", family="geometric", targets=TargetRule(geometry=targets.corner_perspective), default_p=0.5,
+    torchvision=TorchvisionImport("RandomPerspective", _tv_perspective),
     # Corners move at random: each backend is checked against OpenCV at its own reported corners.
     # Measured against OpenCV: Kornia 0.0002/255 mean, DALI 0.14/255 and 61.6 dB.
     parity=Parity(mae=0.25 / 255, psnr=57.0, params={"distortion": 0.5}, reference=_reference_perspective),

@@ -6,15 +6,25 @@ import numpy as np
 from ..literals import Name
 from .dali_helpers import assign
 from .params import Floats
-from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity
+from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TorchvisionImport
 
 def _short(value: float) -> float:
     """10 significant digits: 57.12, not 57.120000000000005 (a 1e-10 relative change)."""
     return float(f"{value:.10g}")
 
 
+
+def _tv_normalize(t, notes):
+    def three(values):
+        values = [float(v) for v in values]
+        return values * 3 if len(values) == 1 else values
+
+    return {"mean": three(t.mean), "std": three(t.std)}
+
+
 NORMALIZE = OpSpec(
     name="Normalize", family="normalize", always_applies=True, parity=Parity(border=0),
+    torchvision=TorchvisionImport("Normalize", _tv_normalize),
     doc="Subtract a per-channel mean and divide by a per-channel std (values in [0, 1] before).",
     params=(
         Floats("mean", "per-channel mean", (0.485, 0.456, 0.406), lo=-10.0, hi=10.0),

@@ -10,7 +10,8 @@ from ..runtime import targets
 from .dali_helpers import RandomOp, uniform
 from .params import Span
 from .params import Flag, Number, Range
-from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule
+from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule, TorchvisionImport
+from . import torchvision_reading as tv
 
 
 def _call(function: str, *args, **kwargs) -> str:
@@ -70,8 +71,18 @@ def _from_erasing(t):
 
 _ALB_FILL_NOTE = "the fill is given in 0-255 (uint8) levels: after a Normalize it would not be the value asked for"
 
+
+def _tv_erasing(t, notes):
+    if t.value is None:
+        raise ValueError("value='random' fills with noise; Erase fills with one value")
+    if len(set(t.value)) != 1:
+        raise ValueError(f"value={t.value} fills each channel with its own value; Erase fills with one value")
+    return {"scale": tv.pair(t.scale), "ratio": tv.pair(t.ratio), "value": float(t.value[0])}
+
+
 ERASE = OpSpec(
     name="Erase", family="occlusion", targets=TargetRule(erase=targets.erased_rectangles), default_p=0.5,
+    torchvision=TorchvisionImport("RandomErasing", _tv_erasing),
     # The whole image (area 1 at ratio height/width = 3/4): rectangles are placed at random.
     # Measured: Kornia fills 0.5, DALI and Albumentations 127 of 255 (0.5/255 everywhere).
     parity=Parity(border=0, mae=0.6 / 255, psnr=54.0,

@@ -21,7 +21,8 @@ from ..literals import Name, identifier, literal
 from ..runtime import targets
 from .dali_helpers import RandomOp
 from .params import Choice, Number, OpRanges, PolicyOp, policy_draws
-from .spec import DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule
+from .spec import DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule, TorchvisionImport
+from . import torchvision_reading as tv
 
 # The ops both libraries have (Kornia's `rand_augment.ops`, DALI's auto_aug augmentations),
 # in the order every backend numbers them. Left out: Kornia's solarize_add (it draws its
@@ -396,8 +397,25 @@ _P_WHY = "a policy's own draws decide which ops each image gets, and Kornia's po
 # candidate stands for, with which the exports read the raw draws.
 _POLICY_TARGETS = TargetRule(geometry=targets.policy, plan_params=_op_names)
 
+
+def _tv_rand_augment(t, notes):
+    tv.policy_check(t, "RandAugment")
+    if t.num_magnitude_bins != 31:
+        raise ValueError(f"num_magnitude_bins={t.num_magnitude_bins}: RandAugment's magnitude m means m/30 of each "
+                         "range, torchvision's default num_magnitude_bins=31")
+    if not 1 <= t.magnitude <= 29:
+        raise ValueError(f"magnitude={t.magnitude}: RandAugment takes a magnitude in 1..29")
+    # torchvision's op set: Kornia's without invert; translation up to 150/331 of the size.
+    ops = {k: v for k, v in RAND_AUGMENT_OPS.items() if k != "invert"}
+    ops["translate_x"] = ops["translate_y"] = [-0.4532, 0.4532]
+    notes.append("v2.RandAugment: " + tv.POLICY_NOTE.format(bins=t.num_magnitude_bins) + "; it draws its num_ops "
+                 "ops with replacement, RandAugment without")
+    return {"n": int(t.num_ops), "magnitude": int(t.magnitude), "ops": ops}
+
+
 RAND_AUGMENT = OpSpec(
     name="RandAugment", family="policies", targets=_POLICY_TARGETS, always_applies=True, always_applies_why=_P_WHY,
+    torchvision=TorchvisionImport("RandAugment", _tv_rand_augment),
     doc="Apply n different ops drawn from the op set, each at strength magnitude/30 of its range "
         "(posterize from its top; rotate, shear and translate with a random sign), as Kornia's RandAugment.",
     params=(
@@ -422,8 +440,23 @@ RAND_AUGMENT = OpSpec(
               "runs the drawn op, so a smaller op set changes little; fewer ops per image (n) cost less.",
 )
 
+
+def _tv_trivial_augment(t, notes):
+    tv.policy_check(t, "TrivialAugment")
+    # TrivialAugment-wide's ranges: shear 0.99 (44.7 degrees), rotate 135, enhancements 0.99, posterize 2..8;
+    # translation is 32 pixels in torchvision, written here as 32/224 of the size (ImageNet crops).
+    ops = {"rotate": [-135.0, 135.0], "shear_x": [-44.71, 44.71], "shear_y": [-44.71, 44.71],
+           "translate_x": [-0.1429, 0.1429], "translate_y": [-0.1429, 0.1429], "brightness": [0.01, 1.99],
+           "contrast": [0.01, 1.99], "color": [0.01, 1.99], "sharpness": [0.01, 1.99], "posterize": [2.0, 8.0],
+           "solarize": [0.0, 1.0], "equalize": [], "auto_contrast": []}
+    notes.append("v2.TrivialAugmentWide: " + tv.POLICY_NOTE.format(bins=t.num_magnitude_bins) + "; it translates by "
+                 "up to 32 pixels, imported as 32/224 of the size")
+    return {"ops": ops}
+
+
 TRIVIAL_AUGMENT = OpSpec(
     name="TrivialAugment", family="policies", targets=_POLICY_TARGETS, always_applies=True, always_applies_why=_P_WHY,
+    torchvision=TorchvisionImport("TrivialAugmentWide", _tv_trivial_augment),
     doc="Apply one op drawn from the op set at a magnitude drawn uniformly from its range (rotate, shear and "
         "translate with a random sign), as Kornia's TrivialAugment.",
     params=(OpRanges("ops", "the ops to draw from and the range each one's magnitude is drawn from",
@@ -438,8 +471,20 @@ TRIVIAL_AUGMENT = OpSpec(
     unsupported=_UNSUPPORTED,
 )
 
+
+def _tv_auto_augment(t, notes):
+    tv.policy_check(t, "AutoAugment")
+    policy = str(getattr(t.policy, "value", t.policy)).lower()
+    if policy not in ("imagenet", "cifar10", "svhn"):
+        raise ValueError(f"policy={policy!r}: AutoAugment runs 'imagenet', 'cifar10' or 'svhn'")
+    notes.append("v2.AutoAugment: picks a sub-policy per image; Kornia's AutoAugment (the workbench's reference) "
+                 "per batch, DALI per image; magnitudes are Kornia's tabulation of the same paper policies")
+    return {"policy": policy}
+
+
 AUTO_AUGMENT = OpSpec(
     name="AutoAugment", family="policies", targets=_POLICY_TARGETS, always_applies=True, always_applies_why=_P_WHY,
+    torchvision=TorchvisionImport("AutoAugment", _tv_auto_augment),
     doc="Apply one of the AutoAugment paper's learned sub-policies (two ops, each run with its probability at a "
         "magnitude from its bin), as Kornia's AutoAugment tabulates them.",
     params=(_PolicyName("policy", "the learned policy: its sub-policies", "imagenet",

@@ -110,6 +110,23 @@ class DaliContext:
 
 
 @dataclass(frozen=True)
+class TorchvisionImport:
+    """How `Chain.from_torchvision` reads a `torchvision.transforms.v2` transform as this op (the
+    workbench has no torchvision backend: this is only the inverse).
+
+    `transform` is the v2 class name, `also_imports` other classes it reads too. `from_transform(t,
+    notes)` gives this op's parameters, or None when the settings are another op's (v2.ColorJitter
+    with only brightness given is Brightness); ValueError with the reason for a near miss; it may add
+    a note where a setting maps with a stated difference. The step's p is the transform's `p` (1 for
+    transforms without one, which always apply). Helpers: `ops/torchvision_reading.py`.
+    """
+
+    transform: str
+    from_transform: Callable[[Any, list], dict[str, Any] | None]
+    also_imports: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class DaliLowering:
     """How an op becomes DALI operators inside the exported `augment` function.
 
@@ -235,6 +252,7 @@ class OpSpec:
     kornia: KorniaLowering | None = None
     dali: DaliLowering | None = None
     albumentations: AlbumentationsLowering | None = None
+    torchvision: TorchvisionImport | None = None  # the inverse only: no torchvision backend
     parity: Parity = field(default_factory=Parity)
     # What makes this op expensive and how to make it cheaper (the estimate's advice quotes it).
     cost_hint: str = ""
