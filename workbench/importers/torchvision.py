@@ -138,12 +138,12 @@ LIBRARY = Library(
 # ----- one transform --------------------------------------------------------------------
 def transform_to_op(transform: Any, notes: list[str] | None = None) -> tuple[str, dict, float]:
     """(op name, params, p) for one torchvision v2 transform, read by the inverse on the op's spec
-    (`OpSpec.torchvision`); ValueError with the reason when no op expresses it."""
+    (`OpSpec.from_torchvision`); ValueError with the reason when no op expresses it."""
     notes = [] if notes is None else notes
     name = type(transform).__name__
-    candidates = [(spec.name, spec.torchvision.from_transform) for spec in REGISTRY.values()
-                  if spec.torchvision is not None
-                  and name in (spec.torchvision.transform, *spec.torchvision.also_imports)]
+    candidates = [(spec.name, spec.from_torchvision.read) for spec in REGISTRY.values()
+                  if spec.from_torchvision is not None
+                  and name in (spec.from_torchvision.transform, *spec.from_torchvision.also_imports)]
     if not candidates:
         hint = f"; the nearest op is {_NEAREST[name]}" if name in _NEAREST else ""
         raise ValueError(f"no workbench op runs v2.{name}{hint}; see workbench.list_ops() and docs/ops.md")

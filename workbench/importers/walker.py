@@ -25,7 +25,6 @@ from typing import Any, Callable, Sequence
 
 from ..errors import ChainError
 from ..model import Step
-from ..ops import get_op
 from .report import Unmapped
 
 
@@ -173,13 +172,3 @@ def every_child_mapped(children: list[Child]) -> bool:
     """Whether each of a container's children became a step (a choice among them changes when
     one is missing, so Kornia's and torchvision's groups are kept whole or not at all)."""
     return all(child.steps and not child.lost for child in children)
-
-
-def has_param(op: str, param: str) -> bool:
-    """Whether op `op` takes parameter `param` (settings that only some versions of an op know).
-
-    Example:
-        >>> has_param("Rotate", "degrees"), has_param("Rotate", "zoom")
-        (True, False)
-    """
-    return any(prm.name == param for prm in get_op(op).params)

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from ..literals import literal
 from .dali_helpers import RandomOp, uniform
 from .params import Range, _fail
-from .spec import DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule
+from .spec import Inverse, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule
+from . import kornia_reading as kr
 
 _NO_ALBUMENTATIONS = ("Albumentations transforms one image at a time; 2.0.8 has no MixUp or CutMix, and its "
                       "Mosaic and OverlayElements take extra images through metadata, not from the batch")
@@ -41,8 +42,14 @@ def _dali_mixup(a, c, d) -> list[str]:
     return [f"{c.x} = " + _call("mixup_images", c.x, d["partner"], d["weight"], uint8=c.scale == 255.0)]
 
 
+def _k_mixup(m, notes):
+    g = kr.gen(m)
+    return {"weight": [0.0, 1.0] if g.lambda_val is None else kr.pair_of(g.lambda_val, "lambda_val")}
+
+
 MIXUP = OpSpec(
     name="MixUp", family="batch mixing", mixes_batch=True, targets=TargetRule(mix="mixup"),
+    from_kornia=Inverse("RandomMixUpV2", _k_mixup),
     # Against the blend at each backend's own partner and weight (tests/test_ops_batch.py), on 8
     # photos: Kornia exact; DALI rounds to uint8, 0.16/255 mean, 0.5/255 at most, 60.9 dB.
     parity=Parity(same_size=True, border=0, mae=0.2 / 255, psnr=58.0, params={"weight": [0.3, 0.3]}),
@@ -96,8 +103,23 @@ def _dali_cutmix(a, c, d) -> list[str]:
     ]
 
 
+def _k_cutmix(m, notes):
+    g = kr.gen(m)
+    if g.num_mix != 1:
+        raise ValueError(f"num_mix={g.num_mix} pastes several boxes; CutMix pastes one (num_mix=1)")
+    if g.beta is not None and float(kr.plain(g.beta)) != 1.0:
+        raise ValueError(f"beta={kr.plain(g.beta)} draws the mixing weight from a Beta distribution; CutMix draws it "
+                         "uniformly (beta=None)")
+    lo, hi = [0.0, 1.0] if g.cut_size is None else kr.pair_of(g.cut_size, "cut_size")
+    if not m.use_correct_lambda:
+        notes.append("K.RandomCutMixV2: use_correct_lambda=False mixes the labels by Kornia's old weight; CutMix "
+                     "mixes them by the pasted area")
+    return {"area": [kr.decimal(1.0 - hi), kr.decimal(1.0 - lo)]}
+
+
 CUTMIX = OpSpec(
     name="CutMix", family="batch mixing", mixes_batch=True, targets=TargetRule(mix="cutmix"),
+    from_kornia=Inverse("RandomCutMixV2", _k_cutmix),
     # The box is a copy: both backends equal the paste at their own draws exactly.
     parity=Parity(same_size=True, border=0, mae=1e-6, psnr=99.0, params={"area": [0.25, 0.25]}),
     doc="Paste a box from a partner image of the same batch (the box keeps the image's aspect ratio, its area "

@@ -9,8 +9,9 @@ round back once (`fn.cast` rounds half away from zero), so they differ from Korn
 unrounded float output by at most half a level; after a Normalize they clamp to [0, 1]
 first, as Kornia does.
 """
+import numbers
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -18,7 +19,8 @@ from ..literals import Name
 from ..errors import ChainError, show
 from .dali_helpers import RandomOp, uniform
 from .params import Choice, Range, _number
-from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TorchvisionImport
+from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, Inverse
+from . import kornia_reading as kr
 from . import torchvision_reading as tv
 
 # Kornia's ColorJitter follows torchvision's conventions (its RandomBrightness is additive).
@@ -162,9 +164,49 @@ def _tv_jitter_all(t, notes):
     return ranges
 
 
+# K.ColorJitter's kinds: (kind, the op it is alone, its parameter, the range centre, the lowest bound).
+_K_JITTER = (("brightness", "Brightness", "factor", 1.0, 0.0), ("contrast", "Contrast", "factor", 1.0, 0.0),
+             ("saturation", "Saturation", "factor", 1.0, 0.0), ("hue", "Hue", "shift", 0.0, -0.5))
+
+
+def _k_jitter(m) -> tuple[dict, list[str], Any]:
+    """(each kind's range, the kinds given, the fixed order or None) of a K.ColorJitter."""
+    g = kr.gen(m)
+    ranges = {kind: kr.bound(getattr(g, kind), center, low) for kind, _, _, center, low in _K_JITTER}
+    # A kind is given when it was passed (the constructor's default is the number 0).
+    given = [kind for kind, *_ in _K_JITTER if not (isinstance(getattr(g, kind), numbers.Real)
+                                                    and float(getattr(g, kind)) == 0.0)]
+    return ranges, given, getattr(m, "_fixed_order", None)
+
+
+def _k_jitter_alone(kind: str):
+    """K.ColorJitter with only `kind` given (and no fixed order) is that kind's op."""
+    def read(m, notes):
+        ranges, given, order = _k_jitter(m)
+        param = next(p for k, _, p, *_ in _K_JITTER if k == kind)
+        return {param: ranges[kind]} if given == [kind] and order is None else None
+
+    return read
+
+
+def _k_jitter_all(m, notes):
+    """K.ColorJitter with several kinds (or none) given, or a fixed order."""
+    ranges, given, order = _k_jitter(m)
+    if len(given) == 1 and order is None:
+        return None
+    if order not in (None, (0, 1, 2, 3)):
+        raise ValueError(f"order={order}: ColorJitter applies brightness, contrast, saturation, hue in that order "
+                         "(order=(0, 1, 2, 3))")
+    if order is None and len(given) > 1:
+        notes.append("K.ColorJitter: draws the order of its adjustments at random per batch; ColorJitter applies "
+                     "brightness, contrast, saturation, hue in that order")
+    return ranges
+
+
 BRIGHTNESS = OpSpec(
     name="Brightness", family="color", parity=Parity(border=0, mae=0.5 / 255, psnr=50.0, params={"factor": [1.3, 1.3]}),
-    torchvision=TorchvisionImport("ColorJitter", _tv_jitter_alone("brightness")),
+    from_kornia=Inverse("ColorJitter", _k_jitter_alone("brightness")),
+    from_torchvision=Inverse("ColorJitter", _tv_jitter_alone("brightness")),
     doc="Multiply every value by a factor drawn from `factor` (1 = unchanged).",
     params=(Range("factor", "brightness factor range", (0.8, 1.2), **_FACTOR),),
     kornia=_jitter("brightness", "factor"),
@@ -174,7 +216,8 @@ BRIGHTNESS = OpSpec(
 
 CONTRAST = OpSpec(
     name="Contrast", family="color", parity=Parity(border=0, mae=0.55 / 255, psnr=50.0, params={"factor": [0.6, 0.6]}),
-    torchvision=TorchvisionImport("ColorJitter", _tv_jitter_alone("contrast")),
+    from_kornia=Inverse("ColorJitter", _k_jitter_alone("contrast")),
+    from_torchvision=Inverse("ColorJitter", _tv_jitter_alone("contrast")),
     doc="Blend with the image's mean grey by a factor drawn from `factor` (1 = unchanged).",
     params=(Range("factor", "contrast factor range", (0.8, 1.2), **_FACTOR),),
     kornia=_jitter("contrast", "factor"),
@@ -184,7 +227,8 @@ CONTRAST = OpSpec(
 
 SATURATION = OpSpec(
     name="Saturation", family="color",
-    torchvision=TorchvisionImport("ColorJitter", _tv_jitter_alone("saturation")),
+    from_kornia=Inverse("ColorJitter", _k_jitter_alone("saturation")),
+    from_torchvision=Inverse("ColorJitter", _tv_jitter_alone("saturation")),
     parity=Parity(border=0, mae=0.15 / 255, psnr=60.0, params={"factor": [1.4, 1.4]}),
     doc="Blend with the image's greyscale by a factor drawn from `factor` (0 = grey, 1 = unchanged).",
     params=(Range("factor", "saturation factor range", (0.8, 1.2), **_FACTOR),),
@@ -195,7 +239,8 @@ SATURATION = OpSpec(
 
 HUE = OpSpec(
     name="Hue", family="color",
-    torchvision=TorchvisionImport("ColorJitter", _tv_jitter_alone("hue")),
+    from_kornia=Inverse("ColorJitter", _k_jitter_alone("hue")),
+    from_torchvision=Inverse("ColorJitter", _tv_jitter_alone("hue")),
     # DALI writes out Kornia's HSV shift (dali_hsv_shift): measured 0.03/255 on the sample photos at
     # 0.01 to 0.5 turns (0.00 after a Normalize), 68 dB; before (fn.hue) 1.0/255 at 0.01, 2.9 at 0.03,
     # 8.3 at 0.1. Albumentations shifts hue in 8-bit HSV (see _ALB_HUE_NOTE): 0.37/255 at 0.01 turns,
@@ -210,7 +255,8 @@ HUE = OpSpec(
 
 COLOR_JITTER = OpSpec(
     name="ColorJitter", family="color",
-    torchvision=TorchvisionImport("ColorJitter", _tv_jitter_all),
+    from_kornia=Inverse("ColorJitter", _k_jitter_all),
+    from_torchvision=Inverse("ColorJitter", _tv_jitter_all),
     cost_hint="on Kornia it runs all four colour branches in a fixed order; when you need only some "
               "factors, the single-factor ops (Brightness, Contrast, Saturation, Hue) skip the rest.",
     # Albumentations' random order (measured 1.5 to 1.9/255 over seeds); DALI 0.36/255 (a level's rounding
@@ -259,9 +305,17 @@ def _dali_grayscale(a, c, d):
     return [f"{c.x} = {grey}({c.x}, {c.applied}, uint8={_uint8(c)})"]
 
 
+def _k_grayscale(m, notes):
+    weights = getattr(m, "rgb_weights", None)
+    if weights is not None and [round(w, 3) for w in kr.plain(weights)] != [0.299, 0.587, 0.114]:
+        raise ValueError(f"rgb_weights={kr.plain(weights)}: Grayscale uses the BT.601 weights (0.299, 0.587, 0.114)")
+    return {}
+
+
 GRAYSCALE = OpSpec(
     name="Grayscale", family="color", default_p=0.1,
-    torchvision=TorchvisionImport("RandomGrayscale", lambda t, notes: {}),
+    from_kornia=Inverse("RandomGrayscale", _k_grayscale),
+    from_torchvision=Inverse("RandomGrayscale", lambda t, notes: {}),
     # Measured on the 8 sample photos (MAE vs Kornia): weighted_average DALI 0.11/255, Albumentations
     # 0.06/255; average 0.08 and 0.13/255; max 0.00 and 0.00; desaturation 0.09 and 0.09/255
     # (Albumentations truncates the mean and the mid-range to a level, DALI rounds).
@@ -298,9 +352,16 @@ def _dali_invert(a, c, d):
     return [f"{c.x} = colour_invert({c.x}, uint8={_uint8(c)})"]
 
 
+def _k_invert(m, notes):
+    if kr.plain(kr.flag(m, "max_val")) != 1.0:
+        raise ValueError(f"max_val={kr.plain(kr.flag(m, 'max_val'))}: Invert computes 1 - x (max_val=1.0)")
+    return {}
+
+
 INVERT = OpSpec(
     name="Invert", family="color", default_p=0.5, parity=Parity(border=0, mae=1e-6, psnr=99.0),
-    torchvision=TorchvisionImport("RandomInvert", lambda t, notes: {}),
+    from_kornia=Inverse("RandomInvert", _k_invert),
+    from_torchvision=Inverse("RandomInvert", lambda t, notes: {}),
     doc="Replace every value v by 1 - v in [0, 1] units (255 - v on 8-bit images); not clamped after a Normalize.",
     kornia=KorniaLowering("RandomInvert", lambda a: {"max_val": 1.0}),
     dali=DaliLowering(apply=_dali_invert, mirror_invariant=True),
@@ -323,9 +384,18 @@ def _tv_solarize(t, notes):
     return {"threshold": [threshold, threshold]}
 
 
+def _k_solarize(m, notes):
+    additions = kr.sampler(m, "additions")
+    if additions != [0.0, 0.0]:
+        raise ValueError(f"additions={additions} shifts the values before solarizing (Kornia's default 0.1 does); "
+                         "Solarize takes additions=0.0")
+    return {"threshold": kr.sampler(m, "thresholds")}
+
+
 SOLARIZE = OpSpec(
     name="Solarize", family="color", default_p=0.5,
-    torchvision=TorchvisionImport("RandomSolarize", _tv_solarize),
+    from_kornia=Inverse("RandomSolarize", _k_solarize),
+    from_torchvision=Inverse("RandomSolarize", _tv_solarize),
     parity=Parity(border=0, mae=1e-6, psnr=99.0, params={"threshold": [0.5, 0.5]}),
     doc="Invert (v -> 1 - v) every value at or above a threshold drawn from `threshold`, in [0, 1] units "
         "(1 = unchanged); Kornia and DALI clamp to [0, 1] first.",
@@ -350,9 +420,21 @@ def _dali_posterize(a, c, d):
     return [f"{c.x} = colour_posterize({c.x}, {d['bits']}, uint8={_uint8(c)})"]
 
 
+def _k_posterize(m, notes):
+    bits = kr.plain(kr.gen(m).bits_factor)
+    lo, hi = (bits, 8.0) if not isinstance(bits, list) else bits
+    # Posterize draws whole bits in [lo, hi]: its lowering is bits=(lo - 0.49, min(hi + 0.49, 8)).
+    b_lo, b_hi = lo + 0.49, 8.0 if hi == 8.0 else hi - 0.49
+    if abs(b_lo - round(b_lo)) > 1e-6 or abs(b_hi - round(b_hi)) > 1e-6:
+        raise ValueError(f"bits=({lo:g}, {hi:g}) draws a real number of bits; Posterize draws whole bits in [lo, hi] "
+                         "(as K.RandomPosterize(bits=(lo - 0.49, min(hi + 0.49, 8))))")
+    return {"bits": [int(round(b_lo)), int(round(b_hi))]}
+
+
 POSTERIZE = OpSpec(
     name="Posterize", family="color", default_p=0.5,
-    torchvision=TorchvisionImport("RandomPosterize", lambda t, notes: {"bits": [int(t.bits), int(t.bits)]}),
+    from_kornia=Inverse("RandomPosterize", _k_posterize),
+    from_torchvision=Inverse("RandomPosterize", lambda t, notes: {"bits": [int(t.bits), int(t.bits)]}),
     parity=Parity(border=0, mae=1e-6, psnr=99.0, params={"bits": [3, 3]}),
     doc="Keep the top b bits of each 8-bit value (at most 2**b levels per channel), b drawn from the integers "
         "in `bits` (8 = unchanged).",
@@ -381,8 +463,16 @@ def _dali_gamma(a, c, d):
     return [f"{c.x} = colour_gamma({c.x}, {d['gamma']}, uint8={_uint8(c)})"]
 
 
+def _k_gamma(m, notes):
+    gain = kr.sampler(m, "gain_factor")
+    if gain != [1.0, 1.0]:
+        raise ValueError(f"gain={gain} scales the result; Gamma takes gain=(1.0, 1.0)")
+    return {"gamma": kr.sampler(m, "gamma_factor")}
+
+
 GAMMA = OpSpec(
     name="Gamma", family="color",
+    from_kornia=Inverse("RandomGamma", _k_gamma),
     # Albumentations' 8-bit table truncates where Kornia keeps floats: 0.5/255 mean abs error.
     parity=Parity(border=0, mae=0.55 / 255, psnr=51.0, params={"gamma": [0.6, 0.6]}),
     doc="Raise values in [0, 1] units to a power drawn from `gamma` (1 = unchanged, < 1 brightens shadows).",
@@ -409,7 +499,8 @@ def _dali_equalize(a, c, d):
 
 EQUALIZE = OpSpec(
     name="Equalize", family="color", default_p=0.5,
-    torchvision=TorchvisionImport("RandomEqualize", lambda t, notes: {}),
+    from_kornia=Inverse("RandomEqualize", lambda m, notes: {}),
+    from_torchvision=Inverse("RandomEqualize", lambda t, notes: {}),
     # mode "pil": three algorithms, see the notes: Kornia is PIL's exactly, DALI OpenCV's, Albumentations
     # PIL's off by one bin; measured 3.7/255 (DALI) and 2.6/255 (Albumentations) from Kornia.
     # mode "cv" (all three OpenCV's equalizeHist): measured 0.00/255 on both (tests/test_ops_color.py).
@@ -445,9 +536,16 @@ def _dali_autocontrast(a, c, d):
     return [f"{c.x} = colour_auto_contrast({c.x}, uint8={_uint8(c)})"]
 
 
+def _k_auto_contrast(m, notes):
+    if getattr(m, "clip_output", True) is not True:
+        raise ValueError("clip_output=False: AutoContrast clips its output to [0, 1]")
+    return {}
+
+
 AUTO_CONTRAST = OpSpec(
     name="AutoContrast", family="color", default_p=0.5,
-    torchvision=TorchvisionImport("RandomAutocontrast", lambda t, notes: {}),
+    from_kornia=Inverse("RandomAutoContrast", _k_auto_contrast),
+    from_torchvision=Inverse("RandomAutocontrast", lambda t, notes: {}),
     parity=Parity(border=0, mae=0.4 / 255, psnr=52.0),
     doc="Stretch each channel linearly so that its minimum becomes 0 and its maximum 1 (255 on 8-bit images).",
     kornia=KorniaLowering("RandomAutoContrast", lambda a: {}),
@@ -476,7 +574,8 @@ def _dali_sharpness(a, c, d):
 
 SHARPNESS = OpSpec(
     name="Sharpness", family="color", default_p=0.5,
-    torchvision=TorchvisionImport("RandomAdjustSharpness",
+    from_kornia=Inverse("RandomSharpness", lambda m, notes: {"factor": kr.sampler(m, "sharpness")}),
+    from_torchvision=Inverse("RandomAdjustSharpness",
                                   lambda t, notes: {"factor": [float(t.sharpness_factor)] * 2}),
     # torchvision's rule, which Kornia enforces: the 3x3 smoothing only sees whole windows.
     min_input=lambda a: (3, "its 3x3 smoothing keeps a one-pixel border and needs a whole window inside it"),
@@ -507,6 +606,7 @@ def _shuffled_reference(image, row):
 
 CHANNEL_SHUFFLE = OpSpec(
     name="ChannelShuffle", family="color", default_p=0.5,
+    from_kornia=Inverse("RandomChannelShuffle", lambda m, notes: {}),
     parity=Parity(border=0, mae=1e-6, psnr=99.0, reference=_shuffled_reference),
     doc="Reorder the three channels by a random permutation (reported: output channel c is input channel "
         "permutation[c]).",

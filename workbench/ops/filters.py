@@ -14,7 +14,8 @@ import numpy as np
 from ..literals import literal
 from .dali_helpers import RandomOp, uniform
 from .params import Flag, Number, Range, Span
-from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TorchvisionImport, kernel_reach
+from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, Inverse, kernel_reach
+from . import kornia_reading as kr
 from . import torchvision_reading as tv
 
 
@@ -147,9 +148,18 @@ def _tv_gaussian_blur(t, notes):
     return {"sigma": tv.pair(t.sigma), "kernel_size": k[0]}
 
 
+def _k_gaussian_blur(m, notes):
+    k = kr.size(kr.flag(m, "kernel_size"), "kernel_size")
+    if k[0] != k[1]:
+        raise ValueError(f"kernel_size={tuple(k)} is not square; GaussianBlur takes one odd kernel_size")
+    kr.blur_border(m, "GaussianBlur", notes)
+    return {"sigma": kr.pair_of(kr.gen(m).sigma, "sigma"), "kernel_size": k[0]}
+
+
 GAUSSIAN_BLUR = OpSpec(
     name="GaussianBlur", family="blur/noise",
-    torchvision=TorchvisionImport("GaussianBlur", _tv_gaussian_blur),
+    from_kornia=Inverse("RandomGaussianBlur", _k_gaussian_blur),
+    from_torchvision=Inverse("GaussianBlur", _tv_gaussian_blur),
     min_input=kernel_reach("kernel_size"),
     cost_hint="its cost grows with kernel_size (two passes of kernel_size taps per pixel); a smaller "
               "kernel_size, about 6x the largest sigma rounded up to odd, gives nearly the same blur.",
@@ -206,8 +216,17 @@ def _from_gauss_noise(t):
     return {"std": [float(v) for v in t.std_range]}
 
 
+def _k_gaussian_noise(m, notes):
+    g = kr.gen(m)
+    if float(kr.plain(g.mean)) != 0.0:
+        raise ValueError(f"mean={kr.plain(g.mean)} shifts the image; GaussianNoise adds zero-mean noise (mean=0.0)")
+    std = float(kr.plain(g.std))
+    return {"std": [std, std]}
+
+
 GAUSSIAN_NOISE = OpSpec(
     name="GaussianNoise", family="blur/noise", default_p=0.5,
+    from_kornia=Inverse("RandomGaussianNoise", _k_gaussian_noise),
     # Per-channel mean/std of the change at std 0.1: Kornia 0.000 / 0.100, DALI 0.001-0.004 /
     # 0.096-0.097, Albumentations 0.001-0.003 / 0.095-0.096 on the sample photos (largest gap
     # 1.45/255, Kornia vs Albumentations, seeds 0-4); up to 1.86/255 on the same-size set. The gap
@@ -240,8 +259,14 @@ GAUSSIAN_NOISE = OpSpec(
 # --------------------------------------------------------------------------------------------
 # SaltAndPepper
 
+def _k_salt_and_pepper(m, notes):
+    g = kr.gen(m)
+    return {"amount": kr.bound(g.amount, 0.0), "salt_vs_pepper": kr.bound(g.salt_and_pepper, 0.0)}
+
+
 SALT_AND_PEPPER = OpSpec(
     name="SaltAndPepper", family="blur/noise", default_p=0.5,
+    from_kornia=Inverse("RandomSaltAndPepperNoise", _k_salt_and_pepper),
     # Per-channel mean/std of the change at amount 0.05, seeds 0-4: the three backends within
     # 0.22/255 of each other on the sample photos, 0.89/255 on the same-size set (fewer pixels).
     # Same-size images for the reason given at GaussianNoise.
@@ -294,8 +319,13 @@ def _from_image_compression(t):
     return {"quality": [float(q) for q in t.quality_range]}
 
 
+def _k_jpeg(m, notes):
+    return {"quality": kr.bound(kr.gen(m).jpeg_quality, 50.0, 1.0)}
+
+
 JPEG_COMPRESSION = OpSpec(
     name="JpegCompression", family="blur/noise", default_p=0.5,
+    from_kornia=Inverse("RandomJPEG", _k_jpeg),
     # Three different encoders (see the notes). Measured at quality 50 on the sample photos, mean abs
     # error / PSNR: Kornia vs DALI 1.07/255 / 44.9 dB, Kornia vs Albumentations 1.34/255 / 42.4 dB,
     # DALI vs Albumentations 0.76/255 / 43.3 dB (each 4.4-4.8/255 from the original).
@@ -342,8 +372,30 @@ def _from_motion_blur(t):
             "direction": [-dhi, -dlo], "allow_shifted": bool(t.allow_shifted)}
 
 
+def _k_motion_blur(m, notes):
+    g = kr.gen(m)
+    kernel = kr.plain(g.kernel_size)
+    kernel = [int(k) for k in kernel] if isinstance(kernel, list) else [int(kernel), int(kernel)]
+    resample = getattr(kr.flag(m, "resample"), "name", "").lower()
+    if resample != "nearest":
+        raise ValueError(f"resample={resample.upper()}: MotionBlur rotates its kernel with nearest sampling "
+                         "(resample='nearest')")
+    kr.blur_border(m, "MotionBlur", notes)
+    angle, direction = kr.bound(g.angle, 0.0, -math.inf), kr.bound(g.direction, 0.0, -math.inf)
+    if isinstance(angle, list) and angle[0] < 0.0 <= angle[0] + 180.0 and angle[1] + 180.0 <= 360.0:
+        # A line blurs alike at angle a and a + 180 when its direction (the weight's slope along the
+        # line) is reversed: K.RandomMotionBlur(angle=35) draws in [-35, 35], here in [145, 215].
+        angle = [angle[0] + 180.0, angle[1] + 180.0]
+        direction = [-direction[1], -direction[0]] if isinstance(direction, list) else direction
+        notes.append(f"MotionBlur: angle {[a - 180.0 for a in angle]} read as {angle} with the direction reversed "
+                     "(the same kernels)")
+    return {"kernel_size": [*kernel], "angle": angle,
+            "direction": direction}
+
+
 MOTION_BLUR = OpSpec(
     name="MotionBlur", family="blur/noise", default_p=0.5,
+    from_kornia=Inverse("RandomMotionBlur", _k_motion_blur),
     min_input=kernel_reach("kernel_size"),
     # Kornia and DALI build the same kernel (0.25/255 mean abs error: Kornia's floats rounded);
     # Albumentations draws its line differently except at direction 0 on angles like 45 degrees.
@@ -413,8 +465,16 @@ def _dali_median(a, c, d):
     return _by_size(c, d["kernel_size"], *a["kernel_size"], lambda k, out: [f"{out} = blur_median({c.x}, {k})"])
 
 
+def _k_median_blur(m, notes):
+    k = kr.size(kr.flag(m, "kernel_size"), "kernel_size")
+    if k[0] != k[1]:
+        raise ValueError(f"kernel_size={tuple(k)} is not square; MedianBlur takes one odd kernel_size")
+    return {"kernel_size": [k[0], k[0]]}
+
+
 MEDIAN_BLUR = OpSpec(
     name="MedianBlur", family="blur/noise", default_p=0.5,
+    from_kornia=Inverse("RandomMedianBlur", _k_median_blur),
     min_input=kernel_reach("kernel_size"),
     # Kornia and DALI agree exactly (measured 0 on the sample photos at 3, 5, 7 and [3, 7]);
     # Albumentations (OpenCV) repeats the edge pixel instead of mirroring: compared away from a

@@ -10,7 +10,8 @@ from ..runtime.kornia_modules.geometric import max_size_scale, pad_to_at_least
 from ..literals import Name, literal
 from .dali_helpers import INTERP, RandomOp, uniform
 from .params import Choice, Flag, Floats, Number, Range, Size
-from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule, TorchvisionImport
+from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule, Inverse
+from . import kornia_reading as kr
 from . import torchvision_reading as tv
 
 
@@ -342,7 +343,8 @@ def _reference_perspective(image, row):
 # ----- the ops ----------------------------------------------------------------------------------
 HORIZONTAL_FLIP = OpSpec(
     name="HorizontalFlip", family="geometric", default_p=0.5, parity=Parity(border=0, mae=1e-6),
-    torchvision=TorchvisionImport("RandomHorizontalFlip", lambda t, notes: {}),
+    from_kornia=Inverse("RandomHorizontalFlip", lambda m, notes: {}),
+    from_torchvision=Inverse("RandomHorizontalFlip", lambda t, notes: {}),
     targets=TargetRule(geometry=targets.horizontal_flip),
     doc="Mirror the image left to right.",
     kornia=KorniaLowering("RandomHorizontalFlip", lambda a: {}),
@@ -352,7 +354,8 @@ HORIZONTAL_FLIP = OpSpec(
 
 VERTICAL_FLIP = OpSpec(
     name="VerticalFlip", family="geometric", default_p=0.5, parity=Parity(border=0, mae=1e-6),
-    torchvision=TorchvisionImport("RandomVerticalFlip", lambda t, notes: {}),
+    from_kornia=Inverse("RandomVerticalFlip", lambda m, notes: {}),
+    from_torchvision=Inverse("RandomVerticalFlip", lambda t, notes: {}),
     targets=TargetRule(geometry=targets.vertical_flip),
     doc="Mirror the image top to bottom.",
     kornia=KorniaLowering("RandomVerticalFlip", lambda a: {}),
@@ -369,9 +372,15 @@ def _tv_rotation(t, notes):
     return {"degrees": tv.pair(t.degrees), "interpolation": tv.interpolation(t, "Rotate")}
 
 
+def _k_rotation(m, notes):
+    kr.align(m, "Rotate", notes)
+    return {"degrees": kr.sampler(m, "degrees"), "interpolation": kr.interpolation(m, "Rotate")}
+
+
 ROTATE = OpSpec(
     name="Rotate", family="geometric", targets=TargetRule(geometry=targets.rotation),
-    torchvision=TorchvisionImport("RandomRotation", _tv_rotation),
+    from_kornia=Inverse("RandomRotation", _k_rotation),
+    from_torchvision=Inverse("RandomRotation", _tv_rotation),
     # Measured on the 8 photos: 0.22/255 mean, 59.6 dB for both pairs (interpolation rounding).
     parity=Parity(mae=0.4 / 255, psnr=55.0, params={"degrees": [17.0, 17.0]}),
     doc="Rotate about the centre by an angle drawn from degrees (counter-clockwise); corners filled with 0.",
@@ -409,9 +418,37 @@ def _tv_affine(t, notes):
             "interpolation": tv.interpolation(t, "Affine"), "keep_ratio": True}
 
 
+def _k_affine(m, notes):
+    g = kr.gen(m)
+    kr.zeros_padding(m, "Affine")
+    kr.align(m, "Affine", notes)
+    degrees = kr.bound(g.degrees, 0.0, -math.inf)
+    translate = [0.0, 0.0] if g.translate is None else kr.pair_of(g.translate, "translate")
+    scale = [1.0, 1.0] if g.scale is None else kr.plain(g.scale)
+    keep_ratio = len(scale) == 2  # a (min, max) pair draws one zoom for both axes
+    if len(scale) == 4:
+        if scale[2:] != scale[:2]:
+            raise ValueError(f"scale={scale} draws the x and y zoom from different ranges; Affine draws both from one "
+                             "range")
+        scale = scale[:2]
+    shear = [0.0, 0.0] if g.shear is None else kr.plain(g.shear)
+    if not isinstance(shear, list):
+        shear = [-shear, shear]
+    if len(shear) == 4:
+        if shear[2:] != [0.0, 0.0]:
+            raise ValueError(f"shear={shear} shears along y too; Affine shears along x only (the Shear op takes "
+                             "shear_x and shear_y)")
+        shear = shear[:2]
+    params = {"degrees": degrees, "translate": translate, "scale": scale, "shear": shear,
+              "interpolation": kr.interpolation(m, "Affine")}
+    params["keep_ratio"] = keep_ratio
+    return params
+
+
 AFFINE = OpSpec(
     name="Affine", family="geometric", targets=TargetRule(geometry=targets.affine),
-    torchvision=TorchvisionImport("RandomAffine", _tv_affine),
+    from_kornia=Inverse("RandomAffine", _k_affine),
+    from_torchvision=Inverse("RandomAffine", _tv_affine),
     # No shear here: Albumentations composes shear and rotation in the other order (see its note);
     # tests/test_ops_geometric.py checks Kornia against DALI with both.
     # Measured: 0.16/255 mean, 61.0 dB for both pairs.
@@ -471,9 +508,18 @@ def _tv_resized_crop(t, notes):
             "interpolation": tv.interpolation(t, "RandomResizedCrop")}
 
 
+def _k_resized_crop(m, notes):
+    g = kr.gen(m)
+    kr.align(m, "RandomResizedCrop", notes)
+    return {"size": kr.size(kr.flag(m, "size")), "scale": kr.pair_of(g.scale, "scale"),
+            "ratio": kr.pair_of(g.ratio, "ratio"),
+            "interpolation": kr.interpolation(m, "RandomResizedCrop")}
+
+
 RANDOM_RESIZED_CROP = OpSpec(
     name="RandomResizedCrop", family="geometric", always_applies=True, fixes_size=True,
-    torchvision=TorchvisionImport("RandomResizedCrop", _tv_resized_crop),
+    from_kornia=Inverse("RandomResizedCrop", _k_resized_crop),
+    from_torchvision=Inverse("RandomResizedCrop", _tv_resized_crop),
     targets=TargetRule(geometry=targets.window, size="fixed"),
     # A full-image window (scale 1 at the photos' own aspect ratio): windows are drawn differently.
     # Measured: 0.23/255 (DALI) and 0.25/255 (Albumentations) mean, 58.3 dB at worst.
@@ -538,9 +584,20 @@ def _tv_resize(t, notes):
     return {"size": tv.size(size), "interpolation": tv.interpolation(t, "Resize"), "antialias": bool(t.antialias)}
 
 
+def _k_resize(m, notes):
+    size = kr.plain(kr.flag(m, "size"))
+    if not isinstance(size, list):
+        raise ValueError(f"size={int(size)} resizes the {kr.flag(m, 'side')} side keeping the aspect ratio; Resize "
+                         "takes an output size (height, width)")
+    kr.align(m, "Resize", notes)
+    return {"size": kr.size(size), "interpolation": kr.interpolation(m, "Resize"),
+            "antialias": bool(kr.flag(m, "antialias"))}
+
+
 RESIZE = OpSpec(
     name="Resize", family="geometric", always_applies=True, fixes_size=True,
-    torchvision=TorchvisionImport("Resize", _tv_resize),
+    from_kornia=Inverse("Resize", _k_resize),
+    from_torchvision=Inverse("Resize", _tv_resize),
     targets=TargetRule(geometry=targets.resize, size="fixed"),
     # One antialias filter on every backend (the triangle). Measured from Kornia on the sample photos
     # and on 500x375 crops shrunk 1.25 to 6.25 times (tests/test_parity.py): DALI 0.24-0.25/255, 58.9 dB
@@ -574,9 +631,16 @@ RESIZE = OpSpec(
     ),
 )
 
+def _k_center_crop(m, notes):
+    if kr.flag(m, "cropping_mode") != "slice":
+        kr.align(m, "CenterCrop", notes)
+    return {"size": kr.size(kr.flag(m, "size"))}
+
+
 CENTER_CROP = OpSpec(
     name="CenterCrop", family="geometric", always_applies=True, fixes_size=True, input_at_least="size",
-    torchvision=TorchvisionImport("CenterCrop", lambda t, notes: {"size": tv.size(t.size)}),
+    from_kornia=Inverse("CenterCrop", _k_center_crop),
+    from_torchvision=Inverse("CenterCrop", lambda t, notes: {"size": tv.size(t.size)}),
     targets=TargetRule(geometry=targets.window, size="fixed"),
     parity=Parity(border=0, mae=1e-6, params={"size": [101, 153]}),
     doc="Cut the central `size` region (the image must be at least that large).",
@@ -604,9 +668,23 @@ def _tv_random_crop(t, notes):
     return None if t.pad_if_needed else {"size": tv.size(t.size)}
 
 
+def _k_no_margin(m) -> None:
+    padding = kr.flag(m, "padding")
+    if padding is not None:
+        raise ValueError(f"padding={kr.plain(padding)} pads every image by a margin before cropping; RandomCrop has no "
+                         "padding and Pad pads to a fixed size (at a random place): crop without padding=")
+
+
+def _k_random_crop(m, notes):
+    """K.RandomCrop without pad_if_needed (with it, it is Pad)."""
+    _k_no_margin(m)
+    return None if kr.flag(m, "pad_if_needed") else {"size": kr.size(kr.flag(m, "size"))}
+
+
 RANDOM_CROP = OpSpec(
     name="RandomCrop", family="geometric", always_applies=True, fixes_size=True, input_at_least="size",
-    torchvision=TorchvisionImport("RandomCrop", _tv_random_crop),
+    from_kornia=Inverse("RandomCrop", _k_random_crop),
+    from_torchvision=Inverse("RandomCrop", _tv_random_crop),
     targets=TargetRule(geometry=targets.window, size="fixed"),
     # Windows are placed at random: each backend is checked against its own reported window.
     parity=Parity(border=0, mae=1e-6, params={"size": [200, 250]}, reference=_reference_window),
@@ -643,9 +721,24 @@ def _tv_pad(t, notes):
     return {"size": tv.size(t.size), "fill": float(fill[0])}
 
 
+def _k_pad(m, notes):
+    """K.RandomCrop(pad_if_needed=True): pads to at least the size at a random place, then crops."""
+    _k_no_margin(m)
+    if not kr.flag(m, "pad_if_needed"):
+        return None
+    if kr.flag(m, "padding_mode") != "constant":
+        raise ValueError(f"padding_mode={kr.flag(m, 'padding_mode')!r}: Pad (RandomCrop with pad_if_needed) fills with "
+                         "a constant (padding_mode='constant')")
+    fill = kr.as_list(kr.plain(kr.flag(m, "fill")))
+    if len(set(fill)) != 1:
+        raise ValueError(f"fill={fill} fills each channel with its own value; Pad fills all channels with one value")
+    return {"size": kr.size(kr.flag(m, "size")), "fill": float(fill[0])}
+
+
 PAD = OpSpec(
     name="Pad", family="geometric", always_applies=True, fixes_size=True,
-    torchvision=TorchvisionImport("RandomCrop", _tv_pad),
+    from_kornia=Inverse("RandomCrop", _k_pad),
+    from_torchvision=Inverse("RandomCrop", _tv_pad),
     targets=TargetRule(geometry=targets.padded_window, size="fixed"),
     # Photos of several sizes: some sides are padded, some cropped; offsets are drawn at random.
     parity=Parity(border=0, mae=1e-6, params={"size": [480, 560], "fill": _PAD_PARITY_FILL},
@@ -675,8 +768,18 @@ PAD = OpSpec(
                                    "not be reported"},
 )
 
+def _k_translate(m, notes):
+    g = kr.gen(m)
+    kr.zeros_padding(m, "Translate")
+    kr.align(m, "Translate", notes)
+    tx = [0.0, 0.0] if g.translate_x is None else kr.bound(g.translate_x, 0.0, -math.inf)
+    ty = [0.0, 0.0] if g.translate_y is None else kr.bound(g.translate_y, 0.0, -math.inf)
+    return {"translate_x": tx, "translate_y": ty, "interpolation": kr.interpolation(m, "Translate")}
+
+
 TRANSLATE = OpSpec(
     name="Translate", family="geometric", targets=TargetRule(geometry=targets.shift),
+    from_kornia=Inverse("RandomTranslate", _k_translate),
     # Whole-pixel shifts on the 96x128 images (16 and -6 pixels): Albumentations shifts by whole pixels.
     parity=Parity(same_size=True, mae=1e-5, psnr=100.0,
                   params={"translate_x": [0.125, 0.125], "translate_y": [-0.0625, -0.0625]}),
@@ -707,8 +810,22 @@ TRANSLATE = OpSpec(
     ),
 )
 
+def _k_shear(m, notes):
+    kr.zeros_padding(m, "Shear")
+    kr.align(m, "Shear", notes)
+    shear = kr.plain(kr.gen(m).shear)
+    if not isinstance(shear, list):
+        shear = [-shear, shear, 0.0, 0.0]
+    elif len(shear) == 2:
+        shear = [*shear, 0.0, 0.0]
+    if len(shear) != 4:
+        raise ValueError(f"shear={shear} must be a number, (x_min, x_max) or (x_min, x_max, y_min, y_max)")
+    return {"shear_x": shear[:2], "shear_y": shear[2:], "interpolation": kr.interpolation(m, "Shear")}
+
+
 SHEAR = OpSpec(
     name="Shear", family="geometric", targets=TargetRule(geometry=targets.shear),
+    from_kornia=Inverse("RandomShear", _k_shear),
     # x only: Albumentations shears both axes at once (see its note); tests/test_ops_geometric.py
     # checks Kornia against DALI with both.
     # Measured: 0.21/255 mean, 59.8 dB for both pairs.
@@ -750,9 +867,19 @@ def _tv_perspective(t, notes):
     return {"distortion": float(t.distortion_scale), "interpolation": tv.interpolation(t, "Perspective")}
 
 
+def _k_perspective(m, notes):
+    g = kr.gen(m)
+    if g.sampling_method != "basic":
+        raise ValueError(f"sampling_method={g.sampling_method!r}: Perspective moves the corners as Kornia's 'basic'")
+    kr.align(m, "Perspective", notes)
+    return {"distortion": float(kr.plain(g.distortion_scale)),
+            "interpolation": kr.interpolation(m, "Perspective")}
+
+
 PERSPECTIVE = OpSpec(
     name="Perspective", family="geometric", targets=TargetRule(geometry=targets.corner_perspective), default_p=0.5,
-    torchvision=TorchvisionImport("RandomPerspective", _tv_perspective),
+    from_kornia=Inverse("RandomPerspective", _k_perspective),
+    from_torchvision=Inverse("RandomPerspective", _tv_perspective),
     # Corners move at random: each backend is checked against OpenCV at its own reported corners.
     # Measured against OpenCV: Kornia 0.0002/255 mean, DALI 0.14/255 and 61.6 dB.
     parity=Parity(mae=0.25 / 255, psnr=57.0, params={"distortion": 0.5}, reference=_reference_perspective),

@@ -6,7 +6,8 @@ import numpy as np
 from ..literals import Name
 from .dali_helpers import assign
 from .params import Floats
-from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TorchvisionImport
+from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, Inverse
+from . import kornia_reading as kr
 
 def _short(value: float) -> float:
     """10 significant digits: 57.12, not 57.120000000000005 (a 1e-10 relative change)."""
@@ -22,9 +23,23 @@ def _tv_normalize(t, notes):
     return {"mean": three(t.mean), "std": three(t.std)}
 
 
+def _k_normalize(m, notes):
+    def three(key):
+        raw = kr.flag(m, key)
+        values = [kr.decimal(v) for v in raw.reshape(-1)] if hasattr(raw, "reshape") else kr.as_list(kr.plain(raw))
+        if len(values) == 1:
+            values = values * 3
+        if len(values) != 3:
+            raise ValueError(f"{key}={values}: Normalize takes one value per RGB channel")
+        return values
+
+    return {"mean": three("mean"), "std": three("std")}
+
+
 NORMALIZE = OpSpec(
     name="Normalize", family="normalize", always_applies=True, parity=Parity(border=0),
-    torchvision=TorchvisionImport("Normalize", _tv_normalize),
+    from_kornia=Inverse("Normalize", _k_normalize),
+    from_torchvision=Inverse("Normalize", _tv_normalize),
     doc="Subtract a per-channel mean and divide by a per-channel std (values in [0, 1] before).",
     params=(
         Floats("mean", "per-channel mean", (0.485, 0.456, 0.406), lo=-10.0, hi=10.0),

@@ -10,7 +10,8 @@ from ..runtime import targets
 from .dali_helpers import RandomOp, uniform
 from .params import Span
 from .params import Flag, Number, Range
-from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule, TorchvisionImport
+from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule, Inverse
+from . import kornia_reading as kr
 from . import torchvision_reading as tv
 
 
@@ -80,9 +81,16 @@ def _tv_erasing(t, notes):
     return {"scale": tv.pair(t.scale), "ratio": tv.pair(t.ratio), "value": float(t.value[0])}
 
 
+def _k_erasing(m, notes):
+    g = kr.gen(m)
+    return {"scale": kr.pair_of(g.scale, "scale"), "ratio": kr.pair_of(g.ratio, "ratio"),
+            "value": float(kr.plain(g.value))}
+
+
 ERASE = OpSpec(
     name="Erase", family="occlusion", targets=TargetRule(erase=targets.erased_rectangles), default_p=0.5,
-    torchvision=TorchvisionImport("RandomErasing", _tv_erasing),
+    from_kornia=Inverse("RandomErasing", _k_erasing),
+    from_torchvision=Inverse("RandomErasing", _tv_erasing),
     # The whole image (area 1 at ratio height/width = 3/4): rectangles are placed at random.
     # Measured: Kornia fills 0.5, DALI and Albumentations 127 of 255 (0.5/255 everywhere).
     parity=Parity(border=0, mae=0.6 / 255, psnr=54.0,

@@ -21,7 +21,8 @@ from ..literals import Name, identifier, literal
 from ..runtime import targets
 from .dali_helpers import RandomOp
 from .params import Choice, Number, OpRanges, PolicyOp, policy_draws
-from .spec import DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule, TorchvisionImport
+from .spec import DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule, Inverse
+from . import kornia_reading as kr
 from . import torchvision_reading as tv
 
 # The ops both libraries have (Kornia's `rand_augment.ops`, DALI's auto_aug augmentations),
@@ -413,9 +414,55 @@ def _tv_rand_augment(t, notes):
     return {"n": int(t.num_ops), "magnitude": int(t.magnitude), "ops": ops}
 
 
+_K_POLICY_OP_NAMES = {"Rotate": "rotate", "ShearX": "shear_x", "ShearY": "shear_y", "TranslateX": "translate_x",
+                    "TranslateY": "translate_y", "Brightness": "brightness", "Contrast": "contrast",
+                    "Saturate": "color", "Sharpness": "sharpness", "Posterize": "posterize", "Solarize": "solarize",
+                    "Equalize": "equalize", "AutoContrast": "auto_contrast", "Invert": "invert"}
+
+
+def _k_policy_ops(m) -> dict[str, list[float]]:
+    """{op name: [lo, hi]} of a RandAugment / TrivialAugment's candidates (one op each)."""
+    out: dict[str, list[float]] = {}
+    for position, sub in enumerate(m.children(), start=1):
+        ops = list(sub.children())
+        if len(ops) != 1:
+            raise ValueError(f"candidate {position} holds {len(ops)} ops; each candidate holds one op")
+        kind = type(ops[0]).__name__
+        if kind not in _K_POLICY_OP_NAMES:
+            raise ValueError(f"policy= holds {kind} (candidate {position}), which the workbench's op set leaves out "
+                             f"(known: {', '.join(_K_POLICY_OP_NAMES.values())}); Kornia's default policy includes "
+                             "solarize_add: pass a policy without it")
+        name = _K_POLICY_OP_NAMES[kind]
+        if name in out:
+            raise ValueError(f"policy= names {name} twice; the op set holds each op once")
+        if not POLICY_OP_BY_NAME[name].has_magnitude:
+            out[name] = []
+            continue
+        lo, hi = ops[0].magnitude_range
+        scale = 180.0 if name.startswith("shear") else 1.0  # Kornia's shear magnitude is degrees / 180
+        lo, hi = kr.decimal(lo, scale), kr.decimal(hi, scale)
+        out[name] = [-hi, hi] if ops[0].symmetric_megnitude else [lo, hi]
+    return out
+
+
+def _k_policy_signature(m) -> list:
+    rows = []
+    for sub in m.children():
+        rows.append([(type(op).__name__, kr.plain(getattr(op, "magnitude_range", None)),
+                      kr.plain(getattr(getattr(op, "op", None), "p", None))) for op in sub.children()])
+    return rows
+
+
+def _k_rand_augment(m, notes):
+    notes.append("K.auto.RandAugment picks its ops once per batch; RandAugment on DALI picks per image")
+    ops = _k_policy_ops(m)
+    return {"n": int(m.n), "magnitude": int(m.m), "ops": ops}
+
+
 RAND_AUGMENT = OpSpec(
     name="RandAugment", family="policies", targets=_POLICY_TARGETS, always_applies=True, always_applies_why=_P_WHY,
-    torchvision=TorchvisionImport("RandAugment", _tv_rand_augment),
+    from_kornia=Inverse("RandAugment", _k_rand_augment),
+    from_torchvision=Inverse("RandAugment", _tv_rand_augment),
     doc="Apply n different ops drawn from the op set, each at strength magnitude/30 of its range "
         "(posterize from its top; rotate, shear and translate with a random sign), as Kornia's RandAugment.",
     params=(
@@ -454,9 +501,14 @@ def _tv_trivial_augment(t, notes):
     return {"ops": ops}
 
 
+def _k_trivial_augment(m, notes):
+    return {"ops": _k_policy_ops(m)}
+
+
 TRIVIAL_AUGMENT = OpSpec(
     name="TrivialAugment", family="policies", targets=_POLICY_TARGETS, always_applies=True, always_applies_why=_P_WHY,
-    torchvision=TorchvisionImport("TrivialAugmentWide", _tv_trivial_augment),
+    from_kornia=Inverse("TrivialAugment", _k_trivial_augment),
+    from_torchvision=Inverse("TrivialAugmentWide", _tv_trivial_augment),
     doc="Apply one op drawn from the op set at a magnitude drawn uniformly from its range (rotate, shear and "
         "translate with a random sign), as Kornia's TrivialAugment.",
     params=(OpRanges("ops", "the ops to draw from and the range each one's magnitude is drawn from",
@@ -482,9 +534,21 @@ def _tv_auto_augment(t, notes):
     return {"policy": policy}
 
 
+def _k_auto_augment(m, notes):
+    import kornia.augmentation.auto as auto
+
+    mine = _k_policy_signature(m)
+    for name in ("imagenet", "cifar10", "svhn"):
+        if _k_policy_signature(auto.AutoAugment(policy=name)) == mine:
+            return {"policy": name}
+    raise ValueError("policy= is a custom sub-policy list; AutoAugment runs the papers' 'imagenet', 'cifar10' or "
+                     "'svhn' policies")
+
+
 AUTO_AUGMENT = OpSpec(
     name="AutoAugment", family="policies", targets=_POLICY_TARGETS, always_applies=True, always_applies_why=_P_WHY,
-    torchvision=TorchvisionImport("AutoAugment", _tv_auto_augment),
+    from_kornia=Inverse("AutoAugment", _k_auto_augment),
+    from_torchvision=Inverse("AutoAugment", _tv_auto_augment),
     doc="Apply one of the AutoAugment paper's learned sub-policies (two ops, each run with its probability at a "
         "magnitude from its bin), as Kornia's AutoAugment tabulates them.",
     params=(_PolicyName("policy", "the learned policy: its sub-policies", "imagenet",

@@ -110,19 +110,20 @@ class DaliContext:
 
 
 @dataclass(frozen=True)
-class TorchvisionImport:
-    """How `Chain.from_torchvision` reads a `torchvision.transforms.v2` transform as this op (the
-    workbench has no torchvision backend: this is only the inverse).
+class Inverse:
+    """How an importer reads another library's transform as this op (`OpSpec.from_kornia`,
+    `OpSpec.from_torchvision`; the Albumentations one is `AlbumentationsLowering.from_transform`).
 
-    `transform` is the v2 class name, `also_imports` other classes it reads too. `from_transform(t,
-    notes)` gives this op's parameters, or None when the settings are another op's (v2.ColorJitter
-    with only brightness given is Brightness); ValueError with the reason for a near miss; it may add
-    a note where a setting maps with a stated difference. The step's p is the transform's `p` (1 for
-    transforms without one, which always apply). Helpers: `ops/torchvision_reading.py`.
+    `transform` is the library's class name, `also_imports` other classes it reads too. `read(t,
+    notes)` gives this op's parameters, or None when the settings are another op's (one class can be
+    several ops: v2.ColorJitter with only brightness given is Brightness); ValueError with the reason
+    for a near miss; it may add a note where a setting maps with a stated difference. The importer
+    takes the step's p from the transform. Helpers: `ops/kornia_reading.py`,
+    `ops/torchvision_reading.py`.
     """
 
     transform: str
-    from_transform: Callable[[Any, list], dict[str, Any] | None]
+    read: Callable[[Any, list], dict[str, Any] | None]
     also_imports: tuple[str, ...] = ()
 
 
@@ -252,7 +253,8 @@ class OpSpec:
     kornia: KorniaLowering | None = None
     dali: DaliLowering | None = None
     albumentations: AlbumentationsLowering | None = None
-    torchvision: TorchvisionImport | None = None  # the inverse only: no torchvision backend
+    from_kornia: Inverse | None = None  # reading a kornia.augmentation module as this op
+    from_torchvision: Inverse | None = None  # reading a torchvision v2 transform (no torchvision backend)
     parity: Parity = field(default_factory=Parity)
     # What makes this op expensive and how to make it cheaper (the estimate's advice quotes it).
     cost_hint: str = ""

@@ -1,5 +1,5 @@
 """Reading a `torchvision.transforms.v2` transform's settings (torchvision 0.26-0.28 attributes),
-for the ops' torchvision inverses (`TorchvisionImport.from_transform` on each spec). Nothing here
+for the ops' torchvision inverses (`OpSpec.from_torchvision`, an `Inverse`). Nothing here
 imports torchvision: the transforms are read as plain objects.
 
 Value conventions: the workbench works on images in [0, 1] (after ToImage/ToDtype(float,
