@@ -192,6 +192,15 @@ def test_a_sequence_inside_random_apply_is_one_choice():
     assert [child["op"] for child in group["steps"][1]["steps"]] == ["VerticalFlip", "Invert"]
 
 
+def test_the_workbench_modules_are_read_from_what_they_were_built_with():
+    module = filters.WbMedianBlur(kernel_size=(3, 9), p=0.4)
+    assert module.built_with == {"kernel_size": (3, 9), "p": 0.4}
+    assert module_to_op(module) == ("MedianBlur", {"kernel_size": [3, 9]}, 0.4)
+    del module.built_with  # a module from an export made before the modules kept their arguments
+    with pytest.raises(ValueError, match="does not keep the arguments it was built with"):
+        module_to_op(module)
+
+
 def test_group_dict_is_the_chain_group_format():
     data = group_dict("SomeOf", 0.5, {"n": 2, "replace": False, "weights": [1.0, 1.0]},
                       [Step.create("HorizontalFlip"), Step.create("Invert")])

@@ -555,7 +555,10 @@ ALLOWED_IMPORTS = {"argparse", "os", "random", "time", "pathlib", "kornia", "kor
                    # torch_compile=True warns once when torch.compile cannot run and goes on without it.
                    "warnings",
                    # The targets section: --coco reads a COCO JSON file; the maps use math's trigonometry.
-                   "json", "math"}
+                   "json", "math",
+                   # The workbench's modules keep the arguments they were built with (RecordsArguments binds
+                   # them to the constructor's signature), so that Chain.from_kornia reads them back.
+                   "functools", "inspect"}
 KORNIA_MODULES = {spec.kornia.module for spec in REGISTRY.values() if spec.kornia is not None}
 FORBIDDEN_NAMES = {"eval", "exec", "compile", "__import__", "breakpoint", "globals", "locals", "vars"}
 FORBIDDEN_ATTRS = {"system", "popen", "spawnl", "execv", "check_output", "check_call", "Popen", "__globals__",

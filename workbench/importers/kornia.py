@@ -21,7 +21,6 @@ from typing import Any
 from ..errors import ChainError, WorkbenchError
 from ..model import ChainModel, Step
 from ..ops import REGISTRY
-from ..ops import kornia_reading as kr
 from .report import finish_import
 from .walker import (Child, Imported, Library, child_step, every_child_mapped, group_dict, leaf_positions,
                      read_as_op, walk)
@@ -170,11 +169,15 @@ def module_to_op(module: Any, notes: list[str] | None = None) -> tuple[str, dict
     candidates = [(spec.name, spec.from_kornia.read) for spec in REGISTRY.values()
                   if spec.from_kornia is not None
                   and name in (spec.from_kornia.transform, *spec.from_kornia.also_imports)]
+    # The workbench's own modules: the inverse of each lowering, from the arguments the module was built with.
+    candidates += [(spec.name, lambda m, notes, read=spec.kornia.from_module: read(m.built_with, notes))
+                   for spec in REGISTRY.values() if spec.kornia is not None and spec.kornia.local
+                   and spec.kornia.module == name and hasattr(module, "built_with")]
+    if not candidates and any(spec.kornia is not None and spec.kornia.local and spec.kornia.module == name
+                              for spec in REGISTRY.values()):
+        raise ValueError(f"this K.{name} does not keep the arguments it was built with (it comes from an older "
+                         "workbench export): build the pipeline with this workbench's export, or add the step by hand")
     if not candidates:
-        local = [spec for spec in REGISTRY.values()
-                 if spec.kornia is not None and spec.kornia.local and spec.kornia.module == name]
-        if local:
-            return _generic(module, local)
         hint = f"; the nearest op is {_NEAREST[name]}" if name in _NEAREST else ""
         raise ValueError(f"no workbench op runs K.{name}{hint}; see workbench.list_ops() and docs/ops.md")
     if name not in _POLICIES:
@@ -193,81 +196,3 @@ def module_to_op(module: Any, notes: list[str] | None = None) -> tuple[str, dict
     else:
         p = float(module.p)
     return op, params, p
-
-
-# ----- modules of workbench/runtime/kornia_modules (no from_kornia inverse yet) --------------
-def _generic(module: Any, specs: list) -> tuple[str, dict, float]:
-    """For the workbench's own Kornia modules: find each op parameter's value on the instance
-    (under the name of the parameter or of the constructor argument it feeds, or that name with
-    `_range`, or in a `ranges` table of (name, range) pairs), then check the guess by building the
-    module again from the op's lowering and comparing the two modules' settings."""
-    generator = getattr(module, "_param_generator", None)
-    sources: list[dict] = [getattr(module, key) for key in ("wb_args", "init_args", "kornia_args")
-                           if isinstance(getattr(module, key, None), dict)]
-    sources += [getattr(module, "flags", {}) or {}, vars(module), vars(generator) if hasattr(generator, "__dict__")
-                else {}]
-    ranges = getattr(module, "ranges", None)
-    if isinstance(ranges, (list, tuple)) and all(isinstance(r, (list, tuple)) and len(r) == 2 for r in ranges):
-        sources.append({str(name): value for name, value in ranges})
-    reasons = []
-    for spec in specs:
-        feeds = _argument_names(spec)
-        params = {}
-        for prm in spec.params:
-            arg = feeds.get(prm.name, prm.name)
-            for key in (prm.name, arg, f"{prm.name}_range", f"{arg}_range", arg.replace("_size", "_range")):
-                hit = next((src[key] for src in sources if key in src), None)
-                if hit is not None:
-                    params[prm.name] = kr.plain(hit)
-                    break
-        try:
-            step = Step.create(spec.name, p=float(getattr(module, "p", 1.0)), **params)
-            rebuilt = type(module)(**spec.kornia.args(step.params), p=step.p)
-        except (ChainError, ValueError, TypeError) as exc:
-            reasons.append(f"{spec.name}: {exc}")
-            continue
-        if _settings(rebuilt) == _settings(module):
-            return spec.name, step.params, step.p
-        reasons.append(f"{spec.name}: its settings could not all be read back from the module (found "
-                       f"{sorted(params)})")
-    raise ValueError("; ".join(reasons))
-
-
-def _argument_names(spec) -> dict[str, str]:
-    """op parameter -> the lowering's keyword argument it passes through unchanged, found by
-    changing one parameter at a time from the defaults."""
-    import numpy as np
-
-    base = spec.defaults()
-    before = spec.kornia.args(base)
-    out = {}
-    rng = np.random.default_rng(0)
-    for prm in spec.params:
-        for _ in range(8):
-            value = prm.validate(spec.name, prm.random(rng))
-            if value != base[prm.name]:
-                break
-        else:
-            continue
-        try:
-            after = spec.kornia.args({**base, prm.name: value})
-        except Exception:  # noqa: BLE001 - a combination the lowering refuses tells nothing
-            continue
-        changed = [k for k in after if kr.plain(after[k]) != kr.plain(before.get(k))]
-        if len(changed) == 1:
-            out[prm.name] = changed[0]
-    return out
-
-
-def _settings(module: Any) -> dict:
-    """A module's configuration: its flags and plain attributes (torch's own state left out)."""
-    import torch
-
-    torch_own = set(vars(torch.nn.Module()))
-    state = {}
-    for source in (vars(module), getattr(module, "flags", {}) or {}):
-        for key, value in source.items():
-            if key in torch_own or key in ("device", "dtype") or isinstance(value, torch.nn.Module) or callable(value):
-                continue
-            state[key] = kr.plain(value)
-    return state

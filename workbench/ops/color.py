@@ -325,7 +325,8 @@ GRAYSCALE = OpSpec(
         "(desaturation).",
     params=(Choice("method", "how the grey is computed (Albumentations' ToGray methods)", "weighted_average",
                    options=_GREY_METHODS),),
-    kornia=KorniaLowering("RandomGrayscaleMethod", lambda a: {"method": a["method"]}, local=True),
+    kornia=KorniaLowering("RandomGrayscaleMethod", lambda a: {"method": a["method"]}, local=True,
+                          from_module=kr.arguments("method")),
     dali=DaliLowering(gate="arg", mirror_invariant=True, apply=_dali_grayscale),
     # OpenCV's RGB2GRAY: the same BT.601 weights, in fixed point, rounded; average and desaturation
     # are truncated to a level.
@@ -508,7 +509,8 @@ EQUALIZE = OpSpec(
     doc="Equalize the histogram of each channel of each image (on 8-bit levels) by `mode`: PIL's algorithm (pil) "
         "or OpenCV's equalizeHist (cv).",
     params=(Choice("mode", "the equalisation algorithm: PIL's (pil) or OpenCV's (cv)", "pil", options=("pil", "cv")),),
-    kornia=KorniaLowering("RandomEqualizeMode", lambda a: {"mode": a["mode"]}, local=True),
+    kornia=KorniaLowering("RandomEqualizeMode", lambda a: {"mode": a["mode"]}, local=True,
+                          from_module=kr.arguments("mode")),
     dali=DaliLowering(apply=_dali_equalize, mirror_invariant=True,
                       note="fn.equalize is OpenCV's equalisation (mode 'cv', exact), not PIL's: for mode 'pil' the "
                            "lookup tables differ by a few levels, measured 3.7/255 mean abs error from Kornia on the "

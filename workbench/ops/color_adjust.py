@@ -17,6 +17,7 @@ from .color import _uint8, dali_hsv_shift
 from .dali_helpers import uniform
 from .params import Flag, Number, Range, Span
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity
+from . import kornia_reading as kr
 
 
 def _pair(values) -> list[float]:
@@ -67,6 +68,7 @@ BRIGHTNESS_CONTRAST = OpSpec(
     ),
     kornia=KorniaLowering(
         "RandomBrightnessContrast", local=True,
+        from_module=kr.arguments("brightness", "contrast", brightness_by_max="by_max"),
         args=lambda a: {"brightness": tuple(a["brightness"]), "contrast": tuple(a["contrast"]),
                         "by_max": a["brightness_by_max"]},
         record={"brightness": "brightness", "contrast": "contrast"}),
@@ -112,6 +114,7 @@ HUE_SATURATION_VALUE = OpSpec(
     ),
     kornia=KorniaLowering(
         "RandomHueSaturationValue", local=True,
+        from_module=kr.arguments(hue_shift="hue", sat_shift="sat", val_shift="val"),
         args=lambda a: {"hue": tuple(a["hue_shift"]), "sat": tuple(a["sat_shift"]), "val": tuple(a["val_shift"])},
         record={"hue_shift": "hue_shift", "sat_shift": "sat_shift", "val_shift": "val_shift"}),
     dali=DaliLowering(draws=lambda a: {k: uniform(*a[k]) for k in ("hue_shift", "sat_shift", "val_shift")},
@@ -177,6 +180,7 @@ RGB_SHIFT = OpSpec(
                  for k, name in zip(_SHIFTS, ("red", "green", "blue"))),
     kornia=KorniaLowering(
         "RandomChannelShift", local=True,
+        from_module=kr.arguments(r_shift="r", g_shift="g", b_shift="b"),
         args=lambda a: {"r": tuple(a["r_shift"]), "g": tuple(a["g_shift"]), "b": tuple(a["b_shift"])},
         record={k: k for k in _SHIFTS}),
     dali=DaliLowering(draws=lambda a: {k: uniform(*a[k]) for k in _SHIFTS}, apply=_dali_rgb_shift,
@@ -259,6 +263,7 @@ CLAHE = OpSpec(
     ),
     kornia=KorniaLowering(
         "RandomCLAHE", local=True,
+        from_module=kr.arguments("clip_limit", "tiles_x", "tiles_y"),
         args=lambda a: {"clip_limit": tuple(a["clip_limit"]), "tiles_x": a["tiles_x"], "tiles_y": a["tiles_y"]},
         record={"clip_limit": "clip_limit"}),
     dali=DaliLowering(draws=lambda a: {"_clip": uniform(*a["clip_limit"])}, apply=_dali_clahe, gate="arg",

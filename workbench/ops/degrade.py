@@ -21,6 +21,7 @@ from .dali_helpers import INTERP, RandomOp, uniform
 from .filters import _from_blur_limit, _kernel_record, _odd_choices
 from .params import Choice, Number, Range, Span
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, kernel_reach
+from . import kornia_reading as kr
 
 # --------------------------------------------------------------------------------------------
 # Blur (box)
@@ -49,7 +50,8 @@ BLUR = OpSpec(
         # K.RandomBoxBlur takes one kernel size for every sample: WbBoxBlur draws it per sample and
         # runs kornia.filters.box_blur (mirrored borders) once per drawn size.
         "WbBoxBlur", lambda a: {"kernel_size": tuple(a["kernel_size"])}, record={"kernel_size": "kernel_size"},
-        local=True),
+        local=True,
+        from_module=kr.arguments("kernel_size")),
     dali=DaliLowering(
         draws=lambda a: {"kernel_size": _odd_choices(*a["kernel_size"])}, apply=_dali_box, mirror_invariant=True,
         note="DALI has no box filter: fn.filter with each sample's box kernel (zero-padded to the range's largest "
@@ -113,7 +115,8 @@ DOWNSCALE = OpSpec(
         Choice("up", "resampling when enlarging back", "nearest", options=_INTERPOLATIONS),
     ),
     kornia=KorniaLowering("WbDownscale", lambda a: {"scale": tuple(a["scale"]), "down": a["down"], "up": a["up"]},
-                          record={"scale": "scale"}, local=True),
+                          record={"scale": "scale"}, local=True,
+                          from_module=kr.arguments("scale", "down", "up")),
     dali=DaliLowering(draws=lambda a: {"scale": uniform(*a["scale"])}, apply=_dali_downscale, needs_size=True),
     albumentations=AlbumentationsLowering(
         "Downscale",
@@ -168,7 +171,8 @@ ISO_NOISE = OpSpec(
     ),
     kornia=KorniaLowering("WbISONoise", lambda a: {"color_shift": tuple(a["color_shift"]),
                                                    "intensity": tuple(a["intensity"])},
-                          record={"color_shift": "color_shift", "intensity": "intensity"}, local=True),
+                          record={"color_shift": "color_shift", "intensity": "intensity"}, local=True,
+                          from_module=kr.arguments("color_shift", "intensity")),
     dali=DaliLowering(
         draws=lambda a: {"color_shift": uniform(*a["color_shift"]), "intensity": uniform(*a["intensity"])},
         apply=_dali_iso_noise,
@@ -245,7 +249,8 @@ SHARPEN = OpSpec(
              hi=_LIGHTNESS_MAX),
     ),
     kornia=KorniaLowering("WbSharpen", lambda a: {"alpha": tuple(a["alpha"]), "lightness": tuple(a["lightness"])},
-                          record={"alpha": "alpha", "lightness": "lightness"}, local=True),
+                          record={"alpha": "alpha", "lightness": "lightness"}, local=True,
+                          from_module=kr.arguments("alpha", "lightness")),
     dali=DaliLowering(draws=lambda a: {"alpha": uniform(*a["alpha"]), "lightness": uniform(*a["lightness"])},
                       apply=_dali_sharpen, mirror_invariant=True),
     albumentations=AlbumentationsLowering(
@@ -269,7 +274,8 @@ EMBOSS = OpSpec(
         Span("strength", "relief strength range", (0.2, 0.7), lo=0.0, hi=_STRENGTH_MAX),
     ),
     kornia=KorniaLowering("WbEmboss", lambda a: {"alpha": tuple(a["alpha"]), "strength": tuple(a["strength"])},
-                          record={"alpha": "alpha", "strength": "strength"}, local=True),
+                          record={"alpha": "alpha", "strength": "strength"}, local=True,
+                          from_module=kr.arguments("alpha", "strength")),
     dali=DaliLowering(draws=lambda a: {"alpha": uniform(*a["alpha"]), "strength": uniform(*a["strength"])},
                       apply=_dali_emboss),
     albumentations=AlbumentationsLowering(
@@ -330,7 +336,8 @@ UNSHARP_MASK = OpSpec(
     kornia=KorniaLowering(
         "WbUnsharpMask", lambda a: {"kernel_size": tuple(a["kernel_size"]), "sigma": tuple(a["sigma"]),
                                     "alpha": tuple(a["alpha"]), "threshold": a["threshold"]},
-        record={"kernel_size": "kernel_size", "sigma": "sigma", "alpha": "alpha"}, local=True),
+        record={"kernel_size": "kernel_size", "sigma": "sigma", "alpha": "alpha"}, local=True,
+        from_module=kr.arguments("kernel_size", "sigma", "alpha", "threshold")),
     dali=DaliLowering(
         draws=lambda a: {"kernel_size": _odd_choices(*a["kernel_size"]), "sigma": uniform(*a["sigma"]),
                          "alpha": uniform(*a["alpha"])},
@@ -383,7 +390,8 @@ DEFOCUS = OpSpec(
         Span("alias_blur", "range of the sigma that softens the disk's edge", (0.1, 0.5), lo=0.0, hi=_ALIAS_MAX),
     ),
     kornia=KorniaLowering("WbDefocus", lambda a: {"radius": tuple(a["radius"]), "alias_blur": tuple(a["alias_blur"])},
-                          record={"radius": "radius", "alias_blur": "alias_blur"}, local=True),
+                          record={"radius": "radius", "alias_blur": "alias_blur"}, local=True,
+                          from_module=kr.arguments("radius", "alias_blur")),
     dali=DaliLowering(
         draws=lambda a: {"radius": RandomOp("fn.random.uniform", {"values": [float(k) for k in range(
             int(a["radius"][0]), int(a["radius"][1]) + 1)]}), "alias_blur": uniform(*a["alias_blur"])},

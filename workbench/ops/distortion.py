@@ -30,6 +30,7 @@ from ..literals import literal
 from .dali_helpers import RandomOp
 from .params import Choice, Flag, Number, Range
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule
+from . import kornia_reading as kr
 
 # DALI's only operator that resamples through per-pixel maps is fn.experimental.remap, and DALI 2.4
 # registers it for the GPU only ("Operator experimental__Remap not registered for cpu"); every DALI
@@ -122,6 +123,8 @@ ELASTIC_TRANSFORM = OpSpec(
                    "same_dxdy": a["same_dxdy"], "noise_distribution": a["noise_distribution"],
                    "resample": a["interpolation"]},
         record={"seed": "seed"}, local=True,
+        from_module=kr.arguments("alpha", "sigma", "approximate", "same_dxdy", "noise_distribution",
+                                 interpolation="resample"),
     ),
     albumentations=AlbumentationsLowering(
         "ElasticTransform",
@@ -246,6 +249,7 @@ GRID_DISTORTION = OpSpec(
         lambda a: {"num_steps": a["num_steps"], "distort_limit": tuple(a["distort_limit"]),
                    "normalized": a["normalized"], "resample": a["interpolation"]},
         record={"steps_x": "steps_x", "steps_y": "steps_y"}, local=True,
+        from_module=kr.arguments("num_steps", "distort_limit", "normalized", interpolation="resample"),
     ),
     albumentations=AlbumentationsLowering(
         "GridDistortion",
@@ -327,6 +331,7 @@ OPTICAL_DISTORTION = OpSpec(
         "WbOpticalDistortion",
         lambda a: {"distort_limit": tuple(a["distort_limit"]), "mode": a["mode"], "resample": a["interpolation"]},
         record={"k": "k"}, local=True,
+        from_module=kr.arguments("distort_limit", "mode", interpolation="resample"),
     ),
     albumentations=AlbumentationsLowering(
         "OpticalDistortion",

@@ -180,6 +180,7 @@ GAUSSIAN_BLUR = OpSpec(
         # K.RandomGaussianBlur itself, draw for draw. 'reflect' mirrors without repeating the edge pixel.
         "WbGaussianBlur", lambda a: {"kernel_size": tuple(a["kernel_size"]), "sigma": tuple(a["sigma"])},
         record={"sigma": "sigma", "kernel_size": "kernel_size"}, local=True,
+        from_module=kr.arguments("sigma", "kernel_size"),
     ),
     # DALI's default border is reflect-101 too; window_size takes each sample's own size.
     dali=DaliLowering(
@@ -237,7 +238,8 @@ GAUSSIAN_NOISE = OpSpec(
         "`std`, one value per pixel and channel.",
     params=(Span("std", "noise standard deviation range, in [0, 1] units (0.1 is about 25 grey levels)",
                  (0.02, 0.1), lo=0.0, hi=1.0),),
-    kornia=KorniaLowering("WbGaussianNoise", lambda a: {"std": tuple(a["std"])}, record={"std": "std"}, local=True),
+    kornia=KorniaLowering("WbGaussianNoise", lambda a: {"std": tuple(a["std"])}, record={"std": "std"}, local=True,
+                          from_module=kr.arguments("std")),
     dali=DaliLowering(
         draws=lambda a: {"std": uniform(*a["std"])},
         apply=lambda a, c, d: [f"{c.x} = noise_gaussian({c.x}, {d['std']}, {literal(c.scale)}, {c.seed(9)})"],
@@ -424,6 +426,7 @@ MOTION_BLUR = OpSpec(
                    "direction": tuple(a["direction"]), **({"allow_shifted": True} if a["allow_shifted"] else {})},
         record={"kernel_size": "kernel_size", "angle": "angle", "direction": "direction", "shift_x": "shift_x",
                 "shift_y": "shift_y"}, local=True,
+        from_module=kr.arguments("kernel_size", "angle", "direction", "allow_shifted"),
     ),
     dali=DaliLowering(
         draws=lambda a: {"kernel_size": _odd_choices(*a["kernel_size"]), "angle": uniform(*a["angle"]),
@@ -487,7 +490,8 @@ MEDIAN_BLUR = OpSpec(
     params=(Span("kernel_size", "window side range in pixels (odd sizes, drawn per sample)", (3, 7), lo=3, hi=7,
                  integer=True, odd=True),),
     kornia=KorniaLowering("WbMedianBlur", lambda a: {"kernel_size": tuple(a["kernel_size"])},
-                          record={"kernel_size": "kernel_size"}, local=True),
+                          record={"kernel_size": "kernel_size"}, local=True,
+                          from_module=kr.arguments("kernel_size")),
     dali=DaliLowering(
         apply=_dali_median, mirror_invariant=True,
         draws=lambda a: {"kernel_size": _odd_choices(*a["kernel_size"])},

@@ -615,6 +615,7 @@ RESIZE = OpSpec(
     kornia=KorniaLowering(
         "WbResize", lambda a: {"size": tuple(a["size"]), "resample": a["interpolation"], "antialias": a["antialias"]},
         local=True,
+        from_module=kr.arguments("size", "antialias", interpolation="resample"),
     ),
     dali=DaliLowering(
         apply=lambda a, c, d: [
@@ -1007,6 +1008,7 @@ PAD_IF_NEEDED = SizedOpSpec(
     kornia=KorniaLowering(
         "PadToAtLeast", lambda a: {"min_size": tuple(a["min_size"]), "position": a["position"], "fill": a["fill"]},
         record={"padding": "padding"}, local=True,
+        from_module=kr.arguments("min_size", "position", "fill"),
     ),
     dali=DaliLowering(needs_size=True, reports=("padding",), apply=_dali_pad_if_needed,
                       note="a fill between two 8-bit levels becomes the nearest level (Kornia keeps it exact)"),
@@ -1064,6 +1066,7 @@ def _max_size_spec(longest: bool) -> SizedOpSpec:
             "ResizeSideTo", lambda a: {"max_size": a["max_size"], "longest": longest,
                                        "resample": a["interpolation"], "antialias": a["antialias"]},
             record={"scale": "scale"}, local=True,
+            from_module=kr.arguments("max_size", "antialias", interpolation="resample", when={"longest": longest}),
         ),
         dali=DaliLowering(needs_size=True, reports=("scale",), apply=lambda a, c, d: _dali_max_size(a, c, d, longest)),
         albumentations=AlbumentationsLowering(
@@ -1126,7 +1129,8 @@ RANDOM_ROTATE90 = OpSpec(
     doc="Turn each image by k quarter turns counter-clockwise (np.rot90, A.RandomRotate90), k drawn uniformly "
         "from 0, 1, 2, 3 per image (so k = 0 leaves a quarter of the images as they are even with p = 1). "
         "The images must be square at this step (odd turns swap height and width). Reported as k.",
-    kornia=KorniaLowering("WbRandomRotate90", lambda a: {}, record={"k": "k"}, local=True),
+    kornia=KorniaLowering("WbRandomRotate90", lambda a: {}, record={"k": "k"}, local=True,
+                          from_module=kr.arguments()),
     dali=DaliLowering(
         needs_size=True,
         draws=lambda a: {"k": RandomOp("fn.random.uniform", {"values": [0.0, 1.0, 2.0, 3.0]})},
@@ -1143,7 +1147,8 @@ TRANSPOSE = OpSpec(
     parity=Parity(border=0, mae=1e-6),
     doc="Swap rows and columns: mirror the image over its main diagonal (A.Transpose). The images must be "
         "square at this step (height and width swap for the images it applies to).",
-    kornia=KorniaLowering("WbTranspose", lambda a: {}, local=True),
+    kornia=KorniaLowering("WbTranspose", lambda a: {}, local=True,
+                          from_module=kr.arguments()),
     dali=DaliLowering(apply=lambda a, c, d: [f"{c.x} = swap_rows_and_columns({c.x})"]),
     albumentations=AlbumentationsLowering("Transpose", lambda a: {}, from_transform=_no_settings_from("Transpose")),
 )
@@ -1159,7 +1164,8 @@ D4 = OpSpec(
         "(so p = 1 still leaves an eighth of the images as they are). The images must be square at this step. "
         "Reported as element, its index in A.D4's order: 0 e (identity), 1 r90, 2 r180, 3 r270 (np.rot90 "
         "turns), 4 v (top to bottom), 5 hvt (anti-diagonal), 6 h (left to right), 7 t (main diagonal).",
-    kornia=KorniaLowering("WbD4", lambda a: {}, record={"element": "element"}, local=True),
+    kornia=KorniaLowering("WbD4", lambda a: {}, record={"element": "element"}, local=True,
+                          from_module=kr.arguments()),
     dali=DaliLowering(
         needs_size=True,
         draws=lambda a: {"element": RandomOp("fn.random.uniform", {"values": [float(e) for e in range(8)]})},
@@ -1234,6 +1240,7 @@ PERSPECTIVE_ZOOM = OpSpec(
     kornia=KorniaLowering(
         "WbPerspectiveZoom", lambda a: {"scale": tuple(a["scale"]), "resample": a["interpolation"]},
         record={"matrix": "matrix", "max_size": "max_size"}, local=True,
+        from_module=kr.arguments("scale", interpolation="resample"),
     ),
     dali=DaliLowering(
         needs_size=True, reports=("matrix", "max_size"),
@@ -1313,6 +1320,7 @@ PAD_BORDER_IF_NEEDED = SizedOpSpec(
         "WbPadBorderToAtLeast",
         lambda a: {"min_size": tuple(a["min_size"]), "position": a["position"], "border_mode": a["border_mode"]},
         record={"padding": "padding"}, local=True,
+        from_module=kr.arguments("min_size", "position", "border_mode"),
     ),
     albumentations=AlbumentationsLowering(
         "PadIfNeeded",

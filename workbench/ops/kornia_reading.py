@@ -122,3 +122,24 @@ def blur_border(module: Any, op: str, notes: list[str]) -> None:
     if border is not None and name != "reflect":
         notes.append(f"K.{type(module).__name__}: border_type={name!r}; {op} mirrors the border (border_type="
                      "'reflect', as OpenCV and DALI): only pixels within the kernel's reach of the edge differ")
+
+
+def arguments(*params: str, when: dict | None = None, **renamed: str):
+    """The inverse of a lowering that passes the op's parameters to a workbench module as they are
+    (`params`; `renamed`: op parameter -> the argument it goes to): read from the arguments the
+    module was built with (its `built_with`, runtime/kornia_modules/arguments.py). None, when an
+    argument in `when` has another value (the module is then another op's).
+
+    Example:
+        >>> read = arguments("size", interpolation="resample", when={"longest": True})
+        >>> read({"size": (4, 6), "resample": "nearest", "longest": True, "p": 1.0}, [])
+        {'size': [4.0, 6.0], 'interpolation': 'nearest'}
+        >>> read({"size": (4, 6), "resample": "nearest", "longest": False, "p": 1.0}, []) is None
+        True
+    """
+    def read(built, notes):
+        if when and any(built.get(name) != value for name, value in when.items()):
+            return None
+        return {param: plain(built[renamed.get(param, param)]) for param in (*params, *renamed)}
+
+    return read

@@ -275,6 +275,7 @@ COARSE_DROPOUT = OpSpec(
         lambda a: {"holes": tuple(a["holes"]), "height": tuple(a["height"]), "width": tuple(a["width"]),
                    "value": a["value"]},
         record={"holes": "holes", "x": "x", "y": "y", "width": "width", "height": "height"}, local=True,
+        from_module=kr.arguments("holes", "height", "width", "value"),
     ),
     dali=DaliLowering(
         needs_size=True, reports=("x", "y", "width", "height"),

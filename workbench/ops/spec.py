@@ -29,6 +29,11 @@ class KorniaLowering:
     args: Callable[[Mapping[str, Any]], dict[str, Any]]
     record: Mapping[str, str] = field(default_factory=dict)
     local: bool = False
+    # The inverse of `args` for a module of runtime/kornia_modules (local=True), for
+    # `Chain.from_kornia`: given the arguments the module was built with (its `built_with`), this
+    # op's parameters, or None when they are another op's; `ops/kornia_reading.arguments` writes the
+    # usual one. (Kornia's own classes are read by `OpSpec.from_kornia`.)
+    from_module: Callable[[Mapping[str, Any], list], dict[str, Any] | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from ..runtime.kornia_modules.weather import (WorkbenchRandomSunFlare, weather_d
 from .dali_helpers import RandomOp, uniform
 from .params import Choice, Floats, Number, Range
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, kernel_reach
+from . import kornia_reading as kr
 
 _ALB_UINT8 = ("Albumentations works on 8-bit levels and rounds after every blend (Kornia and DALI keep "
               "floats between the blends)")
@@ -169,6 +170,8 @@ RANDOM_SHADOW = OpSpec(
         Range("shadow_intensity_range", "darkening per shadow (0 = none, 1 = black)", (0.5, 0.5), lo=0.0, hi=1.0),
     ),
     kornia=KorniaLowering("WorkbenchRandomShadow", _shadow_args, local=True,
+                          from_module=kr.arguments("shadow_roi", "num_shadows_limit", "shadow_dimension",
+                                                   "shadow_intensity_range"),
                           record={"num_shadows": "num_shadows", "vertices": "vertices", "intensity": "intensity"}),
     albumentations=AlbumentationsLowering(
         "RandomShadow", _shadow_args, record={"vertices_list": "vertices", "intensities": "intensity"},
@@ -300,7 +303,10 @@ RANDOM_RAIN = OpSpec(
         Choice("rain_type", "drops per image: default height // 3, drizzle height // 4, heavy height, "
                "torrential 2 x height", "default", options=_RAIN_TYPES),
     ),
-    kornia=KorniaLowering("WorkbenchRandomRain", _rain_args, local=True, record={"slant": "slant", "seed": "seed"}),
+    kornia=KorniaLowering("WorkbenchRandomRain", _rain_args, local=True,
+                          from_module=kr.arguments("slant_range", "drop_length", "drop_color", "blur_value",
+                                                   "brightness_coefficient", "rain_type"),
+                          record={"slant": "slant", "seed": "seed"}),
     albumentations=AlbumentationsLowering(
         "RandomRain", _alb_rain_args, record={"slant": "slant", "rain_drops": "drops"}, from_transform=_from_rain,
         note="fails on images no taller than drop_length; draws its streaks with OpenCV's 4-connected line "
@@ -359,7 +365,9 @@ RANDOM_FOG = OpSpec(
     ),
     kornia=KorniaLowering("WorkbenchRandomFog", lambda a: {"fog_coef_range": tuple(a["fog_coef_range"]),
                                                            "alpha_coef": a["alpha_coef"]},
-                          local=True, record={"intensity": "intensity", "seed": "seed"}),
+                          local=True,
+                          from_module=kr.arguments("fog_coef_range", "alpha_coef"),
+                          record={"intensity": "intensity", "seed": "seed"}),
     albumentations=AlbumentationsLowering(
         "RandomFog", lambda a: {"fog_coef_range": tuple(a["fog_coef_range"]), "alpha_coef": a["alpha_coef"]},
         record={"intensity": "intensity"}, from_transform=_from_fog,
@@ -479,7 +487,9 @@ RANDOM_SUN_FLARE = OpSpec(
         Floats("src_color", "sun colour, RGB levels 0-255", (255.0, 255.0, 255.0), length=3, lo=0.0, hi=255.0),
     ),
     cost_hint="the sun is src_radius // 10 full-image blends; a smaller src_radius is cheaper.",
-    kornia=KorniaLowering("WorkbenchRandomSunFlare", _flare_args, local=True, record={
+    kornia=KorniaLowering("WorkbenchRandomSunFlare", _flare_args, local=True,
+                          from_module=kr.arguments("flare_roi", "angle_range", "num_flare_circles_range", "src_radius",
+                                                   "src_color"), record={
         k: k for k in ("flare_x", "flare_y", "num_circles", "circle_alpha", "circle_x", "circle_y", "circle_radius",
                        "circle_color")}),
     albumentations=AlbumentationsLowering(
@@ -527,7 +537,9 @@ RANDOM_SNOW = OpSpec(
         Number("brightness_coeff", "factor the lightness of the snowed pixels is multiplied by", 2.5, lo=0.01,
                hi=10.0, slider=(0.5, 5.0)),
     ),
-    kornia=KorniaLowering("WorkbenchRandomSnow", _snow_args, local=True, record={"snow_point": "snow_point"}),
+    kornia=KorniaLowering("WorkbenchRandomSnow", _snow_args, local=True,
+                          from_module=kr.arguments("snow_point_range", "brightness_coeff"),
+                          record={"snow_point": "snow_point"}),
     dali=DaliLowering(apply=_dali_snow, draws=lambda a: {"snow_point": uniform(*a["snow_point_range"])},
                       mirror_invariant=True),
     albumentations=AlbumentationsLowering(

@@ -8,5 +8,6 @@ generator on the CPU, see the exported `place`), none in `apply_transform`, and 
 first in every sampled tensor (the workbench reports them per sample).
 
 Their imports come along into the export with them (codegen/source_copy.py), so they import
-at top level, and names are unique across the files.
+at top level, and names are unique across the files. Each class takes `RecordsArguments`
+(arguments.py) as a base: it keeps what it was built with, which `Chain.from_kornia` reads back.
 """

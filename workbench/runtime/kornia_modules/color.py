@@ -9,6 +9,8 @@ import torch
 
 from ..opencv_lab import opencv_lab_tables
 
+from .arguments import RecordsArguments
+
 
 def uniform_draws(ranges, batch_shape, same_on_batch, device, dtype):
     """One uniform draw per sample for each (key, (lo, hi)) of `ranges`, on torch's generator
@@ -21,7 +23,7 @@ def uniform_draws(ranges, batch_shape, same_on_batch, device, dtype):
     return out
 
 
-class RandomBrightnessContrast(K.IntensityAugmentationBase2D):
+class RandomBrightnessContrast(K.IntensityAugmentationBase2D, RecordsArguments):
     """Albumentations' RandomBrightnessContrast: x * (1 + c) + b, c drawn from `contrast`, b from
     `brightness` (in [0, 1] units; times the image's mean value when `by_max` is False), clamped
     to [0, 1]. There is no contrast centre: contrast scales around 0, as Albumentations does."""
@@ -69,7 +71,7 @@ def shift_hsv(x, hue, sat, val):
     return torch.stack(channels, dim=1)
 
 
-class RandomHueSaturationValue(K.IntensityAugmentationBase2D):
+class RandomHueSaturationValue(K.IntensityAugmentationBase2D, RecordsArguments):
     """Albumentations' HueSaturationValue in its 8-bit units: hue shifted by a draw from `hue`
     (OpenCV's hue units, 180 per turn), saturation and value by draws from `sat` and `val` (levels
     of 255 added to S and V), all per sample."""
@@ -93,7 +95,7 @@ class RandomHueSaturationValue(K.IntensityAugmentationBase2D):
                          per_sample("val_shift", 255.0)).clamp(0.0, 1.0)
 
 
-class RandomChannelShift(K.IntensityAugmentationBase2D):
+class RandomChannelShift(K.IntensityAugmentationBase2D, RecordsArguments):
     """Albumentations' RGBShift: a value drawn per sample from `r`, `g` and `b` (levels of 255)
     added to the red, green and blue channels, clamped to [0, 1]."""
 
@@ -112,7 +114,7 @@ class RandomChannelShift(K.IntensityAugmentationBase2D):
         return (x + shift.view(-1, 3, 1, 1)).clamp(0.0, 1.0)
 
 
-class RandomGrayscaleMethod(K.IntensityAugmentationBase2D):
+class RandomGrayscaleMethod(K.IntensityAugmentationBase2D, RecordsArguments):
     """Grey by one of Albumentations' ToGray methods, kept as three channels: "weighted_average"
     (ITU-R 601 luma, Kornia's rgb_to_grayscale), "average" ((R + G + B) / 3), "max" (max of R, G, B)
     or "desaturation" ((max + min) / 2)."""
@@ -154,7 +156,7 @@ def equalize_opencv(x):
     return out.reshape(n, c, h, w).to(x.dtype)
 
 
-class RandomEqualizeMode(K.IntensityAugmentationBase2D):
+class RandomEqualizeMode(K.IntensityAugmentationBase2D, RecordsArguments):
     """Histogram equalisation of each channel: PIL's algorithm (mode "pil", Kornia's equalize) or
     OpenCV's equalizeHist (mode "cv")."""
 
@@ -254,7 +256,7 @@ def clahe_opencv(levels, clip_limit, tiles_x, tiles_y):
     return out.round().clamp(0.0, 255.0)
 
 
-class RandomCLAHE(K.IntensityAugmentationBase2D):
+class RandomCLAHE(K.IntensityAugmentationBase2D, RecordsArguments):
     """Albumentations' CLAHE: OpenCV's CLAHE (`clahe_opencv`) on the L channel of Lab, with a clip
     limit drawn per sample from `clip_limit` and a grid of `tiles_x` by `tiles_y` tiles. The image
     is read as 8-bit levels (round(x * 255)); L is OpenCV's 8-bit L (`opencv_lab_lightness`), so the

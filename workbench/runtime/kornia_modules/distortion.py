@@ -21,6 +21,8 @@ import torch
 
 from ..targets import elastic_noise, gaussian_kernel
 
+from .arguments import RecordsArguments
+
 
 def distortion_remap(input, map_x, map_y, mode):
     """cv2.remap(input, map_x, map_y, BORDER_CONSTANT, 0) in torch: `input` (B, C, H, W), the maps
@@ -39,7 +41,7 @@ def distortion_uniform(lo, hi, shape, device):
     return lo + (hi - lo) * torch.rand(shape, dtype=torch.float64, device=device)
 
 
-class _DistortionBase(K.GeometricAugmentationBase2D):
+class _DistortionBase(K.GeometricAugmentationBase2D, RecordsArguments):
     """A non-rigid warp: no matrix describes it (compute_transformation gives the identity)."""
 
     def compute_transformation(self, input, params, flags):

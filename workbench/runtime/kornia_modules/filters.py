@@ -12,6 +12,8 @@ import kornia
 import kornia.augmentation as K
 import torch
 
+from .arguments import RecordsArguments
+
 
 def wb_odd_sizes(low, high, count, device):
     """`count` odd kernel sizes, each uniform among the odd integers of [low, high]."""
@@ -35,7 +37,7 @@ def wb_by_size(input, params, sizes, blur):
     return out
 
 
-class WbMedianBlur(K.IntensityAugmentationBase2D):
+class WbMedianBlur(K.IntensityAugmentationBase2D, RecordsArguments):
     """Median of each kernel_size x kernel_size window (per channel, mirrored borders), the odd
     kernel size drawn per sample from `kernel_size` (low, high)."""
 
@@ -51,7 +53,7 @@ class WbMedianBlur(K.IntensityAugmentationBase2D):
                           lambda x, k, index: kornia.filters.median_blur(x, (k, k)))
 
 
-class WbGaussianBlur(K.RandomGaussianBlur):
+class WbGaussianBlur(K.RandomGaussianBlur, RecordsArguments):
     """K.RandomGaussianBlur (sigma drawn per sample, mirrored borders) with its odd kernel size drawn
     per sample too, from `kernel_size` (low, high); each size's samples are blurred by
     kornia.filters.gaussian_blur2d. With low == high it draws nothing more and blurs as
@@ -84,7 +86,7 @@ class WbGaussianBlur(K.RandomGaussianBlur):
         return wb_by_size(input, params, params["kernel_size"].cpu(), blur)
 
 
-class WbBoxBlur(K.IntensityAugmentationBase2D):
+class WbBoxBlur(K.IntensityAugmentationBase2D, RecordsArguments):
     """Mean of each kernel_size x kernel_size window (mirrored borders), the odd kernel size
     drawn per sample from `kernel_size` (low, high)."""
 
@@ -100,7 +102,7 @@ class WbBoxBlur(K.IntensityAugmentationBase2D):
                           lambda x, k, index: kornia.filters.box_blur(x, (k, k), border_type="reflect"))
 
 
-class WbMotionBlur(K.IntensityAugmentationBase2D):
+class WbMotionBlur(K.IntensityAugmentationBase2D, RecordsArguments):
     """Kornia's motion blur (kornia.filters.motion_blur, nearest kernel resampling, mirrored
     borders) with the odd kernel size, the angle (degrees, counter-clockwise) and the
     direction drawn per sample. `allow_shifted`: each sample's kernel also moves off centre by
@@ -144,7 +146,7 @@ class WbMotionBlur(K.IntensityAugmentationBase2D):
         return wb_by_size(input, params, params["kernel_size"].cpu(), blur)
 
 
-class WbGaussianNoise(K.IntensityAugmentationBase2D):
+class WbGaussianNoise(K.IntensityAugmentationBase2D, RecordsArguments):
     """Zero-mean Gaussian noise, its standard deviation drawn per sample from `std` (low, high),
     one value per pixel and channel; nothing is clamped (as Kornia's RandomGaussianNoise)."""
 
@@ -183,7 +185,7 @@ def wb_resample(image, height, width, scale_y, scale_x, nearest):
     return rows[..., left] * (1 - wx) + rows[..., right] * wx
 
 
-class WbDownscale(K.IntensityAugmentationBase2D):
+class WbDownscale(K.IntensityAugmentationBase2D, RecordsArguments):
     """Shrink each sample by a factor drawn from `scale` (to round(side x scale) pixels), then
     resize it back, with OpenCV's resampling conventions (as cv2.resize with fx = fy = scale)."""
 
@@ -210,7 +212,7 @@ class WbDownscale(K.IntensityAugmentationBase2D):
         return out
 
 
-class WbCoarseDropout(K.IntensityAugmentationBase2D):
+class WbCoarseDropout(K.IntensityAugmentationBase2D, RecordsArguments):
     """Fill a number of rectangles drawn per sample from `holes` (low, high) with `value`, as
     Albumentations' CoarseDropout: each side floor(fraction x image side), its fraction drawn
     per hole from `height` / `width`, the top-left corner uniform over the whole pixels where
@@ -287,7 +289,7 @@ def wb_poisson(rate, uniform):
     return count
 
 
-class WbISONoise(K.IntensityAugmentationBase2D):
+class WbISONoise(K.IntensityAugmentationBase2D, RecordsArguments):
     """Albumentations' ISONoise (camera sensor noise) on RGB in [0, 1]: in OpenCV's HLS, the
     lightness L of each pixel grows by n x intensity x (1 - L), n Poisson-distributed with mean
     intensity x (the image's standard deviation of L), and the hue (in degrees) moves by a normal
@@ -332,7 +334,7 @@ def wb_correlate3(input, kernels):
     return kornia.filters.filter2d(input, kernels.to(input.device, input.dtype), border_type="reflect").clamp(0.0, 1.0)
 
 
-class WbSharpen(K.IntensityAugmentationBase2D):
+class WbSharpen(K.IntensityAugmentationBase2D, RecordsArguments):
     """Albumentations' Sharpen (method 'kernel'): correlate with (1 - alpha) x identity + alpha x
     [[-1, -1, -1], [-1, 8 + lightness, -1], [-1, -1, -1]], alpha and lightness drawn per sample."""
 
@@ -353,7 +355,7 @@ class WbSharpen(K.IntensityAugmentationBase2D):
         return wb_correlate3(input, wb_blend_kernels(params["alpha"].double(), effect))
 
 
-class WbEmboss(K.IntensityAugmentationBase2D):
+class WbEmboss(K.IntensityAugmentationBase2D, RecordsArguments):
     """Albumentations' Emboss: correlate with (1 - alpha) x identity + alpha x
     [[-1 - s, -s, 0], [-s, 1, s], [0, s, 1 + s]], alpha and the strength s drawn per sample."""
 
@@ -410,7 +412,7 @@ def wb_cv_gaussian_blur(input, taps):
     return kornia.filters.filter2d_separable(input, taps, taps, border_type="reflect")
 
 
-class WbUnsharpMask(K.IntensityAugmentationBase2D):
+class WbUnsharpMask(K.IntensityAugmentationBase2D, RecordsArguments):
     """Albumentations' UnsharpMask on values in [0, 1]: blur = OpenCV's Gaussian blur (odd kernel size
     and sigma drawn per sample; sigma 0 = OpenCV's choice for the size), residual = x - blur;
     sharp = clip(x + alpha x residual, 0, 1); the pixels whose |residual| x 255 exceeds `threshold`
@@ -458,7 +460,7 @@ def wb_defocus_kernels(radius, alias_blur, width):
     return out
 
 
-class WbDefocus(K.IntensityAugmentationBase2D):
+class WbDefocus(K.IntensityAugmentationBase2D, RecordsArguments):
     """Albumentations' Defocus: correlate each sample with its defocus kernel (wb_defocus_kernels),
     the whole-number radius drawn uniformly from `radius` (low, high) and the kernel's blur sigma from
     `alias_blur`, per sample; mirrored borders."""

@@ -5,6 +5,8 @@ import kornia
 import kornia.augmentation as K
 import torch
 
+from .arguments import RecordsArguments
+
 
 def pad_to_at_least(height, width, min_height, min_width, position):
     """[left, right, top, bottom] padding that brings an image to at least min_height x
@@ -18,7 +20,7 @@ def pad_to_at_least(height, width, min_height, min_width, position):
     return [left, dw - left, top, dh - top]
 
 
-class PadToAtLeast(K.GeometricAugmentationBase2D):
+class PadToAtLeast(K.GeometricAugmentationBase2D, RecordsArguments):
     """Pad with a constant `fill` to at least `min_size` (height, width), the image at `position`
     ("center", "top_left", "top_right", "bottom_left", "bottom_right"); a side already that large
     is left alone. Reports the padding [left, right, top, bottom] per sample."""
@@ -83,7 +85,7 @@ def wb_resize(input, height, width, resample="bilinear", antialias=False):
                                            antialias=bool(antialias and shrinks))
 
 
-class WbResize(K.GeometricAugmentationBase2D):
+class WbResize(K.GeometricAugmentationBase2D, RecordsArguments):
     """Resize to exactly `size` (height, width), half-pixel centres; with `antialias`, bilinear
     shrinking low-passes with the triangle filter of `wb_resize` (Kornia's own Resize uses a
     Gaussian, which no other backend has)."""
@@ -104,7 +106,7 @@ class WbResize(K.GeometricAugmentationBase2D):
         return wb_resize(input, *flags["size"], resample=flags["resample"], antialias=flags["antialias"])
 
 
-class ResizeSideTo(K.GeometricAugmentationBase2D):
+class ResizeSideTo(K.GeometricAugmentationBase2D, RecordsArguments):
     """Resize keeping the aspect ratio so that the longest (longest=True) or the shortest side
     becomes `max_size`, the other side rounded as A.LongestMaxSize / A.SmallestMaxSize round it
     (half-pixel centres; antialias as in WbResize). Reports the scale factor per sample."""
@@ -159,7 +161,7 @@ def wb_dihedral(input, turns, transposed):
     return out
 
 
-class WbRandomRotate90(K.GeometricAugmentationBase2D):
+class WbRandomRotate90(K.GeometricAugmentationBase2D, RecordsArguments):
     """Turn each sample by k quarter turns counter-clockwise (np.rot90, A.RandomRotate90), k drawn
     uniformly from {0, 1, 2, 3} per sample (k = 0 leaves it as it is). Square images only: the
     other turns would swap height and width for some samples of the batch. Reports k."""
@@ -179,7 +181,7 @@ class WbRandomRotate90(K.GeometricAugmentationBase2D):
         return wb_dihedral(input, params["k"], torch.zeros(input.shape[0]))
 
 
-class WbTranspose(K.GeometricAugmentationBase2D):
+class WbTranspose(K.GeometricAugmentationBase2D, RecordsArguments):
     """Swap rows and columns (mirror over the main diagonal, A.Transpose). Square images only:
     height and width swap for the samples it applies to."""
 
@@ -216,7 +218,7 @@ def wb_perspective_to_frame(points, height, width):
     return torch.cat([solution, torch.ones_like(solution[:, :1])], dim=1).reshape(-1, 3, 3)
 
 
-class WbPerspectiveZoom(K.GeometricAugmentationBase2D):
+class WbPerspectiveZoom(K.GeometricAugmentationBase2D, RecordsArguments):
     """A.Perspective with keep_size=True: per sample, sigma drawn uniformly from `scale`, each
     corner jittered inwards by |N(0, sigma)| mod 0.32 of the width and height; the homography
     taking that inner quadrilateral to the whole frame, stretched by width / max_width and
@@ -314,7 +316,7 @@ def wb_d4_parts(element):
     return turns, transposed
 
 
-class WbD4(K.GeometricAugmentationBase2D):
+class WbD4(K.GeometricAugmentationBase2D, RecordsArguments):
     """One of the 8 symmetries of the square per sample (A.D4), drawn uniformly: the element's index in
     A.D4's order ("e", "r90", "r180", "r270", "v", "hvt", "h", "t"; 0 is the identity). Square images
     only (the transposing elements swap height and width). Reports the index as `element`."""

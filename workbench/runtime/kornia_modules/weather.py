@@ -18,6 +18,8 @@ import kornia
 import kornia.augmentation as K
 import torch
 
+from .arguments import RecordsArguments
+
 
 def weather_uniform(shape, lo, hi, device, dtype):
     """Uniform draws in [lo, hi] from torch's global generator on `device` (the workbench's CPU)."""
@@ -56,7 +58,7 @@ def weather_polygon_mask(vertices, height, width):
     return ((toggles % 2 == 1) | on_edge.any(dim=-3)).to(vertices.dtype)
 
 
-class WorkbenchRandomShadow(K.IntensityAugmentationBase2D):
+class WorkbenchRandomShadow(K.IntensityAugmentationBase2D, RecordsArguments):
     """Darken random polygons, as A.RandomShadow: `num_shadows_limit` polygons of
     `shadow_dimension` vertices drawn in whole pixels inside `shadow_roi` (x_min, y_min, x_max,
     y_max as fractions), each multiplying the pixels inside it by 1 - its intensity."""
@@ -104,7 +106,7 @@ def weather_flare_points(width, height):
     return -(-width // step), step
 
 
-class WorkbenchRandomSunFlare(K.IntensityAugmentationBase2D):
+class WorkbenchRandomSunFlare(K.IntensityAugmentationBase2D, RecordsArguments):
     """A sun flare, as A.RandomSunFlare with method "overlay": flare circles of src_color-like
     colours along a line through the sun (centre drawn in `flare_roi`, direction from
     `angle_range` in turns), blended one after another, then the sun: src_radius // 10
@@ -220,7 +222,7 @@ def weather_streak_mask(drops, slant, length, height, width):
     return mask
 
 
-class WorkbenchRandomRain(K.IntensityAugmentationBase2D):
+class WorkbenchRandomRain(K.IntensityAugmentationBase2D, RecordsArguments):
     """Rain, as A.RandomRain: streaks of `drop_color` (0-255) from random whole-pixel points,
     `drop_length` long (0: height // 8) and slanted by `slant` pixels across that length (drawn
     from `slant_range`, Albumentations' unit), box-blurred over blur_value x blur_value pixels
@@ -303,7 +305,7 @@ def weather_fog_kernel(height, width):
     return size, 0.3 * ((size - 1) * 0.5 - 1) + 0.8
 
 
-class WorkbenchRandomFog(K.IntensityAugmentationBase2D):
+class WorkbenchRandomFog(K.IntensityAugmentationBase2D, RecordsArguments):
     """Fog, as A.RandomFog: white discs placed around the centre (see weather_fog_particles), each
     blended over the image with weight alpha_coef x intensity (intensity drawn from
     `fog_coef_range`), then a Gaussian blur of about 1/30 of the shorter side."""
@@ -350,7 +352,7 @@ def weather_snow_bleach(input, snow_point, brightness_coeff):
     return torch.clamp(lifted + (input - lightness) * ratio, 0.0, 1.0)
 
 
-class WorkbenchRandomSnow(K.IntensityAugmentationBase2D):
+class WorkbenchRandomSnow(K.IntensityAugmentationBase2D, RecordsArguments):
     """Snow, as A.RandomSnow with method "bleach": pixels darker than a lightness threshold
     (snow_point drawn from `snow_point_range`: threshold snow_point / 2 + 1/3) get their HLS
     lightness multiplied by `brightness_coeff`, which bleaches them towards white."""
