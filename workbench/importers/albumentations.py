@@ -18,8 +18,8 @@ from typing import Any
 from ..errors import WorkbenchError
 from ..model import ChainModel, Step
 from ..ops import REGISTRY, why_not_in_group
-from .report import Unmapped, finish_import
-from .walker import Child, Imported, Library, child_step, leaf_positions, read_as_op, walk
+from .report import Unmapped
+from .walker import Child, Imported, Library, child_step, import_chain, leaf_positions, read_as_op
 
 # Transforms that only change the container, not the pixels: every export already delivers
 # tensors in its engine's layout.
@@ -46,10 +46,7 @@ def chain_from_albumentations(pipeline: Any, seed: int | None = None, strict: bo
     pipeline_seed = getattr(pipeline, "seed", None) if isinstance(pipeline, A.BaseCompose) else None
     if seed is None:
         seed = pipeline_seed if isinstance(pipeline_seed, int) and pipeline_seed >= 0 else 0
-    imported = walk(transforms, _library(A))
-    chain = chain_type(seed=seed)
-    chain.steps = imported.steps
-    return finish_import(chain, imported.unmapped, "from_albumentations", strict)
+    return import_chain(transforms, _library(A), chain_type(seed=seed), "from_albumentations", strict)
 
 
 def leaf_transforms(pipeline: Any) -> list[str]:

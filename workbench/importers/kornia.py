@@ -21,9 +21,8 @@ from typing import Any
 from ..errors import ChainError, WorkbenchError
 from ..model import ChainModel, Step
 from ..ops import REGISTRY
-from .report import finish_import
-from .walker import (Child, Imported, Library, child_step, every_child_mapped, group_dict, leaf_positions,
-                     read_as_op, walk)
+from .walker import (Child, Imported, Library, child_step, every_child_mapped, group_dict, import_chain,
+                     leaf_positions, read_as_op)
 
 # A sequence container's children run in order; these are opened up (or become a group step).
 _SEQUENCES = ("AugmentationSequential", "ImageSequential", "Sequential", "ModuleList")
@@ -50,10 +49,7 @@ _NEAREST = {
 def chain_from_kornia(pipeline: Any, seed: int | None = None, strict: bool = False,
                       chain_type: type[ChainModel] = ChainModel) -> ChainModel:
     """The chain for a Kornia pipeline, see `Chain.from_kornia`."""
-    imported = walk(_top(pipeline), LIBRARY)
-    chain = chain_type(seed=0 if seed is None else seed)
-    chain.steps = imported.steps
-    return finish_import(chain, imported.unmapped, "from_kornia", strict, notes=imported.notes)
+    return import_chain(_top(pipeline), LIBRARY, chain_type(seed=0 if seed is None else seed), "from_kornia", strict)
 
 
 def leaf_transforms(pipeline: Any) -> list[str]:

@@ -23,9 +23,8 @@ from typing import Any
 from ..errors import ChainError, WorkbenchError
 from ..model import ChainModel, Step
 from ..ops import REGISTRY
-from .report import finish_import
-from .walker import Child, Imported, Library, child_step, every_child_mapped, group_dict, leaf_positions, \
-    read_as_op, walk
+from .walker import Child, Imported, Library, child_step, every_child_mapped, group_dict, import_chain, \
+    leaf_positions, read_as_op
 
 # Transforms that only change the container, the dtype or the layout: every export already
 # delivers float tensors in [0, 1] in its engine's layout.
@@ -52,10 +51,8 @@ _NEAREST = {
 def chain_from_torchvision(pipeline: Any, seed: int | None = None, strict: bool = False,
                            chain_type: type[ChainModel] = ChainModel) -> ChainModel:
     """The chain for a torchvision v2 pipeline, see `Chain.from_torchvision`."""
-    imported = walk(_top(pipeline), LIBRARY)
-    chain = chain_type(seed=0 if seed is None else seed)
-    chain.steps = imported.steps
-    return finish_import(chain, imported.unmapped, "from_torchvision", strict, notes=imported.notes)
+    return import_chain(_top(pipeline), LIBRARY, chain_type(seed=0 if seed is None else seed), "from_torchvision",
+                        strict)
 
 
 def leaf_transforms(pipeline: Any) -> list[str]:

@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 from ..errors import ChainError
 from ..model import Step
-from .report import Unmapped
+from .report import Unmapped, finish_import
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,16 @@ def walk(transforms: Sequence[Any], library: Library) -> Imported:
     imported = Imported()
     imported.steps = _walk(transforms, library, "", imported)
     return imported
+
+
+def import_chain(transforms: Sequence[Any], library: Library, chain, source: str, strict: bool):
+    """`chain` (new and empty: the caller's chain type and seed) with the walk's steps, its unmapped
+    transforms and notes, warned about or, when `strict`, refused (report.finish_import); `source`
+    names the importer in the warning ("from_kornia")."""
+    imported = walk(transforms, library)
+    chain.steps = imported.steps
+    # The warning points at the user's call: this <- the importer <- the Chain classmethod <- user.
+    return finish_import(chain, imported.unmapped, source, strict, notes=imported.notes, stacklevel=5)
 
 
 def leaf_positions(transforms: Sequence[Any], library: Library, prefix: str = "") -> list[str]:

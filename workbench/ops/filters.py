@@ -391,7 +391,7 @@ def _k_motion_blur(m, notes):
         direction = [-direction[1], -direction[0]] if isinstance(direction, list) else direction
         notes.append(f"MotionBlur: angle {[a - 180.0 for a in angle]} read as {angle} with the direction reversed "
                      "(the same kernels)")
-    return {"kernel_size": [*kernel], "angle": angle,
+    return {"kernel_size": kernel, "angle": angle,
             "direction": direction}
 
 
