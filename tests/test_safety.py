@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import json
 import keyword
 import math
@@ -24,6 +25,7 @@ from workbench.model import FORMAT_NAME, MAX_FILE_BYTES, MAX_SEED, MAX_STEPS, St
 from workbench import literals
 from workbench.ops import REGISTRY
 from workbench.ops.params import Choice, Flag, Floats, Number, OpRanges, Range, Size, Span
+from workbench.codegen.compiler import split_blocks
 from workbench.codegen.dali import DALI_OPS
 from workbench.codegen.source_copy import definitions
 
@@ -572,18 +574,54 @@ def _expected_kwargs(step) -> dict:
     return _plain(kwargs)
 
 
-def check_exported_source(chain: wb.Chain, src: str) -> None:
-    tree = ast.parse(src)
-    for node in ast.walk(tree):
+# Reading an export a top-level block at a time: an export is thousands of lines, nearly all the
+# same in every export (the runtime), and parsing and walking all of it for each of the ~700
+# exports here took most of this file's time. Each distinct block is parsed and walked once; every
+# block of every export is still checked.
+@functools.lru_cache(maxsize=8192)
+def _block_body(text: str) -> tuple[ast.stmt, ...]:
+    return tuple(ast.parse(text).body)
+
+
+def _blocks(src: str) -> list[str]:
+    """`src` cut into top-level blocks that parse alone (or whole, where a cut splits a statement)."""
+    blocks = [text for _, text in split_blocks(src)]
+    try:
+        for text in blocks:
+            _block_body(text)
+    except SyntaxError:
+        return [src]
+    return blocks
+
+
+def parse_export(src: str) -> ast.Module:
+    """The export's syntax tree (identical blocks share their statements: read it, never change it)."""
+    return ast.Module(body=[node for text in _blocks(src) for node in _block_body(text)], type_ignores=[])
+
+
+@functools.lru_cache(maxsize=8192)
+def _clean_block(text: str, imports: frozenset[str]) -> None:
+    for node in ast.walk(ast.Module(body=list(_block_body(text)), type_ignores=[])):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                assert alias.name in ALLOWED_IMPORTS, f"import {alias.name}"
+                assert alias.name in imports, f"import {alias.name}"
         elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0 and node.module in ALLOWED_IMPORTS, f"from {node.module} import ..."
+            assert node.level == 0 and node.module in imports, f"from {node.module} import ..."
         elif isinstance(node, ast.Name):
             assert node.id not in FORBIDDEN_NAMES, node.id
         elif isinstance(node, ast.Attribute):
             assert node.attr not in FORBIDDEN_ATTRS, node.attr
+
+
+def assert_only_allowed_imports_and_names(src: str, imports) -> None:
+    """Every import in `src` is one of `imports`; no forbidden name or attribute appears anywhere."""
+    for text in _blocks(src):
+        _clean_block(text, frozenset(imports))
+
+
+def check_exported_source(chain: wb.Chain, src: str) -> None:
+    tree = parse_export(src)
+    assert_only_allowed_imports_and_names(src, ALLOWED_IMPORTS)
 
     builders = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "build_augmentation"]
     assert len(builders) == 1
@@ -680,7 +718,7 @@ def test_albumentations_export_never_shows_a_malicious_repr(op, make):
     chain = wb.Chain.from_dict({"seed": EvilInt(9), "steps": [{"op": op, "params": params, "p": 1.0}]})
     src = chain.export("albumentations")
     assert MALICIOUS not in src and "pwned" not in src
-    tree = ast.parse(src)
+    tree = parse_export(src)
     compose = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "build_compose")
     calls = [ast.unparse(n.func) for n in ast.walk(compose) if isinstance(n, ast.Call)]
     # Only Albumentations transforms, the export's own subclasses of them (defined in the file:
@@ -1272,16 +1310,8 @@ DALI_STRINGS = {"HWC", "HW", "reflect_101", "reflect_1001", "edge", "wrap"}  # l
 
 
 def check_dali_source(chain: wb.Chain, src: str) -> None:
-    tree = ast.parse(src)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            assert all(a.name in DALI_IMPORTS for a in node.names), ast.dump(node)
-        elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0 and node.module in DALI_IMPORTS, node.module
-        elif isinstance(node, ast.Name):
-            assert node.id not in FORBIDDEN_NAMES, node.id
-        elif isinstance(node, ast.Attribute):
-            assert node.attr not in FORBIDDEN_ATTRS, node.attr
+    tree = parse_export(src)
+    assert_only_allowed_imports_and_names(src, DALI_IMPORTS)
     functions = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("step_")]
     assert len(functions) == len(chain.enabled_steps())
     # The policy helpers (runtime/dali_policies.py) for RandAugment & co., the DALI functions of
