@@ -4,10 +4,12 @@ A long-lived process (a notebook kernel that has run previews, DALI pipelines an
 loaders) measured the same loader up to a third slower than a fresh one on the dev VM, and
 forking DataLoader workers from a kernel copies the kernel. So `estimate` hands the chain, the
 files and the settings to `python -m workbench.estimate.isolated`, which measures and writes
-JSON lines back: progress while it runs, then the result.
+JSON lines back: progress while it runs, then the result. On Linux that process is forked
+from a warm one that imported everything once (warm.py): as fresh, without 3.5 s of imports.
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -19,6 +21,7 @@ from pathlib import Path
 from ..errors import WorkbenchError
 from ..model import ChainModel
 from .files import BenchInput
+from . import warm
 from .measure import Measurement, Settings, measure
 
 TAG = "workbench-estimate "  # prefixes our lines; libraries may print to stdout too
@@ -32,14 +35,12 @@ def measure_isolated(chain, inp: BenchInput, settings: Settings, phases) -> Meas
                "coco": None if inp.coco is None else str(inp.coco),
                "masks": None if inp.masks is None else str(inp.masks)}
     env = dict(os.environ, KORNIA_INSTALLATION_MODE="RAISE")
-    with tempfile.TemporaryFile("w+") as errors:
-        proc = subprocess.Popen([sys.executable, "-m", "workbench.estimate.isolated"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=errors, text=True, env=env)
-        proc.stdin.write(json.dumps(request))
-        proc.stdin.close()
+    with tempfile.NamedTemporaryFile("w+", prefix="wb-estimate-", suffix=".err") as errors:
+        child = (warm.fork_child(__name__, request, env, errors.name) if warm.available()
+                 else _FreshChild(request, env, errors))
         result, failure = None, None
         try:
-            for line in proc.stdout:
+            for line in child.lines:
                 if not line.startswith(TAG):
                     continue
                 message = json.loads(line[len(TAG):])
@@ -51,16 +52,35 @@ def measure_isolated(chain, inp: BenchInput, settings: Settings, phases) -> Meas
                 elif "error" in message:
                     failure = message["error"]
         finally:
-            if proc.poll() is None and result is None and failure is None:
-                proc.kill()  # stopped early: its DataLoader workers die with it (they watch their parent)
-            proc.wait()
+            if result is None and failure is None:
+                child.stop()  # stopped early: its DataLoader workers die with it (they watch their parent)
+            child.wait()
         errors.seek(0)
         tail = errors.read()[-2000:]
     if failure:
         raise WorkbenchError(failure)
     if result is None:
-        raise WorkbenchError(f"the measuring process stopped (exit {proc.returncode}) without a result: {tail.strip()}")
+        raise WorkbenchError(f"the measuring process stopped without a result: {tail.strip()}")
     return result
+
+
+class _FreshChild:
+    """A fresh `python -m workbench.estimate.isolated` (where no warm process can fork)."""
+
+    def __init__(self, request: dict, env: dict[str, str], errors):
+        self.proc = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=errors, text=True, env=env)
+        self.proc.stdin.write(json.dumps(request))
+        self.proc.stdin.close()
+        self.lines = self.proc.stdout
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+
+    def wait(self) -> None:
+        self.proc.wait()
+        self.proc.stdout.close()
 
 
 class _Relay:
@@ -78,8 +98,8 @@ def _send(message: dict) -> None:
     sys.stdout.flush()
 
 
-def main() -> int:
-    request = json.load(sys.stdin)
+def run_request(request: dict) -> int:
+    """Measure what `request` asks for, writing progress and the result (or the error) as lines."""
     try:
         annotations = {k: Path(request[k]) if request.get(k) else None for k in ("coco", "masks")}
         inp = BenchInput(Path(request["folder"]), tuple(request["size"]), [Path(f) for f in request["files"]],
@@ -92,5 +112,26 @@ def main() -> int:
     return 0
 
 
+# What the exported loaders import besides the workbench (each where installed): imported once in
+# the warm process, not in each measurement.
+PRELOAD = ("torch.utils.data", "kornia.augmentation", "PIL.Image", "nvidia.dali.fn", "nvidia.dali.pipeline",
+           "nvidia.dali.types", "nvidia.dali.plugin.pytorch", "albumentations", "cv2")
+
+
+def _preload() -> None:
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception:  # not installed or broken here: a measurement that needs it says so itself
+            pass
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--warm"]:
+        warm.serve(argv[1], _preload, run_request)
+        return 0
+    return run_request(json.load(sys.stdin))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -50,6 +50,7 @@ import numpy as np
 import nvidia.dali.fn as fn
 import nvidia.dali.types as types
 from nvidia.dali import pipeline_def
+from nvidia.dali.pipeline import do_not_convert
 
 from .annotations import (annotated_inputs, batch_targets, loader_annotations, per_image, sample_targets,
                           target_arrays)
@@ -160,6 +161,7 @@ def _to_numpy(tensor_list):
     return samples
 
 
+@do_not_convert  # integer arithmetic only: DALI's autograph would rewrite it (and derive_seed) for each new chain
 def op_seed(seed, step, k):
     """The seed of step `step`'s k-th random operator: every operator is seeded explicitly, so
     any stretch of the chain can run in a pipeline of its own and draw the same values. A step

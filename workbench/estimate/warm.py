@@ -1,0 +1,204 @@
+"""A warm measuring process: fresh measuring processes without paying their imports each time.
+
+An estimate measures in a fresh Python process (see isolated.py), and starting one took 3.5 s on
+the 2-core machine before it measured anything, nearly all of it importing torch, Kornia, DALI
+and Albumentations; an app's estimate button, a notebook comparing backends or a test suite
+paid it for every measurement. So the first measurement of a session starts one warm process
+that imports all that once and then waits; each measurement is a child forked from it. The child
+is a new process that has run nothing (the warm process never measures, builds a pipeline or
+starts a thread pool), as a fresh `python -m ...` is, with the imports already done.
+
+The warm process listens on a Unix socket in a private folder; a measurement connects, sends one
+JSON line (the request, the caller's environment, working folder and a file for the child's
+stderr), and reads the child's stdout from the connection: its pid first, then whatever it
+writes. The warm process exits when the session that started it closes its stdin (or exits), and
+is started anew when the caller's environment changes (libraries read it at import).
+Linux only (fork after these imports is not safe on macOS); elsewhere a fresh process is started.
+
+Example:
+    >>> available() in (True, False)
+    True
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from typing import Callable, Iterator
+
+READY = "workbench-warm ready"
+PID = "workbench-warm pid "
+# Set per test by pytest: not a change that needs new imports.
+VOLATILE_ENV = frozenset({"PYTEST_CURRENT_TEST"})
+
+
+def available() -> bool:
+    """Whether measurements can fork from a warm process here (Linux)."""
+    return sys.platform.startswith("linux") and hasattr(os, "fork") and hasattr(socket, "AF_UNIX")
+
+
+class Child:
+    """One measuring child forked from the warm process: its output lines, and stopping it."""
+
+    def __init__(self, connection: socket.socket):
+        self._connection = connection
+        self._reader = connection.makefile("r", encoding="utf-8", newline="\n")
+        first = self._reader.readline()
+        if not first.startswith(PID):
+            connection.close()
+            raise RuntimeError(f"the warm measuring process did not start a child: {first!r}")
+        self.pid = int(first[len(PID):])
+
+    @property
+    def lines(self) -> Iterator[str]:
+        """The child's stdout, line by line, until it exits (and its own children close it)."""
+        return iter(self._reader)
+
+    def stop(self) -> None:
+        """Kill the child (its DataLoader workers watch it and follow)."""
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def wait(self, timeout: float = 30.0) -> None:
+        """Wait until the child is gone (the warm process reaps it), then close the connection."""
+        deadline = time.monotonic() + timeout
+        while _exists(self.pid) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        self._reader.close()
+        self._connection.close()
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a pid reused by another user's process: ours is gone
+        return False
+    return True
+
+
+class WarmProcess:
+    """A started warm process (`python -m MODULE --warm SOCKET`) and how to ask it for a child."""
+
+    def __init__(self, module: str, env: dict[str, str], timeout: float = 300.0):
+        self.env = env
+        self._folder = tempfile.mkdtemp(prefix="wb-warm-")
+        self.path = os.path.join(self._folder, "socket")
+        self._errors = tempfile.TemporaryFile("w+")
+        self.proc = subprocess.Popen([sys.executable, "-m", module, "--warm", self.path], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self._errors, text=True, env=env)
+        ready = [None]
+        reader = threading.Thread(target=lambda: ready.__setitem__(0, self.proc.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(timeout)
+        if ready[0] is None or not ready[0].startswith(READY):
+            self.close()
+            self._errors.seek(0)
+            raise RuntimeError(f"the warm measuring process did not start: {self._errors.read()[-2000:].strip()}")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def fork(self, request: dict, env: dict[str, str], errors_path: str) -> Child:
+        """A new child running the request, in `env` and the current folder, stderr to `errors_path`."""
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.connect(self.path)
+        message = {"request": request, "env": env, "cwd": os.getcwd(), "errors": errors_path}
+        connection.sendall((json.dumps(message) + "\n").encode())
+        return Child(connection)
+
+    def close(self) -> None:
+        """Stop the warm process (closing its stdin is its signal) and remove its socket."""
+        if self.proc.stdin and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+        self._errors.close()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+
+_WARM: dict[str, WarmProcess] = {}
+_LOCK = threading.Lock()
+
+
+def fork_child(module: str, request: dict, env: dict[str, str], errors_path: str) -> Child:
+    """A measuring child of the session's warm process for `module` (started on first use, and
+    anew when it died or `env` changed other than in VOLATILE_ENV)."""
+    steady = {k: v for k, v in env.items() if k not in VOLATILE_ENV}
+    with _LOCK:
+        warm = _WARM.get(module)
+        if warm is not None and (not warm.alive() or warm.env != steady):
+            warm.close()
+            warm = None
+        if warm is None:
+            warm = _WARM[module] = WarmProcess(module, steady)
+        return warm.fork(request, env, errors_path)
+
+
+def serve(path: str, preload: Callable[[], None], handle: Callable[[dict], int]) -> None:
+    """The warm process: run `preload`, listen on `path`, and fork a child that runs
+    `handle(request)` for each connection, until stdin closes."""
+    preload()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(16)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped as they exit
+    sys.stdout.write(READY + "\n")
+    sys.stdout.flush()
+    while True:
+        readable, _, _ = select.select([listener, sys.stdin], [], [])
+        if sys.stdin in readable and not os.read(sys.stdin.fileno(), 4096):
+            break  # the session that started us is gone
+        if listener in readable:
+            connection, _ = listener.accept()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            if os.fork() == 0:
+                listener.close()
+                os._exit(_child(connection, handle))
+            connection.close()
+    listener.close()
+    shutil.rmtree(os.path.dirname(path), ignore_errors=True)  # the private folder of the socket
+
+
+def _child(connection: socket.socket, handle: Callable[[dict], int]) -> int:
+    """In the forked child: take the request, become the process it asks for, run it."""
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the child waits for its own children
+    try:
+        message = json.loads(connection.makefile("r", encoding="utf-8").readline())
+        os.environ.clear()
+        os.environ.update(message["env"])
+        os.chdir(message["cwd"])
+        errors = os.open(message["errors"], os.O_WRONLY | os.O_APPEND)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(connection.fileno(), 1)
+        os.dup2(errors, 2)
+        for fd in (devnull, errors):
+            os.close(fd)
+        connection.close()
+        sys.stdout.write(f"{PID}{os.getpid()}\n")
+        sys.stdout.flush()
+        code = handle(message["request"])
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return code
