@@ -10,6 +10,7 @@ from workbench.codegen import load_module
 from workbench.codegen.dali import DALI_OPS as RUNTIME_DALI_FILES, straight_functions
 from workbench.codegen.source_copy import definitions
 
+from export_ast import parse_export
 from conftest import (class_folder, import_export, assert_bench_output, DESIGN_CHAIN, ROOT, assert_save_equals_run,
                       random_step_dict, op_rng, run_script)
 
@@ -87,7 +88,7 @@ def test_every_step_leaves_autograph_only_its_own_if(p):
     for op in wb.list_ops(backend="dali"):
         spec = wb.get_op(op)
         chain = wb.Chain(seed=3).add("Resize", size=[64, 64]).add(op, p=None if spec.always_applies else p)
-        tree = ast.parse(chain.export("dali"))
+        tree = parse_export(chain.export("dali"))
         functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
         step = next(n for name, n in functions.items() if name.startswith("step_2_"))
         assert step.end_lineno - step.lineno <= 20, (op, step.end_lineno - step.lineno)

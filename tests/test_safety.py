@@ -25,9 +25,10 @@ from workbench.model import FORMAT_NAME, MAX_FILE_BYTES, MAX_SEED, MAX_STEPS, St
 from workbench import literals
 from workbench.ops import REGISTRY
 from workbench.ops.params import Choice, Flag, Floats, Number, OpRanges, Range, Size, Span
-from workbench.codegen.compiler import split_blocks
 from workbench.codegen.dali import DALI_OPS
 from workbench.codegen.source_copy import definitions
+
+from export_ast import block_body, blocks, parse_export
 
 # ---------------------------------------------------------------------------------------
 # Hostile values
@@ -574,34 +575,11 @@ def _expected_kwargs(step) -> dict:
     return _plain(kwargs)
 
 
-# Reading an export a top-level block at a time: an export is thousands of lines, nearly all the
-# same in every export (the runtime), and parsing and walking all of it for each of the ~700
-# exports here took most of this file's time. Each distinct block is parsed and walked once; every
-# block of every export is still checked.
-@functools.lru_cache(maxsize=8192)
-def _block_body(text: str) -> tuple[ast.stmt, ...]:
-    return tuple(ast.parse(text).body)
-
-
-def _blocks(src: str) -> list[str]:
-    """`src` cut into top-level blocks that parse alone (or whole, where a cut splits a statement)."""
-    blocks = [text for _, text in split_blocks(src)]
-    try:
-        for text in blocks:
-            _block_body(text)
-    except SyntaxError:
-        return [src]
-    return blocks
-
-
-def parse_export(src: str) -> ast.Module:
-    """The export's syntax tree (identical blocks share their statements: read it, never change it)."""
-    return ast.Module(body=[node for text in _blocks(src) for node in _block_body(text)], type_ignores=[])
-
-
+# Each distinct block of an export is walked once (export_ast.py); every block of every export is
+# still checked.
 @functools.lru_cache(maxsize=8192)
 def _clean_block(text: str, imports: frozenset[str]) -> None:
-    for node in ast.walk(ast.Module(body=list(_block_body(text)), type_ignores=[])):
+    for node in ast.walk(ast.Module(body=list(block_body(text)), type_ignores=[])):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 assert alias.name in imports, f"import {alias.name}"
@@ -615,7 +593,7 @@ def _clean_block(text: str, imports: frozenset[str]) -> None:
 
 def assert_only_allowed_imports_and_names(src: str, imports) -> None:
     """Every import in `src` is one of `imports`; no forbidden name or attribute appears anywhere."""
-    for text in _blocks(src):
+    for text in blocks(src):
         _clean_block(text, frozenset(imports))
 
 
