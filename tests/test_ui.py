@@ -332,7 +332,9 @@ def test_the_estimate_panel_runs_beside_its_button_and_survives_a_failing_part(a
     panel.image_size.value = "64"
     thread = app.estimate()
     assert panel.result is None and panel.report.value == "" and panel.plot.layout.display == "none"
-    thread.join(300)
+    panel.cancel_button.click()
+    thread.join(60)
+    assert not thread.is_alive()
 
 
 def test_estimate_button_measures_and_shows_plot_and_advice(app):

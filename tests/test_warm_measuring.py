@@ -40,15 +40,22 @@ def measuring_pids(monkeypatch) -> list[int]:
     return pids
 
 
+def loads_dali(process: psutil.Process) -> bool:
+    return any("libdali" in Path(m.path).name for m in process.memory_maps())
+
+
 def test_each_estimate_measures_in_a_new_child_of_one_warm_process(monkeypatch):
     pids = measuring_pids(monkeypatch)
     CHAIN.estimate(backend="kornia", **TINY)
     first = warm_process()
-    for backend in ("dali", "albumentations"):
+    # A backend's own libraries are imported in the warm process at its first measurement, and kept.
+    assert not loads_dali(first)
+    for backend in ("dali", "albumentations", "dali"):
         est = CHAIN.estimate(backend=backend, **TINY)
         assert est.backend == backend and est.images_per_s > 0
+        assert loads_dali(first)
     assert warm_process().pid == first.pid, "the warm process is started once"
-    assert len(set(pids)) == 3 and os.getpid() not in pids and first.pid not in pids
+    assert len(set(pids)) == 4 and os.getpid() not in pids and first.pid not in pids
     assert not any(psutil.pid_exists(pid) for pid in pids), "each child is gone once its estimate returns"
     # The warm process itself never measures: it imported the libraries, but built no loader.
     assert first.num_threads() == 1

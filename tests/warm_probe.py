@@ -12,4 +12,4 @@ def probe(request: dict) -> int:
 
 
 if __name__ == "__main__":
-    warm.serve(sys.argv[2], lambda: None, probe)
+    warm.serve(sys.argv[2], lambda request: None, probe)

@@ -4,23 +4,26 @@ A generated module is thousands of lines, nearly all of them the same for every 
 runtime, the loader, the fusion code); the chain's own part is a few dozen lines. A live preview
 emits and runs a new module on every parameter change, and compiling the whole of it took about
 50 ms. So the source is cut into top-level blocks (at a blank line followed by a line that starts
-a statement), and each block, at its place, is compiled once and kept: a module is its blocks'
-code objects, executed in order into one namespace, which does what the whole module does.
+a statement), and each block is compiled once and kept: a module is its blocks' code objects,
+executed in order into one namespace, which does what the whole module does.
 
-A kept block keeps its code objects: a function whose text and place did not change between two
-modules is the same code, so what is cached by code (DALI's autograph turns each pipeline function
-into graph code, tens of milliseconds a function) is reused too. Each block's code names a file of
-its own, registered with linecache, whose lines are the module's lines there: tracebacks and
-`inspect.getsource` show the generated code at its line numbers. Where a cut would split a
-statement (a string or a bracket spanning it), the whole source is compiled as one block.
+A kept block keeps its code objects: a function whose text did not change between two modules is
+the same code, wherever the module has it, so what is cached by code is reused too. DALI's
+autograph turns each pipeline function with an `if` into graph code, tens of milliseconds a
+function and 0.8 s for the runtime's pipeline functions on the 2-core machine; a chain with a step
+more or a step less moves every line below it, and code compiled at the module's own line numbers
+was converted again for each such chain. So a block is compiled as a file of its own, named by its
+text's hash and registered with linecache: tracebacks and `inspect.getsource` show the generated
+code, at its line within the block. Where a cut would split a statement (a string or a bracket
+spanning it), the whole source is compiled as one block.
 
 Example:
     >>> codes = compile_source("x = 1\n\n\ndef f():\n    return x + 1\n", "<example>")
     >>> namespace = {}
     >>> for code in codes: exec(code, namespace)
-    >>> namespace["f"](), namespace["f"].__code__.co_firstlineno
-    (2, 4)
-    >>> codes[1] is compile_source("y = 2\n\n\ndef f():\n    return x + 1\n", "<other>")[1]  # kept
+    >>> namespace["f"](), namespace["f"].__code__.co_firstlineno  # line 1 of its block
+    (2, 1)
+    >>> codes[1] is compile_source("y = 2\n\n\n\ndef f():\n    return x + 1\n", "<other>")[1]  # kept
     True
 """
 from __future__ import annotations
@@ -36,7 +39,7 @@ MAX_BLOCKS = 4096
 # docstring's paragraph does not; a cut inside a string or brackets would fail to compile anyway.)
 _STATEMENT = re.compile(r"(?:async def |def |class |@|import |from |if |for |while |with |try:|"
                         r"[A-Za-z_][A-Za-z0-9_]* *(?:=|\+=))")
-_BLOCKS: OrderedDict[tuple[str, int], types.CodeType] = OrderedDict()
+_BLOCKS: OrderedDict[str, types.CodeType] = OrderedDict()
 _SOURCES: OrderedDict[str, list[types.CodeType]] = OrderedDict()
 
 
@@ -67,7 +70,7 @@ def compile_source(source: str, filename: str) -> list[types.CodeType]:
     codes = _SOURCES.get(source)
     if codes is None:
         try:
-            codes = [_block(text, line - 1) for line, text in split_blocks(source)]
+            codes = [_block(text) for _, text in split_blocks(source)]
         except SyntaxError:
             # A cut inside a multi-line statement, or a real error: the whole source decides (and
             # a real error is then reported at its line in the module).
@@ -78,19 +81,17 @@ def compile_source(source: str, filename: str) -> list[types.CodeType]:
     return codes
 
 
-def _block(text: str, offset: int) -> types.CodeType:
-    """`text`'s code as lines offset+1.. of a file of its own (kept, and registered with linecache)."""
-    key = (text, offset)
-    code = _BLOCKS.get(key)
+def _block(text: str) -> types.CodeType:
+    """`text`'s code, as a file of its own (kept, and registered with linecache)."""
+    code = _BLOCKS.get(text)
     if code is None:
-        name = f"<workbench-block-{hashlib.sha256(text.encode()).hexdigest()[:12]}-line{offset + 1}>"
-        lines = ["\n"] * offset + text.splitlines(True)
-        linecache.cache[name] = (sum(map(len, lines)), None, lines, name)
-        code = compile("\n" * offset + text, name, "exec", dont_inherit=True)
-        _BLOCKS[key] = code
+        name = f"<workbench-block-{hashlib.sha256(text.encode()).hexdigest()[:12]}>"
+        linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+        code = compile(text, name, "exec", dont_inherit=True)
+        _BLOCKS[text] = code
         while len(_BLOCKS) > MAX_BLOCKS:
             _, old = _BLOCKS.popitem(last=False)
             linecache.cache.pop(old.co_filename, None)
     else:
-        _BLOCKS.move_to_end(key)
+        _BLOCKS.move_to_end(text)
     return code

@@ -112,14 +112,21 @@ def run_request(request: dict) -> int:
     return 0
 
 
-# What the exported loaders import besides the workbench (each where installed): imported once in
-# the warm process, not in each measurement.
-PRELOAD = ("torch.utils.data", "kornia.augmentation", "PIL.Image", "nvidia.dali.fn", "nvidia.dali.pipeline",
-           "nvidia.dali.types", "nvidia.dali.plugin.pytorch", "albumentations", "cv2")
+# What the exported loaders import besides the workbench (each where installed), imported in the
+# warm process rather than in each measurement: every loader's at its start, a backend's own
+# libraries at its first measurement (DALI alone took seconds to import, which an app that only
+# ever measures Kornia need not wait for).
+PRELOAD = ("torch.utils.data", "kornia.augmentation", "PIL.Image")
+BACKEND_PRELOAD = {"dali": ("nvidia.dali.fn", "nvidia.dali.pipeline", "nvidia.dali.types",
+                            "nvidia.dali.plugin.pytorch"),
+                   "albumentations": ("albumentations", "cv2")}
 
 
-def _preload() -> None:
-    for name in PRELOAD:
+def _prepare(request: dict | None) -> None:
+    names = PRELOAD if request is None else BACKEND_PRELOAD.get(request["settings"]["backend"], ())
+    for name in names:
+        if name in sys.modules:
+            continue
         try:
             importlib.import_module(name)
         except Exception:  # not installed or broken here: a measurement that needs it says so itself
@@ -128,7 +135,7 @@ def _preload() -> None:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--warm"]:
-        warm.serve(argv[1], _preload, run_request)
+        warm.serve(argv[1], _prepare, run_request)
         return 0
     return run_request(json.load(sys.stdin))
 

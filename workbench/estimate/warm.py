@@ -151,10 +151,11 @@ def fork_child(module: str, request: dict, env: dict[str, str], errors_path: str
         return warm.fork(request, env, errors_path)
 
 
-def serve(path: str, preload: Callable[[], None], handle: Callable[[dict], int]) -> None:
-    """The warm process: run `preload`, listen on `path`, and fork a child that runs
-    `handle(request)` for each connection, until stdin closes."""
-    preload()
+def serve(path: str, prepare: Callable[[dict | None], None], handle: Callable[[dict], int]) -> None:
+    """The warm process: run `prepare(None)`, listen on `path`, and for each connection run
+    `prepare(request)` here (imports a kind of request needs, kept for the next ones), then fork a
+    child that runs `handle(request)`; until stdin closes."""
+    prepare(None)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(16)
@@ -167,21 +168,26 @@ def serve(path: str, preload: Callable[[], None], handle: Callable[[dict], int])
             break  # the session that started us is gone
         if listener in readable:
             connection, _ = listener.accept()
+            try:
+                message = json.loads(connection.makefile("r", encoding="utf-8").readline())
+                prepare(message["request"])
+            except Exception:  # a broken request: the caller sees the connection close
+                connection.close()
+                continue
             sys.stdout.flush()
             sys.stderr.flush()
             if os.fork() == 0:
                 listener.close()
-                os._exit(_child(connection, handle))
+                os._exit(_child(connection, message, handle))
             connection.close()
     listener.close()
     shutil.rmtree(os.path.dirname(path), ignore_errors=True)  # the private folder of the socket
 
 
-def _child(connection: socket.socket, handle: Callable[[dict], int]) -> int:
-    """In the forked child: take the request, become the process it asks for, run it."""
+def _child(connection: socket.socket, message: dict, handle: Callable[[dict], int]) -> int:
+    """In the forked child: become the process the message asks for, and run its request."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the child waits for its own children
     try:
-        message = json.loads(connection.makefile("r", encoding="utf-8").readline())
         os.environ.clear()
         os.environ.update(message["env"])
         os.chdir(message["cwd"])
