@@ -308,7 +308,7 @@ def test_group_actions_are_labelled_and_enabled_where_they_apply(small_images):
 def test_the_estimate_panel_runs_beside_its_button_and_survives_a_failing_part(app, monkeypatch):
     panel = app.estimates
     panel.batch_size.value, panel.image_size.value, panel.workers.value = 4, "64", 0
-    panel.runs.value = 2
+    panel.runs.value, panel.batches.value = 2, 4
     app.chain.steps[1:3] = [wb.Step.create("SomeOf", n=1, steps=[wb.Step.create("Rotate"), wb.Step.create("Invert")])]
     app.sync()
     app.estimate_button.click()
@@ -337,14 +337,18 @@ def test_the_estimate_panel_runs_beside_its_button_and_survives_a_failing_part(a
     assert not thread.is_alive()
 
 
-def test_estimate_button_measures_and_shows_plot_and_advice(app):
+def test_estimate_button_measures_and_shows_plot_and_advice(app, monkeypatch):
+    asked = []  # what the panel asks the estimate for, recorded on the way through
+    estimate, compare = wb.Chain.estimate, wb.Chain.compare_backends
+    monkeypatch.setattr(wb.Chain, "estimate", lambda self, **kw: asked.append(kw) or estimate(self, **kw))
+    monkeypatch.setattr(wb.Chain, "compare_backends", lambda self, **kw: asked.append(kw) or compare(self, **kw))
     panel = app.estimates
     panel.batch_size.value, panel.image_size.value, panel.workers.value = 4, "40x48", 0  # small files: quick to measure
     panel.runs.value = 2  # the runs box sets how many whole-loader runs the figure is the median of
     panel.target.value = 1e9  # no machine delivers this: the advice must say it falls short
     app.estimate_button.click()
     est = panel.wait(300)
-    assert isinstance(est, Estimate)
+    assert isinstance(est, Estimate) and (asked[-1]["runs"], asked[-1]["batches"]) == (2, None)  # 256 images' worth
     assert (est.backend, est.batch_size, est.image_size, est.workers) == ("kornia", 4, (40, 48), 0)
     assert len(est.run_rates) == 2
     assert [s.op for s in est.steps] == [s.op for _, s in app.chain.enabled_steps()]
@@ -353,8 +357,10 @@ def test_estimate_button_measures_and_shows_plot_and_advice(app):
     assert panel.plot.value[:8] == b"\x89PNG\r\n\x1a\n" and panel.plot.layout.display == ""
     assert panel.bar.value == 1.0
     panel.compare.value, panel.target.value = True, 0
+    panel.batches.value = 3  # the batches box sets how many batches each run times
     app.estimate_button.click()
     panel.wait(600)
+    assert (asked[-1]["runs"], asked[-1]["batches"]) == (2, 3)
     assert list(panel.result.estimates) == ["kornia", "dali", "albumentations"]
     assert all(len(e.run_rates) == 2 for e in panel.result.estimates.values())
     assert "dali on cpu" in panel.report.value and "Delivers" in panel.report.value
@@ -364,7 +370,7 @@ def test_the_compile_box_measures_the_compiled_loader_and_shows_its_first_call(a
     panel = app.estimates
     panel.batch_size.value, panel.image_size.value, panel.workers.value = 4, "40x48", 0
     panel.compile.value = True
-    panel.runs.value = 2
+    panel.runs.value, panel.batches.value = 2, 4
     app.estimate_button.click()
     est = panel.wait(300)
     assert est.compile_seconds > 0 and est.label == "kornia on cpu, torch.compile"
@@ -410,7 +416,7 @@ def test_the_estimate_runs_beside_the_kernel_and_can_be_cancelled(app):
     app.remove(len(app.chain.steps) - 1)
     assert app.chain.to_dict() == measured
     # Measured to the end, the copy taken at the click is what the estimate reports.
-    panel.batch_size.value, panel.image_size.value = 4, "40x48"
+    panel.batch_size.value, panel.image_size.value, panel.batches.value = 4, "40x48", 4
     app.chain.add("Invert")
     thread = app.estimate()
     app.chain.steps.pop()

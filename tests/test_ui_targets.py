@@ -194,7 +194,7 @@ def test_an_app_given_annotation_files_draws_their_targets_and_estimates_with_th
     moved = app.results["kornia"][0]
     assert moved.boxes[0][0, 0] == 80 - app.targets.boxes[0][0, 2]  # flipped with the image
     panel = app.estimates
-    panel.batch_size.value, panel.workers.value, panel.runs.value = 4, 0, 2
+    panel.batch_size.value, panel.workers.value, panel.runs.value, panel.batches.value = 4, 0, 2, 4
     app.estimate()
     est = panel.wait(300)
     assert list(est.stages) == ["decode", "augment", "targets"] and "moving targets" in panel.report.value
@@ -208,7 +208,7 @@ def test_an_app_given_targets_as_arrays_says_its_estimate_measured_the_images_al
     images, targets = wb.load_annotated(folder, coco=coco, masks=masks)
     app = wb.Workbench(images=folder, targets=targets, chain=flip_chain(), debounce_s=0, draws=1)
     panel = app.estimates
-    panel.batch_size.value, panel.workers.value, panel.runs.value = 4, 0, 2
+    panel.batch_size.value, panel.workers.value, panel.runs.value, panel.batches.value = 4, 0, 2, 4
     app.estimate()
     est = panel.wait(300)
     assert "targets" not in est.stages

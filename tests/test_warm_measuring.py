@@ -45,6 +45,7 @@ def loads_dali(process: psutil.Process) -> bool:
 
 
 def test_each_estimate_measures_in_a_new_child_of_one_warm_process(monkeypatch):
+    warm.close_all()  # (an earlier test in this process may have started one, and measured DALI with it)
     pids = measuring_pids(monkeypatch)
     CHAIN.estimate(backend="kornia", **TINY)
     first = warm_process()

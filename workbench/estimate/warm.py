@@ -137,6 +137,14 @@ _WARM: dict[str, WarmProcess] = {}
 _LOCK = threading.Lock()
 
 
+def close_all() -> None:
+    """Stop this session's warm processes (the next measurement starts a new one)."""
+    with _LOCK:
+        for warm in _WARM.values():
+            warm.close()
+        _WARM.clear()
+
+
 def fork_child(module: str, request: dict, env: dict[str, str], errors_path: str) -> Child:
     """A measuring child of the session's warm process for `module` (started on first use, and
     anew when it died or `env` changed other than in VOLATILE_ENV)."""

@@ -64,6 +64,10 @@ class EstimatePanel:
                                      layout=w.Layout(width="110px"),
                                      tooltip="whole-loader runs; the figure is their median (more runs: a steadier "
                                              "figure, a longer wait)")
+        self.batches = w.BoundedIntText(value=0, min=0, max=100_000, description="batches",
+                                        style={"description_width": "52px"}, layout=w.Layout(width="130px"),
+                                        tooltip="batches per timed run (0: 256 images' worth); fewer: a quicker, "
+                                                "noisier figure")
         self.compare = w.Checkbox(value=False, description="compare backends", indent=False)
         self.compile = w.Checkbox(value=False, description="torch.compile (Kornia)", indent=False,
                                   tooltip="measure the Kornia loader with its fused steps compiled, as --compile "
@@ -82,7 +86,7 @@ class EstimatePanel:
         self._left_out = ""  # what the running estimate leaves out, said with its result
         self.widget = w.VBox([
             w.HBox([self.batch_size, self.image_size, self.workers]),
-            w.HBox([self.target, self.runs, self.compare, self.compile]),
+            w.HBox([self.target, self.runs, self.batches, self.compare, self.compile]),
             w.HBox([self.button, self.cancel_button, self.bar, self.label], layout=w.Layout(align_items="center")),
             self.message, self.report, self.plot,
         ])
@@ -110,7 +114,7 @@ class EstimatePanel:
         try:
             options = dict(device=device, batch_size=self.batch_size.value,
                            image_size=parse_image_size(self.image_size.value), workers=self.workers.value,
-                           runs=self.runs.value, images=images)
+                           runs=self.runs.value, batches=self.batches.value or None, images=images)
             if coco is not None or masks is not None:
                 options.update(coco=coco, masks=masks)
             if self.compile.value:
