@@ -4,7 +4,8 @@ An estimate measures in a fresh Python process (see isolated.py), and starting o
 the 2-core machine before it measured anything, nearly all of it importing torch, Kornia, DALI
 and Albumentations; an app's estimate button, a notebook comparing backends or a test suite
 paid it for every measurement. So the first measurement of a session starts one warm process
-that imports all that once and then waits; each measurement is a child forked from it. The child
+that imports what every measurement needs (and a backend's own libraries at its first
+measurement, kept for the next ones) and then waits; each measurement is a child forked from it. The child
 is a new process that has run nothing (the warm process never measures, builds a pipeline or
 starts a thread pool), as a fresh `python -m ...` is, with the imports already done.
 
@@ -99,11 +100,8 @@ class WarmProcess:
         self._errors = tempfile.TemporaryFile("w+")
         self.proc = subprocess.Popen([sys.executable, "-m", module, "--warm", self.path], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self._errors, text=True, env=env)
-        ready = [None]
-        reader = threading.Thread(target=lambda: ready.__setitem__(0, self.proc.stdout.readline()), daemon=True)
-        reader.start()
-        reader.join(timeout)
-        if ready[0] is None or not ready[0].startswith(READY):
+        started, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not started or not self.proc.stdout.readline().startswith(READY):
             self.close()
             self._errors.seek(0)
             raise RuntimeError(f"the warm measuring process did not start: {self._errors.read()[-2000:].strip()}")
