@@ -684,6 +684,35 @@ def test_failed_run_leaves_chain_unchanged_and_usable(tmp_path, case):
         np.testing.assert_array_equal(g, o)
 
 
+@pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
+@pytest.mark.parametrize("sizes", ["one size", "mixed sizes"])
+def test_read_only_arrays_run_uncopied_and_unchanged(backend, sizes):
+    """np.asarray of a PIL image is read-only: a run takes it as it is (no copy of the batch, no
+    warning from torch) and gives what writable copies of it give, on every backend and in the
+    preview's caches, and the arrays keep their values."""
+    from workbench.backends.dali_cache import DaliPrefixCache
+    from workbench.backends.kornia_cache import PrefixCache
+
+    shapes = [(40, 48)] * 3 if sizes == "one size" else [(40, 48), (36, 52), (44, 40)]
+    arrays = [np.asarray(Image.fromarray(rgb(h, w, seed=50 + i))) for i, (h, w) in enumerate(shapes)]
+    assert not any(a.flags.writeable for a in arrays)
+    originals = [a.copy() for a in arrays]
+    assert all(a is b for a, b in zip(wb.as_image_list(arrays), arrays))  # not copied
+    chain = wb.Chain(seed=5).add("Rotate", p=1.0, degrees=[-20, 20]).add("Resize", size=[32, 32]) \
+        .add("Brightness", p=1.0, factor=[0.8, 1.2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch's "not writable" warning included
+        got = chain.run(arrays, backend=backend)
+        cache = {"kornia": PrefixCache, "dali": DaliPrefixCache}.get(backend)
+        cached = cache().run(chain, arrays) if cache else got
+    expected = chain.run(originals, backend=backend)
+    np.testing.assert_array_equal(got.images, expected.images)
+    np.testing.assert_array_equal(cached.images, expected.images)
+    assert got.params == expected.params
+    for a, o in zip(arrays, originals):
+        np.testing.assert_array_equal(a, o)
+
+
 # ----------------------------------------------------------------------------------------
 # 6. tiny images from files: a file's layout is known, so no size is ambiguous
 # ----------------------------------------------------------------------------------------

@@ -56,8 +56,12 @@ def check_sizes(chain, images: list[np.ndarray]) -> None:
         workbench.errors.InputError: step 1 (MedianBlur): image 1 is 3x3 at that step, smaller than the 4x4 ...
         lower kernel_size); or enlarge the image first (Resize, PadIfNeeded before step 1)
     """
+    checked = set()  # images of one size pass or fail alike: check the first of each size
     for n, image in enumerate(images):
         h, w = image.shape[:2]
+        if (h, w) in checked:
+            continue
+        checked.add((h, w))
         for i, step in chain.enabled_steps():
             need = step.spec.input_at_least
             if need and (step.params[need][0] > h or step.params[need][1] > w):

@@ -19,7 +19,6 @@ Example:
 """
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from ..codegen import emit, load_module
@@ -72,7 +71,7 @@ class PrefixCache(StepStateCache):
                 records = list(records)
             else:
                 torch.manual_seed(seed)
-                tensors = self._uploaded(arrays, dev)
+                tensors = self._uploaded(module, arrays, dev)
                 records = []
                 if same_size:
                     batch = module.to_float(torch.stack(tensors), dev)
@@ -98,11 +97,11 @@ class PrefixCache(StepStateCache):
             self._built = {"key": key, "augmentation": module.place(module.build_augmentation(), device)}
         return self._built["augmentation"]
 
-    def _uploaded(self, arrays, dev: torch.device) -> list[torch.Tensor]:
+    def _uploaded(self, module, arrays, dev: torch.device) -> list[torch.Tensor]:
         """The images as uint8 CHW tensors on `dev`, copied there once per list of images: an
         edit of the first step re-runs the chain without copying the inputs again."""
         if self._inputs.get("device") != dev:
-            tensors = [torch.from_numpy(np.ascontiguousarray(a)).permute(2, 0, 1) for a in arrays]
+            tensors = [module.image_tensor(a) for a in arrays]
             self._inputs = {"device": dev, "tensors": [t.to(dev) for t in tensors]}
         return self._inputs["tensors"]
 

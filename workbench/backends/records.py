@@ -17,16 +17,35 @@ def per_sample_params(chain, records: list[dict[str, np.ndarray]], count: int,
     {raw key: reported name} map for an op, or None when the records already use the reported names.
     """
     rows = sample_rows(row_plan(chain.steps, names_for), records, count)
-    for sample in rows:
-        _readable(chain.steps, sample)
+    readers = _readers(chain.steps)
+    if readers:
+        for sample in rows:
+            _readable(readers, sample)
     return rows
 
 
-def _readable(steps, rows) -> None:
-    for step, row in zip(steps, rows):
+def _readers(steps) -> list:
+    """(step position, its parameters' readable_draws with their values, its children's readers)
+    for the steps that have any: looked up once per run, not once per sample."""
+    readers = []
+    for position, step in enumerate(steps):
         if step.is_group:
-            _readable(step.steps, row["steps"])
+            children = _readers(step.steps)
+            if children:
+                readers.append((position, [], children))
+        else:
+            found = [(prm.readable_draws, step.params[prm.name]) for prm in step.spec.params
+                     if hasattr(prm, "readable_draws")]
+            if found:
+                readers.append((position, found, []))
+    return readers
+
+
+def _readable(readers, rows) -> None:
+    for position, found, children in readers:
+        row = rows[position]
+        if children:
+            _readable(children, row["steps"])
         elif row["applied"]:
-            for prm in step.spec.params:
-                if hasattr(prm, "readable_draws"):
-                    prm.readable_draws(row, step.params[prm.name])
+            for readable_draws, value in found:
+                readable_draws(row, value)

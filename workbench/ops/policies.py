@@ -345,7 +345,7 @@ def apply_reported(image, row) -> np.ndarray:
     import kornia.enhance as E
     import torch
 
-    x = torch.from_numpy(np.ascontiguousarray(image)).permute(2, 0, 1)[None].float() / 255.0
+    x = torch.from_numpy(np.array(image)).permute(2, 0, 1)[None].float() / 255.0  # a copy: may be read-only
     height, width = x.shape[-2:]
     for name, m in zip(row["ops"], row["magnitudes"]):
         with torch.no_grad():

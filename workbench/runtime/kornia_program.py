@@ -426,6 +426,20 @@ def augment_batch(augmentation, images, device, records=None, labels=None, fuse=
     return apply_steps(tail, torch.cat(outputs), records, labels, fuse, torch_compile)
 
 
+def image_tensor(image):
+    """An HxWx3 uint8 array as a CHW uint8 tensor that shares its memory, a read-only array (such
+    as np.asarray of a PIL image) included: nothing writes into the images a chain is given
+    (torch.stack copies a batch, to_float converts an image of its own), so no copy is made
+    and torch's warning about read-only arrays does not apply.
+    Example: image_tensor(np.zeros((4, 6, 3), np.uint8)).shape == (3, 4, 6)."""
+    image = np.ascontiguousarray(image)
+    if image.flags.writeable:
+        return torch.from_numpy(image).permute(2, 0, 1)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        return torch.from_numpy(image).permute(2, 0, 1)
+
+
 def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torch_compile=False):
     """Augment HxWx3 uint8 arrays in the given order with `seed`, as the workbench preview does.
 
@@ -439,7 +453,7 @@ def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torc
     device = torch.device(device)
     targets = None if labels is None else soft_targets(labels).to(device)
     augmentation = place(build_augmentation(), device)
-    tensors = [torch.from_numpy(np.ascontiguousarray(image)).permute(2, 0, 1) for image in images]
+    tensors = [image_tensor(image) for image in images]
     batch = torch.stack(tensors) if len({t.shape for t in tensors}) == 1 else tensors
     cuda = [device] if device.type == "cuda" else []
     records = []
