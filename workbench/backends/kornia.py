@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import torch
 
 os.environ.setdefault("KORNIA_INSTALLATION_MODE", "RAISE")  # never block on an install prompt
 
@@ -19,7 +20,9 @@ def run_kornia(chain, images: list[np.ndarray], device: str, labels: np.ndarray 
     `augment_images`; `labels` (soft targets) are handed to it when given, and
     `torch_compile` when set (torch.compile of the fused runs of steps)."""
     module = load_module(emit(chain, "kornia"), "kornia")
-    extra = {} if labels is None else {"labels": labels}
+    extra = {"augmentation": built_augmentation(module, device)}
+    if labels is not None:
+        extra["labels"] = labels
     if torch_compile:
         extra["torch_compile"] = True
     try:
@@ -28,3 +31,27 @@ def run_kornia(chain, images: list[np.ndarray], device: str, labels: np.ndarray 
         raise WorkbenchError(f"Kornia could not run the chain: {exc}") from exc
     params = per_sample_params(chain, records, len(images), kornia_names)
     return out, params, (mixed[0] if mixed else None)
+
+
+def built_augmentation(module, device: str):
+    """The generated module's chain, built and placed on `device` once per module and device
+    (its name is its source's hash): building Kornia's modules (their samplers, their checks)
+    took a third of a 16-image run on a GPU, and they keep no state between runs (every run
+    seeds torch's generator itself).
+
+    Example:
+        >>> import workbench as wb
+        >>> module = load_module(emit(wb.Chain().add("HorizontalFlip"), "kornia"), "kornia")
+        >>> built_augmentation(module, "cpu") is built_augmentation(module, "cpu")
+        True
+    """
+    key = (module.__name__, str(torch.device(device)))
+    if key not in BUILT:
+        if len(BUILT) >= 16:  # a preview session builds many chains: keep the recent ones
+            BUILT.pop(next(iter(BUILT)))
+        BUILT[key] = module.place(module.build_augmentation(), device)
+    return BUILT[key]
+
+
+# Built chains by (generated module's name, device), oldest first.
+BUILT: dict = {}

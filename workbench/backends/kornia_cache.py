@@ -23,6 +23,7 @@ import torch
 
 from ..codegen import emit, load_module
 from ..plans import kornia_names
+from .kornia import built_augmentation
 from .records import per_sample_params
 from .result import RunResult
 from .run import run_chain
@@ -33,10 +34,6 @@ class PrefixCache(StepStateCache):
     """Per-step states of recent Kornia runs, keyed by (images, seed, device, steps so far)."""
 
     backend = "kornia"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._built: dict = {}
 
     def run(self, chain, images, device: str = "cpu", seed: int | None = None) -> RunResult:
         """Same result as `chain.run(images, backend="kornia", device=device, seed=seed)`."""
@@ -51,7 +48,7 @@ class PrefixCache(StepStateCache):
         # Points where the random stream is at a step boundary for the whole batch and no fused
         # run of steps (see the module's fusion_segments) is cut: the ends of the runs.
         first = 0 if same_size else head
-        augmentation = self._augmentation(module, device)
+        augmentation = built_augmentation(module, device)
         resumable = [first + end for end in module.fusion_bounds(augmentation[first:])]
         if not same_size:
             resumable.insert(0, head)
@@ -87,15 +84,6 @@ class PrefixCache(StepStateCache):
         out = batch.permute(0, 2, 3, 1).contiguous().cpu().numpy()
         params = per_sample_params(chain, records, len(arrays), kornia_names)
         return RunResult(images=out, params=params, backend="kornia", device=device, seed=seed, inputs=arrays)
-
-    def _augmentation(self, module, device: str):
-        """The module's built augmentation on `device`, built once per generated module: building
-        Kornia's modules (their samplers, their checks) costs milliseconds a draw, and they keep no
-        state between calls (every run seeds torch's generator itself)."""
-        key = (module.__name__, device)
-        if self._built.get("key") != key:
-            self._built = {"key": key, "augmentation": module.place(module.build_augmentation(), device)}
-        return self._built["augmentation"]
 
     def _uploaded(self, module, arrays, dev: torch.device) -> list[torch.Tensor]:
         """The images as uint8 CHW tensors on `dev`, copied there once per list of images: an

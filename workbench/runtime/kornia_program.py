@@ -440,7 +440,8 @@ def image_tensor(image):
         return torch.from_numpy(image).permute(2, 0, 1)
 
 
-def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torch_compile=False):
+def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torch_compile=False,
+                   augmentation=None):
     """Augment HxWx3 uint8 arrays in the given order with `seed`, as the workbench preview does.
 
     Returns (images, params): images as an NxHxWxC float32 array (a list when sizes differ),
@@ -449,10 +450,12 @@ def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torc
     by the mixing steps (MixUp, CutMix) with the weights they report: (images, params, labels).
     `fuse` (one resampling per run of geometric steps, one pass per run of colour steps) and
     `torch_compile` (torch.compile those runs): see apply_steps; the draws are the same either way.
+    `augmentation`: the chain as place(build_augmentation(), device) gives it, to reuse across calls
+    (building Kornia's modules takes milliseconds; they keep no state from one run to the next).
     """
     device = torch.device(device)
     targets = None if labels is None else soft_targets(labels).to(device)
-    augmentation = place(build_augmentation(), device)
+    augmentation = place(build_augmentation(), device) if augmentation is None else augmentation
     tensors = [image_tensor(image) for image in images]
     batch = torch.stack(tensors) if len({t.shape for t in tensors}) == 1 else tensors
     cuda = [device] if device.type == "cuda" else []
