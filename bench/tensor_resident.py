@@ -6,10 +6,12 @@ No decoding and no copies: a uint8 NCHW batch of photos (resized to --size) sits
 device; each side turns it into float and runs the example chain (RandomResizedCrop 224 ->
 HorizontalFlip -> Rotate -> Brightness -> Normalize). Albumentations takes the same photos as
 uint8 HWC arrays, one at a time in one process, as a CPU loader's worker does. Interleaved runs
-after a warm-up (the compiled side compiles during its first warm-up call, timed apart),
-synchronised before each timer stops; medians. Usage:
+after a warm-up (the compiled side compiles during its first warm-up call, timed apart); each
+timed run is --block calls back to back, synchronised before the timer starts and before it
+stops, so on a GPU the host queues a call while the device runs the one before, as in a training
+loop (--block 1 times each call alone: its latency); medians. Usage:
 
-    python bench/tensor_resident.py [--batch 256] [--size 256] [--runs 9] [--device cuda] [--compile]
+    python bench/tensor_resident.py [--batch 256] [--size 256] [--runs 9] [--block 5] [--device cuda] [--compile]
 
 Targets (issue 14): on a GPU >= 10x AugmentationSequential and >= 50k img/s on an H100; on the
 2-core CPU >= 3x AugmentationSequential and >= 0.8x Albumentations.
@@ -54,12 +56,15 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=256)
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--block", type=int, help="calls per timed run, back to back (default: 5 on a GPU, "
+                        "1 on a CPU, where a call ends when its work does)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--compile", action="store_true", help="also time augment_batch(torch_compile=True)")
     add_json_option(parser)
     args = parser.parse_args()
 
     device = torch.device(args.device)
+    args.block = args.block or (5 if device.type == "cuda" else 1)
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
     module = load_module(example_chain().export("kornia"), "kornia")
     exported = module.place(module.build_augmentation(), device)
@@ -90,15 +95,17 @@ def main() -> None:
             for name, run in sides.items():
                 sync()
                 start = time.perf_counter()
-                run()
+                for _ in range(args.block):
+                    run()
                 sync()
                 if k >= args.warmup:
                     times[name].append(time.perf_counter() - start)
-    rates = {name: args.batch / statistics.median(t) for name, t in times.items()}
+    rates = {name: args.batch * args.block / statistics.median(t) for name, t in times.items()}
     reference = rates["hand-written AugmentationSequential"]
     print(machine_line(args.device))
     print(f"batch {args.batch} x {args.size}x{args.size} uint8 on {args.device} -> 224x224 float, "
-          f"{args.runs} interleaved runs after {args.warmup} warm-up, medians; torch threads {torch.get_num_threads()}")
+          f"{args.runs} interleaved runs of {args.block} calls after {args.warmup} warm-up, medians; "
+          f"torch threads {torch.get_num_threads()}")
     rows = [[name, f"{rate:.0f}", f"{rate / reference:.2f}x",
              f"{rate / rates['hand-written Albumentations Compose']:.2f}x" if "hand-written Albumentations Compose"
              in rates else "-"] for name, rate in rates.items()]

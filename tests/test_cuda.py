@@ -4,20 +4,33 @@ import pytest
 import torch
 
 import workbench as wb
+from workbench.examples import example_chain
 
 cuda = pytest.mark.cuda
 
 
 @cuda
 def test_auto_picks_cuda_and_collapsed_ranges_match_cpu(small_images):
-    # On the GPU Kornia draws from the CUDA generator (other values than on the CPU), so
-    # compare with every range collapsed: then only the kernels' last bits may differ.
+    # Every range collapsed: only the kernels' last bits may differ (random ranges: the test below).
     chain = wb.Chain(seed=1).add("Rotate", degrees=[12, 12]).add("Brightness", factor=[1.2, 1.2]) \
         .add("HorizontalFlip", p=1.0).add("GaussianBlur", sigma=[1.0, 1.0])
     gpu = chain.run(small_images, device="auto")
     cpu = chain.run(small_images, device="cpu")
     assert gpu.device == "cuda" and gpu.params == cpu.params
     np.testing.assert_allclose(gpu.images, cpu.images, atol=1e-4)
+
+
+@cuda
+def test_random_draws_give_the_cpu_run_on_cuda(small_images):
+    """Kornia draws on the CPU generator on every device (place): with random ranges, fused
+    geometry and colour runs and unfused steps, the GPU gives the CPU run's draws and, to float
+    rounding, its pixels."""
+    chain = example_chain().add("ColorJitter", p=0.8, brightness=[0.6, 1.4], contrast=[0.6, 1.4],
+                                saturation=[0.6, 1.4], hue=[-0.1, 0.1]).add("GaussianBlur", sigma=[0.5, 2.0])
+    gpu = chain.run(small_images, device="cuda")
+    cpu = chain.run(small_images, device="cpu")
+    assert gpu.params == cpu.params
+    np.testing.assert_allclose(gpu.images, cpu.images, atol=2e-3)
 
 
 @cuda
