@@ -22,6 +22,16 @@ from PIL import Image
 os.environ.setdefault("KORNIA_INSTALLATION_MODE", "RAISE")
 os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")  # no PyPI version check on import
 
+try:
+    from nvidia.dali._utils import dali_trace
+except ImportError:  # DALI is optional
+    dali_trace = None
+if dali_trace is not None and hasattr(dali_trace, "set_tracing"):
+    # DALI keeps the Python stack that defined each operator, for its error messages. That was half
+    # the time of defining the graphs the suite defines by the hundred (MedianBlur's has 4,000
+    # operators), and no test reads it. The graphs are the same either way (DALI's private switch).
+    dali_trace.set_tracing(enabled=False)
+
 import workbench as wb
 from workbench.codegen.compiler import compile_source
 from workbench.examples import IMAGENET_TRAIN
