@@ -14,7 +14,7 @@ Example:
     >>> from workbench.runtime import rows
     >>> defs = definitions((rows.__file__,))
     >>> [d.name for d in with_dependencies(defs, ["sample_rows"])]
-    ['sample_rows', '_rows', '_undrawn', '_to_python']
+    ['sample_rows', '_rows', '_Columns', '_column', '_undrawn', '_to_python']
 """
 from __future__ import annotations
 
