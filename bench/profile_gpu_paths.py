@@ -37,7 +37,12 @@ from workbench.codegen import load_module
 from workbench.examples import example_chain
 
 
-def top(profile: cProfile.Profile, key: str, count: int) -> str:
+def profiled(fn, sync, calls: int, key: str, count: int) -> str:
+    """cProfile's `count` top functions by `key` over `calls` calls of `fn`."""
+    profile = cProfile.Profile()
+    profile.enable()
+    timed(fn, sync, calls)
+    profile.disable()
     out = io.StringIO()
     pstats.Stats(profile, stream=out).strip_dirs().sort_stats(key).print_stats(count)
     return "\n".join(line for line in out.getvalue().splitlines() if line.strip())[-6000:]
@@ -83,17 +88,15 @@ def fused_batch(device, batch_size: int) -> None:
         steps_only = lambda: module.apply_steps(exported, module.to_float(batch, device), [])  # noqa: E731
         print(f"  to_float + apply_steps: {timed(steps_only, sync, 10) * 1e3:.2f} ms a call")
         print(f"  host-device synchronisations a call: {syncs_per_call(fused, device)}")
-        profile = cProfile.Profile()
-        profile.enable()
-        timed(fused, sync, 10)
-        profile.disable()
-        print(top(profile, "tottime", 30))
+        print(profiled(fused, sync, 10, "tottime", 30))
         if device.type == "cuda":
             activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
             with torch.profiler.profile(activities=activities) as prof:
                 timed(fused, sync, 5)
             events = prof.key_averages()
-            gpu_us = sum(e.self_device_time_total for e in events) / 5
+            # The kernels' and copies' own events (an aten op's row repeats its kernels' time).
+            gpu_us = sum(e.self_device_time_total for e in events
+                         if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA) / 5
             print(f"  GPU busy {gpu_us / 1e3:.2f} ms a call (kernels and copies) against the wall above")
             print(events.table(sort_by="self_device_time_total", row_limit=15)[-5000:])
             print(events.table(sort_by="self_cpu_time_total", row_limit=20)[-5000:])
@@ -105,11 +108,7 @@ def chain_run(device, batch_size: int) -> None:
     run = lambda: chain.run(images, backend="kornia", device=str(device))  # noqa: E731
     run(), run()
     print(f"  chain.run: {timed(run, sync, 3) * 1e3:.1f} ms a call")
-    profile = cProfile.Profile()
-    profile.enable()
-    timed(run, sync, 3)
-    profile.disable()
-    print(top(profile, "cumulative", 45))
+    print(profiled(run, sync, 3, "cumulative", 45))
 
 
 def export_bench(device, batch_size: int, images: str | None, workers: int) -> None:
