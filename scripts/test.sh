@@ -18,6 +18,8 @@ fi
 # Two worker processes (WORKBENCH_TEST_WORKERS; 0 runs everything in this one), each taking whole
 # files: most tests wait on one core (an exported script, a DALI pipeline), and a notebook's cells
 # must share its kernel. On the 2-core CI machine this halves the run. The 20 slowest tests are
-# listed at the end, to see where the time goes.
-exec python -m pytest workbench tests notebooks --nbval-lax -p no:cacheprovider \
+# listed at the end, to see where the time goes. Files go to the workers in the order given: the
+# notebooks (the longest files) first, the many short doctests last, so that neither worker is
+# left alone with a long file at the end.
+exec python -m pytest notebooks tests workbench --nbval-lax -p no:cacheprovider \
   -n "${WORKBENCH_TEST_WORKERS:-2}" --dist loadfile --durations=20 "$@"
