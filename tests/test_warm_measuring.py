@@ -98,20 +98,29 @@ def test_the_child_runs_in_the_callers_environment_and_folder(monkeypatch, tmp_p
 
 
 def test_the_warm_process_ends_with_the_session_and_leaves_no_files(tmp_path):
+    # A DALI estimate of a step that branches on its draws: DALI's autograph writes each converted
+    # function to a temporary file and deletes it at exit (atexit), which a forked child that ends
+    # with os._exit never reaches: every such estimate left its files behind until the child ran
+    # the exit functions it had registered itself.
     script = textwrap.dedent("""
         import psutil, workbench as wb
-        wb.Chain(seed=1).add("HorizontalFlip").estimate(batch_size=2, image_size=32, workers=0, runs=1, batches=1,
-                                                        progress=False)
+        tiny = dict(batch_size=2, image_size=32, workers=0, runs=1, batches=1, progress=False)
+        wb.Chain(seed=1).add("HorizontalFlip").estimate(**tiny)
+        wb.Chain(seed=1).add("Rotate", p=0.5).estimate(backend="dali", **{**tiny, "workers": 1})
         (warm,) = [p for p in psutil.Process().children() if "--warm" in p.cmdline()]
         print(warm.pid, warm.cmdline()[-1])
     """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True,
+                         env={**os.environ, "TMPDIR": str(temporary)})
     pid, socket_path = out.stdout.split()
     try:
         psutil.Process(int(pid)).wait(30)
     except psutil.NoSuchProcess:
         pass
     assert not psutil.pid_exists(int(pid)) and not os.path.exists(os.path.dirname(socket_path))
+    assert sorted(p.name for p in temporary.iterdir()) == []
 
 
 def test_without_fork_each_estimate_starts_a_fresh_python(monkeypatch):

@@ -22,6 +22,8 @@ Example:
 """
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import os
 import select
@@ -193,6 +195,46 @@ def serve(path: str, prepare: Callable[[dict | None], None], handle: Callable[[d
 def _child(connection: socket.socket, message: dict, handle: Callable[[dict], int]) -> int:
     """In the forked child: become the process the message asks for, and run its request."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the child waits for its own children
+    with own_exit_functions():
+        return _run_child(connection, message, handle)
+
+
+@contextlib.contextmanager
+def own_exit_functions() -> Iterator[None]:
+    """Run, on leaving, the exit functions registered inside (atexit's), newest first.
+
+    A forked child ends with os._exit, which runs no exit function: not its parent's, which must
+    not run twice, but not its own either, such as DALI's removal of each temporary file its
+    autograph writes (every DALI estimate left them in the temporary folder).
+
+    Example:
+        >>> done = []
+        >>> with own_exit_functions():
+        ...     _ = atexit.register(done.append, "cleaned")
+        >>> done
+        ['cleaned']
+    """
+    registered = []
+    register = atexit.register
+
+    def recording(function, *args, **kwargs):
+        registered.append((function, args, kwargs))
+        return register(function, *args, **kwargs)
+
+    atexit.register = recording
+    try:
+        yield
+    finally:
+        atexit.register = register
+        for function, args, kwargs in reversed(registered):
+            atexit.unregister(function)
+            try:
+                function(*args, **kwargs)
+            except Exception:  # as atexit does: one failing function does not stop the others
+                traceback.print_exc()
+
+
+def _run_child(connection: socket.socket, message: dict, handle: Callable[[dict], int]) -> int:
     try:
         os.environ.clear()
         os.environ.update(message["env"])
