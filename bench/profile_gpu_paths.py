@@ -48,6 +48,11 @@ def profiled(fn, sync, calls: int, key: str, count: int) -> str:
     return "\n".join(line for line in out.getvalue().splitlines() if line.strip())[-6000:]
 
 
+def synchronizer(device):
+    """A call that waits for `device`'s queued work (nothing to wait for on a CPU)."""
+    return (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+
+
 def timed(fn, sync, calls: int) -> float:
     sync()
     start = time.perf_counter()
@@ -75,7 +80,7 @@ def syncs_per_call(fn, device, calls: int = 3) -> int:
 
 
 def fused_batch(device, batch_size: int) -> None:
-    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+    sync = synchronizer(device)
     module = load_module(example_chain().export("kornia"), "kornia")
     exported = module.place(module.build_augmentation(), device)
     batch = torch.stack([torch.from_numpy(a.copy()).permute(2, 0, 1) for a in images_of(batch_size, 256)]).to(device)
@@ -103,7 +108,7 @@ def fused_batch(device, batch_size: int) -> None:
 
 
 def chain_run(device, batch_size: int) -> None:
-    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+    sync = synchronizer(device)
     images, chain = images_of(batch_size, 256), example_chain()
     run = lambda: chain.run(images, backend="kornia", device=str(device))  # noqa: E731
     run(), run()
