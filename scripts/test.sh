@@ -14,6 +14,14 @@ if ! command -v chromium >/dev/null 2>&1; then
     echo "test.sh: the browser test needs Debian's chromium: sudo apt-get install chromium" >&2
   fi
 fi
+# The importer tests compare with a real torchvision (tests/test_torchvision_parity.py). PyPI's wheel is
+# built for a CUDA torch: installed without its dependencies beside the CPU torch, its Python
+# transforms run once tests/torchvision_beside_cpu_torch.py lets its C++ operators be missing.
+# Test-only; 0.28 is the release made for torch 2.13.
+if ! python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('torchvision') is None)"; then
+  echo "test.sh: installing torchvision 0.28.0 (--no-deps) for the importer tests"
+  PIP_DISABLE_PIP_VERSION_CHECK=1 python -m pip install -q --no-deps "torchvision==0.28.0"
+fi
 # pytest exits 5 when it collected nothing; that is a failure here like any other non-zero.
 # Two worker processes (WORKBENCH_TEST_WORKERS; 0 runs everything in this one), each taking whole
 # files: most tests wait on one core (an exported script, a DALI pipeline), and a notebook's cells

@@ -16,6 +16,8 @@ import cv2  # noqa: E402
 import workbench as wb  # noqa: E402
 from workbench.literals import Name  # noqa: E402
 from workbench.ops import REGISTRY  # noqa: E402
+from workbench.codegen.albumentations import LOCAL_TRANSFORMS  # noqa: E402
+from workbench.runtime import albumentations_transforms  # noqa: E402
 
 GEOMETRIC = wb.list_ops(family="geometric")
 
@@ -253,10 +255,13 @@ def test_backends_without_a_lowering_are_refused_with_the_reason():
 
 # ----- Albumentations import (from_transform inverts args) -------------------------------------
 def build_transform(spec, params):
-    """The transform the Albumentations export writes for `params` (dict arguments are source text)."""
+    """The transform the Albumentations export writes for `params` (dict arguments are source text): A's
+    class, or the workbench's subclass of it where the export writes one (WbSmallestMaxSize, ...)."""
     args = {k: ast.literal_eval(str.__str__(v)) if isinstance(v, Name) else v
             for k, v in spec.albumentations.args(params).items()}
-    return getattr(A, spec.albumentations.transform)(**args, p=1.0)
+    local = LOCAL_TRANSFORMS.get(spec.albumentations.transform)
+    return (getattr(albumentations_transforms, local) if local else getattr(A, spec.albumentations.transform))(
+        **args, p=1.0)
 
 
 @pytest.mark.parametrize("op,params", [("Resize", {"size": [40, 30]}), ("LongestMaxSize", {"max_size": 40}),

@@ -32,19 +32,27 @@ LAYOUT_ONLY = {
     "ToImage": "wraps the input as an image tensor", "ToTensor": "converts to a CHW float tensor",
     "PILToTensor": "converts to a CHW tensor", "ToDtype": "converts the dtype (the chain works in [0, 1] floats)",
     "ConvertImageDtype": "converts the dtype", "ToPureTensor": "unwraps the tv_tensor", "Identity": "does nothing",
-    "ToPILImage": "converts to PIL",
+    "ToPILImage": "converts to PIL", "RGB": "converts grey images to RGB (the chain's images are RGB already)",
+    # Target housekeeping: the chain keeps boxes as pixel [x1, y1, x2, y2], clips them to the image and
+    # drops those below its min_visibility after every step (chain.targets).
+    "ClampBoundingBoxes": "clips boxes to the image", "ClampKeyPoints": "clips keypoints to the image",
+    "SanitizeBoundingBoxes": "drops degenerate boxes", "SanitizeKeyPoints": "drops keypoints outside the image",
+    "ConvertBoundingBoxFormat": "changes the boxes' format", "SetClampingMode": "sets how boxes are clipped",
 }
 CONTAINERS = ("Compose", "RandomApply", "RandomChoice", "RandomOrder")
 
+# The transforms no op runs (every other image transform of torchvision 0.28's v2 maps, tested in
+# tests/test_torchvision_parity.py): the op nearest to each.
 _NEAREST = {
-    "RandomZoomOut": "Pad (pads to a fixed size) and Resize", "ScaleJitter": "RandomResizedCrop",
-    "RandomShortestSize": "Resize (takes an output size)", "RandomIoUCrop": "RandomResizedCrop",
-    "ElasticTransform": "Affine", "AugMix": "RandAugment", "Grayscale": "Grayscale (p=1)",
-    "RandomChannelPermutation": "ChannelShuffle", "RandomPhotometricDistort": "ColorJitter and ChannelShuffle",
-    "MixUp": "MixUp (a batch transform)", "CutMix": "CutMix (a batch transform)",
-    "Pad": "Pad (pads to a fixed size at a random place; v2.Pad adds fixed margins)",
-    "FiveCrop": "CenterCrop", "TenCrop": "CenterCrop", "LinearTransformation": "Normalize",
-    "GaussianNoise": "GaussianNoise", "JPEG": "JpegCompression",
+    "RandomZoomOut": "PadIfNeeded (a fixed canvas, centred) then Resize",
+    "ScaleJitter": "RandomResizedCrop or SmallestMaxSize (one output size)",
+    "RandomShortestSize": "SmallestMaxSize (one size)", "RandomResize": "SmallestMaxSize (one size)",
+    "RandomIoUCrop": "RandomResizedCrop (with boxes; no IoU constraint)",
+    "RandomPhotometricDistort": "ColorJitter and ChannelShuffle, each in a RandomApply",
+    "AugMix": "RandAugment", "Pad": "PadIfNeeded (pads up to a size; v2.Pad adds fixed margins)",
+    "FiveCrop": "CenterCrop (one crop per image)", "TenCrop": "CenterCrop (one crop per image)",
+    "LinearTransformation": "Normalize (per channel)", "Lambda": "none: a user function cannot be read",
+    "UniformTemporalSubsample": "none: it picks video frames",
 }
 
 
@@ -142,7 +150,9 @@ def transform_to_op(transform: Any, notes: list[str] | None = None) -> tuple[str
                   if spec.from_torchvision is not None
                   and name in (spec.from_torchvision.transform, *spec.from_torchvision.also_imports)]
     if not candidates:
-        hint = f"; the nearest op is {_NEAREST[name]}" if name in _NEAREST else ""
+        nearest = _NEAREST.get(name, "")
+        hint = f"; {nearest[len('none: '):]}" if nearest.startswith("none: ") else \
+            f"; the nearest op is {nearest}" if nearest else ""
         raise ValueError(f"no workbench op runs v2.{name}{hint}; see workbench.list_ops() and docs/ops.md")
     op, params = read_as_op(transform, candidates, notes)
     # A transform without p always applies.

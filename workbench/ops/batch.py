@@ -47,9 +47,24 @@ def _k_mixup(m, notes):
     return {"weight": [0.0, 1.0] if g.lambda_val is None else kr.pair_of(g.lambda_val, "lambda_val")}
 
 
+def _tv_beta_one(t, op: str) -> None:
+    """ValueError unless a v2.MixUp/CutMix draws lambda from Beta(1, 1), the uniform draw the op makes."""
+    if float(t.alpha) != 1.0:
+        raise ValueError(f"alpha={t.alpha}: v2.{op} draws lambda from Beta({t.alpha}, {t.alpha}); the op draws it "
+                         f"uniformly (Beta(1, 1), alpha=1.0), so the nearest is {op} with its full range")
+
+
+def _tv_mixup(t, notes):
+    _tv_beta_one(t, "MixUp")
+    notes.append("v2.MixUp: one lambda per batch, the partner the next image (a roll); the op draws a partner and "
+                 "a weight per sample, and mixes the labels given to run (or the loader's) with them")
+    return {"weight": [0.0, 1.0]}
+
+
 MIXUP = OpSpec(
     name="MixUp", family="batch mixing", mixes_batch=True, targets=TargetRule(mix="mixup"),
     from_kornia=Inverse("RandomMixUpV2", _k_mixup),
+    from_torchvision=Inverse("MixUp", _tv_mixup),
     # Against the blend at each backend's own partner and weight (tests/test_ops_batch.py), on 8
     # photos: Kornia exact; DALI rounds to uint8, 0.16/255 mean, 0.5/255 at most, 60.9 dB.
     parity=Parity(same_size=True, border=0, mae=0.2 / 255, psnr=58.0, params={"weight": [0.3, 0.3]}),
@@ -117,9 +132,17 @@ def _k_cutmix(m, notes):
     return {"area": [kr.decimal(1.0 - hi), kr.decimal(1.0 - lo)]}
 
 
+def _tv_cutmix(t, notes):
+    _tv_beta_one(t, "CutMix")
+    notes.append("v2.CutMix: one box per batch, centred anywhere and cut at the borders, the partner the next image "
+                 "(a roll); the op draws a partner and a box inside the image per sample")
+    return {"area": [0.0, 1.0]}
+
+
 CUTMIX = OpSpec(
     name="CutMix", family="batch mixing", mixes_batch=True, targets=TargetRule(mix="cutmix"),
     from_kornia=Inverse("RandomCutMixV2", _k_cutmix),
+    from_torchvision=Inverse("CutMix", _tv_cutmix),
     # The box is a copy: both backends equal the paste at their own draws exactly.
     parity=Parity(same_size=True, border=0, mae=1e-6, psnr=99.0, params={"area": [0.25, 0.25]}),
     doc="Paste a box from a partner image of the same batch (the box keeps the image's aspect ratio, its area "

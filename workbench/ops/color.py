@@ -305,6 +305,13 @@ def _dali_grayscale(a, c, d):
     return [f"{c.x} = {grey}({c.x}, {c.applied}, uint8={_uint8(c)})"]
 
 
+def _tv_grayscale(t, notes):
+    """v2.RandomGrayscale and v2.Grayscale (p = 1): BT.601 luma, torchvision's weights."""
+    if int(getattr(t, "num_output_channels", 3)) == 1:
+        notes.append("v2.Grayscale(num_output_channels=1): the chain keeps three equal channels (the grey in each)")
+    return {}
+
+
 def _k_grayscale(m, notes):
     weights = getattr(m, "rgb_weights", None)
     if weights is not None and [round(w, 3) for w in kr.plain(weights)] != [0.299, 0.587, 0.114]:
@@ -315,7 +322,7 @@ def _k_grayscale(m, notes):
 GRAYSCALE = OpSpec(
     name="Grayscale", family="color", default_p=0.1,
     from_kornia=Inverse("RandomGrayscale", _k_grayscale),
-    from_torchvision=Inverse("RandomGrayscale", lambda t, notes: {}),
+    from_torchvision=Inverse("RandomGrayscale", _tv_grayscale, also_imports=("Grayscale",)),
     # Measured on the 8 sample photos (MAE vs Kornia): weighted_average DALI 0.11/255, Albumentations
     # 0.06/255; average 0.08 and 0.13/255; max 0.00 and 0.00; desaturation 0.09 and 0.09/255
     # (Albumentations truncates the mean and the mid-range to a level, DALI rounds).
@@ -609,6 +616,8 @@ def _shuffled_reference(image, row):
 CHANNEL_SHUFFLE = OpSpec(
     name="ChannelShuffle", family="color", default_p=0.5,
     from_kornia=Inverse("RandomChannelShuffle", lambda m, notes: {}),
+    # A random permutation on every call, the identity among them, as ChannelShuffle at p = 1.
+    from_torchvision=Inverse("RandomChannelPermutation", lambda t, notes: {}),
     parity=Parity(border=0, mae=1e-6, psnr=99.0, reference=_shuffled_reference),
     doc="Reorder the three channels by a random permutation (reported: output channel c is input channel "
         "permutation[c]).",

@@ -29,8 +29,9 @@ from .geometric import _CV_INTERP, _INTERP, _ZERO_BORDER, _interp_from, _zero_bo
 from ..literals import literal
 from .dali_helpers import RandomOp
 from .params import Choice, Flag, Number, Range
-from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule
+from .spec import AlbumentationsLowering, DaliLowering, Inverse, KorniaLowering, OpSpec, Parity, TargetRule
 from . import kornia_reading as kr
+from . import torchvision_reading as tv
 
 # DALI's only operator that resamples through per-pixel maps is fn.experimental.remap, and DALI 2.4
 # registers it for the GPU only ("Operator experimental__Remap not registered for cpu"); every DALI
@@ -80,6 +81,22 @@ def _elastic_from(t):
             "interpolation": _interp_from(t)}
 
 
+def _tv_elastic(t, notes):
+    """v2.ElasticTransform: uniform noise in [-1, 1] per axis, blurred by a Gaussian of int(8 sigma + 1)
+    taps (made odd), times alpha / width (x) and alpha / height (y) in grid units of half the image:
+    alpha / 2 pixels on both axes, the op's field with noise_distribution='uniform' and alpha / 2."""
+    alpha, sigma = [float(a) for a in t.alpha], [float(s) for s in t.sigma]
+    if alpha[0] != alpha[1] or sigma[0] != sigma[1]:
+        raise ValueError(f"alpha={alpha}, sigma={sigma}: ElasticTransform takes one alpha and one sigma for both "
+                         "axes")
+    tv.zero_fill(t, "ElasticTransform")
+    _check_within("sigma", sigma[0], 1.0, 200.0)
+    _check_within("alpha", alpha[0] / 2.0, 0.0, 1000.0)
+    notes.append("v2.ElasticTransform: alpha is in half-image grid units; the op's alpha is in pixels (alpha / 2)")
+    return {"alpha": alpha[0] / 2.0, "sigma": sigma[0], "approximate": False, "same_dxdy": False,
+            "noise_distribution": "uniform", "interpolation": tv.interpolation(t, "ElasticTransform")}
+
+
 _ELASTIC_PARITY = {"alpha": 60.0, "sigma": 6.0, "approximate": False, "same_dxdy": False,
                    "noise_distribution": "gaussian"}
 
@@ -94,6 +111,7 @@ def _elastic_reference(image, row):
 
 ELASTIC_TRANSFORM = OpSpec(
     name="ElasticTransform", family="geometric", targets=TargetRule(field=targets.elastic_distortion),
+    from_torchvision=Inverse("ElasticTransform", _tv_elastic),
     default_p=0.5,
     # Both backends draw each sample's noise from NumPy's generator seeded by the reported seed (the seeds
     # differ): each is compared with Albumentations' remap of the field rebuilt from its own seed.

@@ -225,9 +225,21 @@ def _k_gaussian_noise(m, notes):
     return {"std": [std, std]}
 
 
+def _tv_gaussian_noise(t, notes):
+    if float(t.mean) != 0.0:
+        raise ValueError(f"mean={t.mean}: GaussianNoise adds zero-mean noise (a shift is Brightness's)")
+    if not 0.0 <= float(t.sigma) <= 1.0:
+        raise ValueError(f"sigma={t.sigma}: GaussianNoise takes a standard deviation in 0-1")
+    if t.clip:
+        notes.append("v2.GaussianNoise: clip=True keeps values in [0, 1]; the op's Kornia backend leaves them "
+                     "unclipped (DALI and Albumentations saturate as torchvision does)")
+    return {"std": [float(t.sigma), float(t.sigma)]}
+
+
 GAUSSIAN_NOISE = OpSpec(
     name="GaussianNoise", family="blur/noise", default_p=0.5,
     from_kornia=Inverse("RandomGaussianNoise", _k_gaussian_noise),
+    from_torchvision=Inverse("GaussianNoise", _tv_gaussian_noise),
     # Per-channel mean/std of the change at std 0.1: Kornia 0.000 / 0.100, DALI 0.001-0.004 /
     # 0.096-0.097, Albumentations 0.001-0.003 / 0.095-0.096 on the sample photos (largest gap
     # 1.45/255, Kornia vs Albumentations, seeds 0-4); up to 1.86/255 on the same-size set. The gap
@@ -325,9 +337,16 @@ def _k_jpeg(m, notes):
     return {"quality": kr.bound(kr.gen(m).jpeg_quality, 50.0, 1.0)}
 
 
+def _tv_jpeg(t, notes):
+    notes.append("v2.JPEG codes with torchvision's libjpeg; each backend codes with its own encoder (see "
+                 "JpegCompression's notes in docs/ops.md)")
+    return {"quality": [float(t.quality[0]), float(t.quality[1])]}
+
+
 JPEG_COMPRESSION = OpSpec(
     name="JpegCompression", family="blur/noise", default_p=0.5,
     from_kornia=Inverse("RandomJPEG", _k_jpeg),
+    from_torchvision=Inverse("JPEG", _tv_jpeg),
     # Three different encoders (see the notes). Measured at quality 50 on the sample photos, mean abs
     # error / PSNR: Kornia vs DALI 1.07/255 / 44.9 dB, Kornia vs Albumentations 1.34/255 / 42.4 dB,
     # DALI vs Albumentations 0.76/255 / 43.3 dB (each 4.4-4.8/255 from the original).

@@ -17,12 +17,21 @@ import numbers
 from typing import Any
 
 
-def interpolation(t: Any, op: str) -> str:
-    """The transform's interpolation as the op names it; ValueError for one the op lacks."""
+def interpolation(t: Any, op: str, resize: bool = False) -> str:
+    """The transform's interpolation as the op names it; ValueError for one the op lacks. A
+    `resize` samples at pixel centres (torchvision's NEAREST_EXACT); torchvision's NEAREST resize
+    reads pixel floor(x * scale) instead (PyTorch's legacy nearest), half a pixel off. Warps
+    (rotations, affine, perspective, elastic) sample at pixel centres in either mode."""
     mode = getattr(t, "interpolation", None)
     name = str(getattr(mode, "value", mode)).lower()
+    if resize and name == "nearest":
+        raise ValueError(f"interpolation=NEAREST: torchvision's nearest resize reads pixel floor(x * scale), half a "
+                         f"pixel off the pixel centres {op}'s nearest samples (torchvision's NEAREST_EXACT: use that)")
+    if name == "nearest-exact":
+        name = "nearest"
     if name not in ("bilinear", "nearest"):
-        raise ValueError(f"interpolation={name.upper()}: {op} takes interpolation 'bilinear' or 'nearest'")
+        raise ValueError(f"interpolation={name.upper()}: {op} takes interpolation 'bilinear' or 'nearest'; the "
+                         "nearest op is the same with 'bilinear' (softer than cubic resampling)")
     return name
 
 

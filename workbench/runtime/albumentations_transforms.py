@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from .targets import elastic_field
+from .targets import elastic_field, scaled_sides
 
 
 def wb_triangle_resize(img, height, width):
@@ -54,20 +54,39 @@ class WbResize(A.Resize):
         return super().apply(img, **params) if out is None else out
 
 
+def wb_side_resize(transform, img, longest):
+    """`img` resized as A.LongestMaxSize (`longest`) / A.SmallestMaxSize resize it, its sides rounded
+    as `transform.rounding` says (scaled_sides: nearest as A, or down as torchvision's Resize) and
+    shrunk as wb_filtered_shrink shrinks."""
+    height, width = img.shape[:2]
+    reference = max(height, width) if longest else min(height, width)
+    size = scaled_sides(height, width, int(transform.max_size), reference, transform.rounding)
+    out = wb_filtered_shrink(transform, img, *size)
+    return cv2.resize(img, size[::-1], interpolation=transform.interpolation) if out is None else out
+
+
 class WbLongestMaxSize(A.LongestMaxSize):
-    """A.LongestMaxSize with area_for_downscale as in WbResize."""
+    """A.LongestMaxSize with area_for_downscale as in WbResize, and torchvision's rounding down of the
+    other side on request (rounding="down")."""
+
+    def __init__(self, *args, rounding="nearest", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.rounding = rounding
 
     def apply(self, img, scale, **params):
-        out = wb_filtered_shrink(self, img, max(1, round(img.shape[0] * scale)), max(1, round(img.shape[1] * scale)))
-        return super().apply(img, scale=scale, **params) if out is None else out
+        return wb_side_resize(self, img, longest=True)
 
 
 class WbSmallestMaxSize(A.SmallestMaxSize):
-    """A.SmallestMaxSize with area_for_downscale as in WbResize."""
+    """A.SmallestMaxSize with area_for_downscale as in WbResize, and torchvision's rounding down of
+    the other side on request (rounding="down")."""
+
+    def __init__(self, *args, rounding="nearest", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.rounding = rounding
 
     def apply(self, img, scale, **params):
-        out = wb_filtered_shrink(self, img, max(1, round(img.shape[0] * scale)), max(1, round(img.shape[1] * scale)))
-        return super().apply(img, scale=scale, **params) if out is None else out
+        return wb_side_resize(self, img, longest=False)
 
 
 # A.ElasticTransform draws its noise straight from the transform's generator, so nothing it

@@ -226,10 +226,30 @@ def policy(params, row, height, width, out_height, out_width):
     return m
 
 
+def scaled_sides(height, width, max_size, reference, rounding="nearest"):
+    """(height, width) scaled so that the `reference` side (one of the two) becomes `max_size`:
+    rounding "nearest" is A.LongestMaxSize / A.SmallestMaxSize's round(side * max_size / reference),
+    half to even; "down" is torchvision's Resize, int(max_size * side / reference), here in whole
+    numbers (the same result: an exact quotient is a whole float, any other is at least
+    1 / reference from the next one). At least 1.
+
+    Example:
+        >>> scaled_sides(375, 500, 256, 375), scaled_sides(375, 500, 200, 375, "down")
+        ((256, 341), (200, 266))
+        >>> scaled_sides(375, 500, 200, 375)  # 266.67 rounds up
+        (200, 267)
+    """
+    if rounding == "down":
+        return max(1, max_size * height // reference), max(1, max_size * width // reference)
+    scale = max_size / reference
+    return max(1, round(height * scale)), max(1, round(width * scale))
+
+
 def output_size(kind, params, row, height, width):
     """A step's output size (height, width): "same" as its input, "fixed" at params["size"],
     "padding" grown by the reported padding [left, right, top, bottom], "scale" resized by the
-    reported scale (each side round(side * scale), half to even, at least 1, as A.LongestMaxSize)."""
+    reported scale (scaled_sides: the reference side max_size / scale, the other rounded as
+    params["rounding"] says, nearest when absent)."""
     if kind == "fixed":
         return int(params["size"][0]), int(params["size"][1])
     if kind == "padding":
@@ -237,7 +257,10 @@ def output_size(kind, params, row, height, width):
         return height + top + bottom, width + left + right
     if kind == "scale":
         scale = float(row["scale"])
-        return max(1, round(height * scale)), max(1, round(width * scale))
+        if params.get("rounding", "nearest") == "nearest":
+            return max(1, round(height * scale)), max(1, round(width * scale))
+        max_size = int(params["max_size"])
+        return scaled_sides(height, width, max_size, int(round(max_size / scale)), params["rounding"])
     return height, width
 
 

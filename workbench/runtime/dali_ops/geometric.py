@@ -346,15 +346,20 @@ def resize_anchored_window(images, anchor, shape, size, interp_type):
 
 
 @do_not_convert
-def side_scale(max_size, longest, height, width):
+def side_scale(max_size, longest, height, width, rounding="nearest"):
     """(scale, size) of A.LongestMaxSize (`longest`) or A.SmallestMaxSize in float64 as Python computes
-    them: scale = max_size / side, each side round(side * scale), half to even, at least 1; size the
-    float (h, w) node to resize to."""
+    them: scale = max_size / side, each side round(side * scale), half to even, at least 1; or with
+    rounding "down" torchvision's Resize, floor(max_size * side / reference side) (exact in float64:
+    runtime/targets.py's scaled_sides); size the float (h, w) node to resize to."""
     h = fn.cast(height, dtype=types.FLOAT64)
     w = fn.cast(width, dtype=types.FLOAT64)
-    scale = fn.cast(max_size, dtype=types.FLOAT64) / (dmath.max(h, w) if longest else dmath.min(h, w))
+    reference = dmath.max(h, w) if longest else dmath.min(h, w)
+    scale = fn.cast(max_size, dtype=types.FLOAT64) / reference
     out = []
     for side in (h, w):
+        if rounding == "down":
+            out.append(dmath.max(dmath.floor(fn.cast(max_size, dtype=types.FLOAT64) * side / reference), 1.0))
+            continue
         x = side * scale
         r = dmath.floor(x + 0.5)
         # A tie (x + 0.5 whole) goes to the even neighbour, as Python's round.

@@ -5,6 +5,7 @@ import kornia
 import kornia.augmentation as K
 import torch
 
+from ..targets import scaled_sides
 from .arguments import RecordsArguments
 
 
@@ -47,12 +48,12 @@ class PadToAtLeast(K.GeometricAugmentationBase2D, RecordsArguments):
         return torch.nn.functional.pad(input, (left, right, top, bottom), value=flags["fill"])
 
 
-def max_size_scale(height, width, max_size, longest):
+def max_size_scale(height, width, max_size, longest, rounding="nearest"):
     """(scale, new height, new width) of A.LongestMaxSize (longest=True) / A.SmallestMaxSize:
-    scale = max_size / the longest (shortest) side, sides round(side * scale) (Python's round,
-    half to even, in float64), at least 1."""
-    scale = max_size / (max(height, width) if longest else min(height, width))
-    return scale, max(1, round(height * scale)), max(1, round(width * scale))
+    scale = max_size / the longest (shortest) side, sides as scaled_sides rounds them (nearest:
+    Python's round, half to even, in float64; down: torchvision's Resize), at least 1."""
+    reference = max(height, width) if longest else min(height, width)
+    return (max_size / reference, *scaled_sides(height, width, max_size, reference, rounding))
 
 
 def wb_resize_matrix(input, height, width):
@@ -108,27 +109,29 @@ class WbResize(K.GeometricAugmentationBase2D, RecordsArguments):
 
 class ResizeSideTo(K.GeometricAugmentationBase2D, RecordsArguments):
     """Resize keeping the aspect ratio so that the longest (longest=True) or the shortest side
-    becomes `max_size`, the other side rounded as A.LongestMaxSize / A.SmallestMaxSize round it
-    (half-pixel centres; antialias as in WbResize). Reports the scale factor per sample."""
+    becomes `max_size`, the other side rounded as A.LongestMaxSize / A.SmallestMaxSize round it, or
+    down as torchvision's Resize (`rounding`; half-pixel centres; antialias as in WbResize). Reports
+    the scale factor per sample."""
 
-    def __init__(self, max_size, longest=True, resample="bilinear", antialias=False, p=1.0):
+    def __init__(self, max_size, longest=True, resample="bilinear", antialias=False, rounding="nearest",
+                 p=1.0):
         super().__init__(p=p)
         self.flags = {"max_size": int(max_size), "longest": bool(longest), "resample": str(resample).lower(),
-                      "antialias": bool(antialias)}
+                      "antialias": bool(antialias), "rounding": str(rounding)}
 
     def generate_parameters(self, batch_shape):
         scale, _, _ = max_size_scale(int(batch_shape[-2]), int(batch_shape[-1]), self.flags["max_size"],
-                                     self.flags["longest"])
+                                     self.flags["longest"], self.flags["rounding"])
         return {"scale": torch.full((batch_shape[0],), scale, dtype=torch.float64)}
 
     def compute_transformation(self, input, params, flags):
         _, height, width = max_size_scale(int(input.shape[-2]), int(input.shape[-1]), flags["max_size"],
-                                          flags["longest"])
+                                          flags["longest"], flags["rounding"])
         return wb_resize_matrix(input, height, width)
 
     def apply_transform(self, input, params, flags, transform=None):
         _, height, width = max_size_scale(int(input.shape[-2]), int(input.shape[-1]), flags["max_size"],
-                                          flags["longest"])
+                                          flags["longest"], flags["rounding"])
         return wb_resize(input, height, width, resample=flags["resample"], antialias=flags["antialias"])
 
 
