@@ -34,7 +34,7 @@ def _random_step(spec, rng) -> Step:
 def _build(step: Step):
     """The Kornia module the exporter writes for `step`, built as the exported file builds it."""
     namespace = {"K": K, "kornia": kornia, "torch": torch}
-    if step.spec.kornia.local:  # the export copies the class from these modules
+    if step.spec.kornia.module_for(step.params)[1]:  # the export copies the class from these modules
         namespace.update({name: getattr(module, name) for module in (color, distortion, filters, geometric, weather)
                           for name in dir(module)})
     with warnings.catch_warnings():

@@ -562,7 +562,8 @@ ALLOWED_IMPORTS = {"argparse", "os", "random", "time", "pathlib", "kornia", "kor
                    # The workbench's modules keep the arguments they were built with (RecordsArguments binds
                    # them to the constructor's signature), so that Chain.from_kornia reads them back.
                    "functools", "inspect"}
-KORNIA_MODULES = {spec.kornia.module for spec in REGISTRY.values() if spec.kornia is not None}
+KORNIA_MODULES = {name for spec in REGISTRY.values() if spec.kornia is not None
+                  for name in (spec.kornia.module, *spec.kornia.local_modules())}
 FORBIDDEN_NAMES = {"eval", "exec", "compile", "__import__", "breakpoint", "globals", "locals", "vars"}
 FORBIDDEN_ATTRS = {"system", "popen", "spawnl", "execv", "check_output", "check_call", "Popen", "__globals__",
                    "__builtins__", "__subclasses__"}
@@ -612,8 +613,9 @@ def check_exported_source(chain: wb.Chain, src: str) -> None:
     for call, (_, step) in zip(seq.args, enabled):
         assert isinstance(call, ast.Call), ast.dump(call)
         func = call.func
-        if step.spec.kornia.local:  # the workbench's own module, defined in the file itself
-            assert isinstance(func, ast.Name) and func.id == step.spec.kornia.module
+        module, local = step.spec.kornia.module_for(step.params)
+        if local:  # the workbench's own module, defined in the file itself
+            assert isinstance(func, ast.Name) and func.id == module
             assert func.id in {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
         else:
             # K.<module>, or K.auto.<policy>: a chain of plain names only.

@@ -21,7 +21,7 @@ from torchvision.transforms import v2  # noqa: E402
 from torchvision.transforms.v2 import functional as F  # noqa: E402
 
 import workbench as wb  # noqa: E402
-from workbench.importers.torchvision import LAYOUT_ONLY, _NEAREST  # noqa: E402
+from workbench.importers.torchvision import COMPOSITES, LAYOUT_ONLY, _NEAREST  # noqa: E402
 from workbench.runtime.targets import elastic_field  # noqa: E402
 
 BILINEAR = v2.InterpolationMode.BILINEAR
@@ -111,9 +111,9 @@ def _draws(result):
 
 
 # Transforms whose draw no setting fixes: torchvision's kernel at the chain's reported draw.
-def _resized_crop(photo, row):
+def _resized_crop(photo, row, antialias=True):
     x0, y0, x1, y1 = (int(round(v)) for v in row["crop_box"])
-    return F.resized_crop(_tensor(photo), y0, x0, y1 - y0, x1 - x0, [64, 80], antialias=False)
+    return F.resized_crop(_tensor(photo), y0, x0, y1 - y0, x1 - x0, [64, 80], antialias=antialias)
 
 
 def _crop(photo, row):
@@ -143,8 +143,9 @@ def _elastic(photo, row, params):
 
 
 DRAWN = [
-    # The op does not low-pass a shrunk window (the import notes it where antialias=True, the default).
-    ("RandomResizedCrop", lambda: v2.RandomResizedCrop((64, 80), scale=(0.2, 1.0), antialias=False), _resized_crop),
+    ("RandomResizedCrop", lambda: v2.RandomResizedCrop((64, 80), scale=(0.2, 1.0)), _resized_crop),
+    ("RandomResizedCrop-no-antialias", lambda: v2.RandomResizedCrop((64, 80), scale=(0.2, 1.0), antialias=False),
+     lambda photo, row: _resized_crop(photo, row, antialias=False)),
     ("RandomCrop", lambda: v2.RandomCrop((90, 110)), _crop),
     ("RandomErasing", lambda: v2.RandomErasing(p=1.0, value=0), _erase),
     ("RandomPerspective", lambda: v2.RandomPerspective(0.4, p=1.0), _perspective),
@@ -176,6 +177,50 @@ def test_elastic_fields_are_as_strong_as_torchvisions():
     # Away from the border, where the two blurs pad differently.
     inner = (slice(None), slice(20, -20), slice(20, -20))
     assert abs(np.std(ours_px[inner]) / np.std(theirs_px[inner]) - 1.0) < 0.1
+
+
+@pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
+@pytest.mark.parametrize("antialias", [True, False])
+def test_every_backend_crops_and_resizes_as_torchvision_at_its_own_window(backend, antialias, photos):
+    """RandomResizedCrop on each backend, at the window it drew, against torchvision's resized_crop:
+    shrunk 2-4x with the triangle filter (antialias, torchvision's default) or without a filter."""
+    chain = _imported(v2.RandomResizedCrop((64, 80), scale=(0.3, 1.0), antialias=antialias))
+    result = chain.run(photos, backend=backend, device="cpu")
+    ours = [np.asarray(o, np.float64) / (255.0 if o.dtype == np.uint8 else 1.0) for o in result.images]
+    theirs = [_array(_resized_crop(p, row, antialias)) for p, row in zip(photos, _draws(result))]
+    _assert_close(ours, theirs)
+    # The filter matters here: the other setting is measurably off.
+    other = [_array(_resized_crop(p, row, not antialias)) for p, row in zip(photos, _draws(result))]
+    assert max(float(np.abs(o - t).mean()) for o, t in zip(ours, other)) > 1.5 / 255
+
+
+def _photometric_params(row):
+    """torchvision's RandomPhotometricDistort params from the draws the imported group reports."""
+    brightness, orders, shuffle = row["steps"]
+    branch = orders["steps"][0] if orders["steps"][0]["applied"] else orders["steps"][1]
+    parts = {step["op"]: step for step in branch["steps"]}
+
+    def factor(step, key):
+        return float(step[key]) if step["applied"] else None
+
+    return {"brightness_factor": factor(brightness, "factor"), "contrast_factor": factor(parts["Contrast"], "factor"),
+            "saturation_factor": factor(parts["Saturation"], "factor"), "hue_factor": factor(parts["Hue"], "shift"),
+            "contrast_before": branch["steps"][0]["op"] == "Contrast",
+            "channel_permutation": torch.tensor([int(c) for c in shuffle["permutation"]]) if shuffle["applied"] else None}
+
+
+def test_photometric_distort_gives_torchvisions_pixels_at_the_same_draws(photos):
+    """SSD's RandomPhotometricDistort imports as the group it runs; at the group's reported draws
+    (which parts applied, their factors, the order of contrast, the permutation) torchvision's own
+    transform gives the same pixels. Eight images, so that both orders and skipped parts occur."""
+    transform = v2.RandomPhotometricDistort(p=0.5)
+    chain = _imported(transform)
+    images = (photos * 3)[:8]
+    result = chain.run(images, backend="kornia", device="cpu")
+    params = [_photometric_params(row[0]) for row in result.params]
+    assert {p["contrast_before"] for p in params} == {True, False}
+    assert any(p["hue_factor"] is None for p in params) and any(p["hue_factor"] is not None for p in params)
+    _assert_close(list(result.images), [_array(transform.transform(_tensor(i), p)) for i, p in zip(images, params)])
 
 
 def test_gaussian_noise_has_torchvisions_strength(photos):
@@ -214,6 +259,7 @@ NOT_COMPARED = {
     "RandAugment": "a policy: torchvision picks the ops per image from its own op table",
     "TrivialAugmentWide": "a policy, as RandAugment", "AutoAugment": "a policy, as RandAugment",
     "ColorJitter": "torchvision applies the four kinds in a random order; each kind alone is compared above",
+    "RandomPhotometricDistort": "compared above at the imported group's draws (a group of steps, not one op)",
 }
 
 
@@ -228,7 +274,7 @@ def test_every_v2_transform_class_is_accounted_for():
     from workbench.ops import REGISTRY
 
     mapped = {name for spec in REGISTRY.values() if spec.from_torchvision is not None
-              for name in (spec.from_torchvision.transform, *spec.from_torchvision.also_imports)}
+              for name in (spec.from_torchvision.transform, *spec.from_torchvision.also_imports)} | set(COMPOSITES)
     compared = {"RandomHorizontalFlip", "RandomVerticalFlip", "RandomGrayscale", "Grayscale", "RandomInvert",
                 "RandomSolarize", "RandomPosterize", "RandomEqualize", "RandomAutocontrast", "RandomAdjustSharpness",
                 "GaussianBlur", "Normalize", "CenterCrop", "Resize", "RandomRotation", "RandomAffine",
@@ -258,3 +304,20 @@ def test_a_resize_rounded_down_exports_as_it_runs_and_moves_boxes(backend, tmp_p
     assert_save_equals_run(chain, folder, tmp_path, seeds=[4], backend=backend, fresh=0)
     result = chain.run(photos, backend=backend, boxes=[[[0, 0, 200, 150]]] * 3)
     assert [b.tolist() for b in result.boxes] == [[[0.0, 0.0, 134.0, 101.0]]] * 3
+
+
+@pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
+def test_an_antialiased_resized_crop_exports_as_it_runs(backend, tmp_path, photos):
+    from conftest import assert_save_equals_run
+
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    for k, photo in enumerate(photos):
+        cv2.imwrite(str(folder / f"p{k}.png"), cv2.cvtColor(photo, cv2.COLOR_RGB2BGR))
+    chain = wb.Chain(seed=2).add("RandomResizedCrop", size=[48, 64], antialias=True).add("Rotate", degrees=[-9, 9])
+    assert_save_equals_run(chain, folder, tmp_path, seeds=[5], backend=backend, fresh=0)
+    source = chain.export(backend)
+    assert {"kornia": "WbRandomResizedCrop(", "dali": "resize_anchored_window(",
+            "albumentations": "WbRandomResizedCrop("}[backend] in source
+    if backend == "kornia":  # the loader's batched crop cannot filter: mixed sizes crop image by image
+        assert "RESIZED_CROP = None" in source

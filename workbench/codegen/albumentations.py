@@ -19,7 +19,8 @@ TRANSFORMS = RUNTIME / "albumentations_transforms.py"
 # A class -> the workbench's subclass (runtime/albumentations_transforms.py) the export writes in
 # its place and copies.
 LOCAL_TRANSFORMS = {"Resize": "WbResize", "LongestMaxSize": "WbLongestMaxSize",
-                    "SmallestMaxSize": "WbSmallestMaxSize", "ElasticTransform": "WbElasticTransform"}
+                    "SmallestMaxSize": "WbSmallestMaxSize", "ElasticTransform": "WbElasticTransform",
+                    "RandomResizedCrop": "WbRandomResizedCrop"}
 
 
 def albumentations_transform_call(step) -> str:

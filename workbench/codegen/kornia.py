@@ -38,12 +38,13 @@ def kornia_module_call(step) -> str:
         raise UnsupportedOpError(f"{spec.name} cannot run on Kornia; backends that support it: "
                                  f"{', '.join(spec.backends) or 'none'}")
     kwargs = dict(spec.kornia.args(step.params))
-    if spec.kornia.local:  # defined in the exported file itself (see LOCAL_MODULES)
+    name, local = spec.kornia.module_for(step.params)
+    if local:  # defined in the exported file itself (see LOCAL_MODULES)
         kwargs["p"] = float(step.p)
-        return call(identifier(spec.kornia.module), kwargs)
+        return call(identifier(name), kwargs)
     # A dotted path ("auto.RandAugment") is checked piece by piece. The policies of
     # kornia.augmentation.auto take no p: their own draws decide what runs (their p is always 1).
-    module = ".".join(identifier(piece) for piece in spec.kornia.module.split("."))
+    module = ".".join(identifier(piece) for piece in name.split("."))
     if not module.startswith("auto."):
         kwargs["p"] = float(step.p)
     return call(f"K.{module}", kwargs)
@@ -86,6 +87,9 @@ def resized_crop_constant(enabled) -> list[str]:
     if first is None or first.op != "RandomResizedCrop":
         return [comment("The first step is not a RandomResizedCrop: mixed sizes run the head steps image by image."),
                 "RESIZED_CROP = None"]
+    if first.params.get("antialias"):
+        return [comment("The first step, RandomResizedCrop, low-passes what it shrinks: mixed sizes run it image by"),
+                comment("image (the batched crop samples without a filter)."), "RESIZED_CROP = None"]
     args = first.spec.kornia.args(first.params)
     return [comment("The first step, RandomResizedCrop: the training loader crops a batch of mixed sizes with it in"),
             comment("one batched op (resized_crop_windows, resized_crops); the preview crops image by image."),
@@ -101,7 +105,8 @@ def emit_kornia(chain: ChainModel) -> str:
         if step.spec.fixes_size:
             head = position + 1
             break
-    local = sorted({s.spec.kornia.module for s in chain.enabled_ops() if s.spec.kornia.local})
+    local = sorted({name for s in chain.enabled_ops() for name, is_local in [s.spec.kornia.module_for(s.params)]
+                    if is_local})
     program = program_source(PROGRAM, CHAIN, roots=[*local, *PREVIEW_USES], whole=[m.__file__ for m in TARGET_MODULES],
                              available=LOCAL_MODULES)
     lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""',

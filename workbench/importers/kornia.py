@@ -167,9 +167,9 @@ def module_to_op(module: Any, notes: list[str] | None = None) -> tuple[str, dict
                   and name in (spec.from_kornia.transform, *spec.from_kornia.also_imports)]
     # The workbench's own modules: the inverse of each lowering, from the arguments the module was built with.
     candidates += [(spec.name, lambda m, notes, read=spec.kornia.from_module: read(m.built_with, notes))
-                   for spec in REGISTRY.values() if spec.kornia is not None and spec.kornia.local
-                   and spec.kornia.module == name and hasattr(module, "built_with")]
-    if not candidates and any(spec.kornia is not None and spec.kornia.local and spec.kornia.module == name
+                   for spec in REGISTRY.values() if spec.kornia is not None
+                   and name in spec.kornia.local_modules() and hasattr(module, "built_with")]
+    if not candidates and any(spec.kornia is not None and name in spec.kornia.local_modules()
                               for spec in REGISTRY.values()):
         raise ValueError(f"this K.{name} does not keep the arguments it was built with (it comes from an older "
                          "workbench export): build the pipeline with this workbench's export, or add the step by hand")

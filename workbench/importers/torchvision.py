@@ -48,7 +48,6 @@ _NEAREST = {
     "ScaleJitter": "RandomResizedCrop or SmallestMaxSize (one output size)",
     "RandomShortestSize": "SmallestMaxSize (one size)", "RandomResize": "SmallestMaxSize (one size)",
     "RandomIoUCrop": "RandomResizedCrop (with boxes; no IoU constraint)",
-    "RandomPhotometricDistort": "ColorJitter and ChannelShuffle, each in a RandomApply",
     "AugMix": "RandAugment", "Pad": "PadIfNeeded (pads up to a size; v2.Pad adds fixed margins)",
     "FiveCrop": "CenterCrop (one crop per image)", "TenCrop": "CenterCrop (one crop per image)",
     "LinearTransformation": "Normalize (per channel)", "Lambda": "none: a user function cannot be read",
@@ -101,8 +100,49 @@ def describe(transform: Any) -> str:
 
 
 def _leaf(transform: Any, notes: list[str]) -> Step:
+    composite = COMPOSITES.get(type(transform).__name__)
+    if composite is not None:
+        return composite(transform, notes)
     op, params, p = transform_to_op(transform, notes)
     return Step.create(op, p=p, **params)
+
+
+def photometric_distort(t: Any, notes: list[str]) -> Step:
+    """v2.RandomPhotometricDistort (SSD's) as the group of steps it runs, each of its parts gated by
+    its own coin of probability p: brightness; then contrast before saturation and hue, or after
+    them (a fair coin per image: a OneOf of the two orders); then a channel permutation.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> t = SimpleNamespace(brightness=(0.875, 1.125), contrast=(0.5, 1.5), saturation=(0.5, 1.5),
+        ...                     hue=(-0.05, 0.05), p=0.5)
+        >>> group = photometric_distort(t, [])
+        >>> [s["op"] for s in group.to_dict()["steps"]]
+        ['Brightness', 'OneOf', 'ChannelShuffle']
+    """
+    p = float(t.p)
+
+    def part(op: str, param: str, value) -> Step:
+        return Step.create(op, p=p, **{param: [float(value[0]), float(value[1])]})
+
+    def contrast():
+        return part("Contrast", "factor", t.contrast)
+
+    def colour():
+        return [part("Saturation", "factor", t.saturation), part("Hue", "shift", t.hue)]
+
+    orders = group_dict("OneOf", 1.0, {"weights": [1.0, 1.0]},
+                        [Step.create("Sequential", steps=[contrast(), *colour()]),
+                         Step.create("Sequential", steps=[*colour(), contrast()])])
+    notes.append("v2.RandomPhotometricDistort: imported as the group of steps it runs (brightness; contrast before "
+                 "or after saturation and hue, a coin per image; a channel permutation), each gated by its p")
+    return Step.from_dict(group_dict("Sequential", 1.0, {}, [part("Brightness", "factor", t.brightness),
+                                                             Step.from_dict(orders),
+                                                             Step.create("ChannelShuffle", p=p)]))
+
+
+# Transforms that are several ops in a fixed arrangement: imported as that group.
+COMPOSITES = {"RandomPhotometricDistort": photometric_distort}
 
 
 def _container(transform: Any, position: str, children: list[Child], imported: Imported):

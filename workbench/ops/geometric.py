@@ -305,8 +305,10 @@ def _dali_resized_crop(a, c, d):
     lines = [f"{anchor}, {shape}, {box} = random_area_window({c.shape()}, {literal(tuple(a['scale']))}, "
              f"{literal(tuple(a['ratio']))}, {c.seed(90)})"]
     if c.encoded is not None:  # the same window, drawn from the file's header, decoded alone
-        return lines + [c.decode_window(anchor, shape), f"{c.x} = resize_exactly({c.x}, {size}, {_interp(a)}, False)"]
-    return lines + [f"{c.x} = resize_anchored_window({c.x}, {anchor}, {shape}, {size}, {_interp(a)})"]
+        return lines + [c.decode_window(anchor, shape),
+                        f"{c.x} = resize_exactly({c.x}, {size}, {_interp(a)}, {literal(_antialias(a))})"]
+    return lines + [f"{c.x} = resize_anchored_window({c.x}, {anchor}, {shape}, {size}, {_interp(a)}, "
+                    f"{literal(_antialias(a))})"]
 
 
 # ----- parity references: the expected output from a sample's reported draws ------------------
@@ -501,14 +503,14 @@ AFFINE = OpSpec(
 )
 
 
+def _antialias(a) -> bool:
+    """Whether the resize low-passes when shrinking: only bilinear does (DALI's nearest cannot)."""
+    return bool(a["antialias"]) and a["interpolation"] == "bilinear"
+
+
 def _tv_resized_crop(t, notes):
-    if t.antialias:
-        # Measured against torchvision at the same window (tests/test_torchvision_parity.py): 2.9/255 mean
-        # on 150 x 200 photos cropped to 64 x 80; exact (within 0.01/255) with antialias=False.
-        notes.append("v2.RandomResizedCrop: antialias=True low-passes a shrunk window; the op resamples it "
-                     "bilinearly without a filter (about 3/255 mean difference at a 2-3x shrink)")
     return {"size": tv.size(t.size), "scale": tv.pair(t.scale), "ratio": tv.pair(t.ratio),
-            "interpolation": tv.interpolation(t, "RandomResizedCrop", resize=True)}
+            "interpolation": tv.interpolation(t, "RandomResizedCrop", resize=True), "antialias": bool(t.antialias)}
 
 
 def _k_resized_crop(m, notes):
@@ -516,7 +518,14 @@ def _k_resized_crop(m, notes):
     kr.align(m, "RandomResizedCrop", notes)
     return {"size": kr.size(kr.flag(m, "size")), "scale": kr.pair_of(g.scale, "scale"),
             "ratio": kr.pair_of(g.ratio, "ratio"),
-            "interpolation": kr.interpolation(m, "RandomResizedCrop")}
+            "interpolation": kr.interpolation(m, "RandomResizedCrop"), "antialias": False}
+
+
+def _wb_resized_crop(built, notes):
+    """The export's WbRandomResizedCrop (RandomResizedCrop with antialias), from its arguments."""
+    return {"size": [float(v) for v in built["size"]], "scale": kr.plain(built["scale"]),
+            "ratio": kr.plain(built["ratio"]), "interpolation": str(built["resample"]).lower(),
+            "antialias": bool(built["antialias"])}
 
 
 RANDOM_RESIZED_CROP = OpSpec(
@@ -527,20 +536,25 @@ RANDOM_RESIZED_CROP = OpSpec(
     # A full-image window (scale 1 at the photos' own aspect ratio): windows are drawn differently.
     # Measured: 0.23/255 (DALI) and 0.25/255 (Albumentations) mean, 58.3 dB at worst.
     parity=Parity(mae=0.4 / 255, psnr=55.0, params={"size": [100, 140], "scale": [1.0, 1.0], "ratio": [4 / 3, 4 / 3]}),
-    doc="Crop a random area (fraction `scale` of the image, aspect `ratio`) and resize it to `size`.",
+    doc="Crop a random area (fraction `scale` of the image, aspect `ratio`) and resize it to `size`. With "
+        "`antialias` (torchvision's default), a window shrunk bilinearly is low-passed first, as Resize does.",
     params=(
         Size("size", "output size", (224, 224)),
         Range("scale", "crop area as a fraction of the image", (0.08, 1.0), lo=0.001, hi=1.0),
         Range("ratio", "crop aspect ratio (width / height)", (0.75, 1.3333), lo=0.05, hi=20.0, slider=(0.25, 4.0)),
         _INTERP,
+        # Off by default: Kornia's and Albumentations' own RandomResizedCrop do not filter, and the
+        # unfiltered window fuses with the steps around it into one resampling.
+        Flag("antialias", "low-pass filter a window before shrinking it (the triangle filter, as Resize)", False),
     ),
     kornia=KorniaLowering(
         "RandomResizedCrop",
         lambda a: {
             "size": tuple(a["size"]), "scale": tuple(a["scale"]), "ratio": tuple(a["ratio"]),
-            "resample": _resample(a), "align_corners": False,
+            "resample": _resample(a), "align_corners": False, **({"antialias": True} if a["antialias"] else {}),
         },
         record={"src": "crop_box"},
+        local_variant="WbRandomResizedCrop", local_when=lambda a: a["antialias"], from_module=_wb_resized_crop,
     ),
     dali=DaliLowering(
         reports=("crop_box",), apply=lambda a, c, d: _dali_resized_crop(a, c, d), decodes_region=True,
@@ -550,23 +564,19 @@ RANDOM_RESIZED_CROP = OpSpec(
     albumentations=AlbumentationsLowering(
         "RandomResizedCrop",
         lambda a: {"size": tuple(a["size"]), "scale": tuple(a["scale"]), "ratio": tuple(a["ratio"]),
-                   "interpolation": _CV_INTERP[a["interpolation"]]},
+                   "interpolation": _CV_INTERP[a["interpolation"]],
+                   **({"area_for_downscale": "image"} if a["antialias"] else {})},
         record={"crop_coords": "crop_box"}, from_transform=lambda t: _resized_crop_from(t),
-        note="the window comes from Albumentations' own sampler: draws differ, the same window resamples alike",
+        note="the window comes from Albumentations' own sampler: draws differ, the same window resamples alike; "
+             "the export writes WbRandomResizedCrop, whose area_for_downscale (antialias) is the triangle filter",
     ),
 )
 
 
 def _resized_crop_from(t):
-    if t.area_for_downscale is not None:
-        raise ValueError(f"area_for_downscale={t.area_for_downscale!r}: the op resizes the window bilinearly")
     return {"size": [int(t.size[0]), int(t.size[1])], "scale": _pair(t.scale), "ratio": _pair(t.ratio),
+            "antialias": t.area_for_downscale is not None,
             "interpolation": _interp_from(t)}
-
-
-def _antialias(a) -> bool:
-    """Whether the resize low-passes when shrinking: only bilinear does (DALI's nearest cannot)."""
-    return bool(a["antialias"]) and a["interpolation"] == "bilinear"
 
 
 # The export writes WbResize, WbLongestMaxSize, WbSmallestMaxSize (runtime/albumentations_transforms.py)
@@ -1048,7 +1058,7 @@ def _dali_max_size(a, c, d, longest: bool):
     round(side * scale) half to even, at least 1; then a resize to exactly that size."""
     v = c.var
     return [f"{v('scale')}, {v('size')} = side_scale({literal(float(a['max_size']))}, {literal(longest)}, {c.height}, "
-            f"{c.width}, {literal(a['rounding'])})",
+            f"{c.width}, {literal(a['rounding'] == 'down')})",
             f"{c.x} = resize_exactly({c.x}, {v('size')}, {_interp(a)}, {literal(_antialias(a))})"]
 
 

@@ -34,6 +34,21 @@ class KorniaLowering:
     # op's parameters, or None when they are another op's; `ops/kornia_reading.arguments` writes the
     # usual one. (Kornia's own classes are read by `OpSpec.from_kornia`.)
     from_module: Callable[[Mapping[str, Any], list], dict[str, Any] | None] | None = None
+    # Where Kornia's own class lacks a setting the op has (RandomResizedCrop's antialias): a class of
+    # runtime/kornia_modules extending it, used when `local_when(params)`; `from_module` reads it.
+    local_variant: str | None = None
+    local_when: Callable[[Mapping[str, Any]], bool] | None = None
+
+    def module_for(self, params: Mapping[str, Any]) -> tuple[str, bool]:
+        """(class name, whether it is local) of the module for these validated params."""
+        if self.local_variant is not None and self.local_when(params):
+            return self.local_variant, True
+        return self.module, self.local
+
+    def local_modules(self) -> tuple[str, ...]:
+        """The classes of runtime/kornia_modules this lowering may build."""
+        return tuple(name for name, local in ((self.module, self.local), (self.local_variant, True))
+                     if name is not None and local)
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,17 @@ class WbResize(A.Resize):
         return super().apply(img, **params) if out is None else out
 
 
+class WbRandomResizedCrop(A.RandomResizedCrop):
+    """A.RandomResizedCrop whose area_for_downscale (antialias) shrinks the window as WbResize
+    shrinks (the triangle filter, not OpenCV's area filter); everything else is A's."""
+
+    def apply(self, img, crop_coords, **params):
+        x_min, y_min, x_max, y_max = crop_coords
+        window = img[y_min:y_max, x_min:x_max]
+        out = wb_filtered_shrink(self, window, *self.size)
+        return super().apply(img, crop_coords=crop_coords, **params) if out is None else out
+
+
 def wb_side_resize(transform, img, longest):
     """`img` resized as A.LongestMaxSize (`longest`) / A.SmallestMaxSize resize it, its sides rounded
     as `transform.rounding` says (scaled_sides: nearest as A, or down as torchvision's Resize) and

@@ -338,18 +338,18 @@ def resize_region(images, size, roi_start, roi_end, interp_type, antialias):
 
 
 @do_not_convert
-def resize_anchored_window(images, anchor, shape, size, interp_type):
+def resize_anchored_window(images, anchor, shape, size, interp_type, antialias=False):
     """The window [anchor, anchor + shape) ((y, x) integers) of the images resized to `size` (h, w),
-    unfiltered (as fn.random_resized_crop)."""
+    unfiltered as fn.random_resized_crop, or low-passed when shrinking with `antialias`."""
     return resize_region(images, size, fn.cast(anchor, dtype=types.FLOAT), fn.cast(anchor + shape, dtype=types.FLOAT),
-                         interp_type, False)
+                         interp_type, antialias)
 
 
 @do_not_convert
-def side_scale(max_size, longest, height, width, rounding="nearest"):
+def side_scale(max_size, longest, height, width, round_down=False):
     """(scale, size) of A.LongestMaxSize (`longest`) or A.SmallestMaxSize in float64 as Python computes
     them: scale = max_size / side, each side round(side * scale), half to even, at least 1; or with
-    rounding "down" torchvision's Resize, floor(max_size * side / reference side) (exact in float64:
+    `round_down` torchvision's Resize, floor(max_size * side / reference side) (exact in float64:
     runtime/targets.py's scaled_sides); size the float (h, w) node to resize to."""
     h = fn.cast(height, dtype=types.FLOAT64)
     w = fn.cast(width, dtype=types.FLOAT64)
@@ -357,7 +357,7 @@ def side_scale(max_size, longest, height, width, rounding="nearest"):
     scale = fn.cast(max_size, dtype=types.FLOAT64) / reference
     out = []
     for side in (h, w):
-        if rounding == "down":
+        if round_down:
             out.append(dmath.max(dmath.floor(fn.cast(max_size, dtype=types.FLOAT64) * side / reference), 1.0))
             continue
         x = side * scale

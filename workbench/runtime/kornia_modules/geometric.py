@@ -107,6 +107,27 @@ class WbResize(K.GeometricAugmentationBase2D, RecordsArguments):
         return wb_resize(input, *flags["size"], resample=flags["resample"], antialias=flags["antialias"])
 
 
+class WbRandomResizedCrop(K.RandomResizedCrop, RecordsArguments):
+    """Kornia's RandomResizedCrop (its windows, draws and records) whose resize of the window
+    low-passes what it shrinks, as `wb_resize` with antialias (torchvision's RandomResizedCrop with
+    antialias=True, its default); Kornia's own samples the window without a filter."""
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), resample="BILINEAR",
+                 align_corners=False, antialias=True, p=1.0):
+        super().__init__(size=size, scale=scale, ratio=ratio, resample=resample, align_corners=align_corners, p=p)
+        self.flags["antialias"] = bool(antialias)
+
+    def apply_transform(self, input, params, flags, transform=None):
+        if not flags["antialias"]:
+            return super().apply_transform(input, params, flags, transform)
+        resample = flags["resample"].name.lower()  # nearest never filters (wb_resize)
+        # Each window [x0, x1] x [y0, y1] (corner pixels, clockwise from the top left) on its own.
+        corners = params["src"].round().long().tolist()
+        return torch.cat([wb_resize(input[i:i + 1, :, box[0][1]:box[2][1] + 1, box[0][0]:box[2][0] + 1],
+                                    *flags["size"], resample=resample, antialias=True)
+                          for i, box in enumerate(corners)])
+
+
 class ResizeSideTo(K.GeometricAugmentationBase2D, RecordsArguments):
     """Resize keeping the aspect ratio so that the longest (longest=True) or the shortest side
     becomes `max_size`, the other side rounded as A.LongestMaxSize / A.SmallestMaxSize round it, or
