@@ -294,7 +294,7 @@ def test_exported_resizes_shrink_with_pils_triangle_filter(op, params):
     floats = (image / 255.0).astype(np.float32)
     expected = np.stack([np.asarray(Image.fromarray(floats[:, :, k]).resize((w, h), Image.BILINEAR))
                          for k in range(3)], axis=2)
-    out = module.wb_triangle_resize(floats, h, w)
+    out = module.wb_pil_resize(floats, h, w)
     assert out.dtype == np.float32 and np.array_equal(out, expected)
     assert np.abs(out * 255.0 - shrunk).max() <= 1.0  # the 8-bit path only rounds
     small = noise(1, 12, 10, seed=5)[0]
@@ -437,7 +437,7 @@ def test_pad_if_needed_keeps_mixed_sizes_apart_and_a_later_crop_sees_the_padded_
     (A.PadIfNeeded(64, 64, fill=(0, 10, 20)), r"differs per channel"),
     (A.LongestMaxSize(max_size=[256, 320]), r"picks a size per image from a list"),
     (A.SmallestMaxSize(max_size_hw=(256, None)), r"max_size_hw=\(256, None\)"),
-    (A.LongestMaxSize(256, interpolation=cv2.INTER_CUBIC), r"interpolation=2 \(an OpenCV flag\)"),
+    (A.LongestMaxSize(256, interpolation=cv2.INTER_LANCZOS4), r"interpolation=4 \(an OpenCV flag\)"),
 ])
 def test_size_dependent_settings_no_op_expresses_are_listed(transform, reason):
     with pytest.warns(UserWarning, match="left out"):

@@ -25,6 +25,7 @@ from workbench.importers.torchvision import COMPOSITES, LAYOUT_ONLY, _NEAREST  #
 from workbench.runtime.targets import elastic_field  # noqa: E402
 
 BILINEAR = v2.InterpolationMode.BILINEAR
+BICUBIC = v2.InterpolationMode.BICUBIC
 TOLERANCE = 1.0 / 255
 
 
@@ -206,7 +207,8 @@ def _photometric_params(row):
     return {"brightness_factor": factor(brightness, "factor"), "contrast_factor": factor(parts["Contrast"], "factor"),
             "saturation_factor": factor(parts["Saturation"], "factor"), "hue_factor": factor(parts["Hue"], "shift"),
             "contrast_before": branch["steps"][0]["op"] == "Contrast",
-            "channel_permutation": torch.tensor([int(c) for c in shuffle["permutation"]]) if shuffle["applied"] else None}
+            "channel_permutation": (torch.tensor([int(c) for c in shuffle["permutation"]]) if shuffle["applied"]
+                                    else None)}
 
 
 def test_photometric_distort_gives_torchvisions_pixels_at_the_same_draws(photos):
@@ -221,6 +223,47 @@ def test_photometric_distort_gives_torchvisions_pixels_at_the_same_draws(photos)
     assert {p["contrast_before"] for p in params} == {True, False}
     assert any(p["hue_factor"] is None for p in params) and any(p["hue_factor"] is not None for p in params)
     _assert_close(list(result.images), [_array(transform.transform(_tensor(i), p)) for i, p in zip(images, params)])
+
+
+BICUBIC_CASES = [
+    ("shrink", lambda: v2.Resize((90, 120), interpolation=BICUBIC)),
+    ("enlarge", lambda: v2.Resize((230, 290), interpolation=BICUBIC)),
+    ("shrink-unfiltered", lambda: v2.Resize((90, 120), interpolation=BICUBIC, antialias=False)),
+    ("enlarge-unfiltered", lambda: v2.Resize((230, 290), interpolation=BICUBIC, antialias=False)),
+    ("short-side", lambda: v2.Resize(101, interpolation=BICUBIC)),
+]
+
+
+@pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
+@pytest.mark.parametrize("name, make", BICUBIC_CASES, ids=[c[0] for c in BICUBIC_CASES])
+def test_bicubic_resizes_give_torchvisions_pixels_on_every_backend(backend, name, make, photos):
+    """torch's bicubic: a = -0.75, or with antialias (torchvision's default) PIL's a = -0.5 kernel,
+    stretched when shrinking. Kornia computes it as torch does (exact); DALI's cubic is a = -0.5 and
+    Albumentations' uint8 rounds, so they are held to the 1/255 bound."""
+    transform = make()
+    chain = _imported(transform)
+    assert chain.steps[0].params["interpolation"] == "bicubic"
+    out = chain.run(photos, backend=backend, device="cpu").images
+    ours = [np.asarray(o, np.float64) / (255.0 if o.dtype == np.uint8 else 1.0) for o in out]
+    theirs = [_array(transform(_tensor(p))) for p in photos]
+    if backend == "kornia":
+        assert max(float(np.abs(o - t).mean()) for o, t in zip(ours, theirs)) < 0.01 / 255
+    else:  # uint8 outputs saturate where the cubic overshoots
+        theirs = [np.clip(t, 0.0, 1.0) for t in theirs]
+    _assert_close(ours, theirs)
+
+
+@pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
+def test_a_bicubic_resized_crop_gives_torchvisions_pixels_at_its_own_window(backend, photos):
+    chain = _imported(v2.RandomResizedCrop((64, 80), scale=(0.3, 1.0), interpolation=BICUBIC))
+    result = chain.run(photos, backend=backend, device="cpu")
+    ours = [np.asarray(o, np.float64) / (255.0 if o.dtype == np.uint8 else 1.0) for o in result.images]
+    theirs = []
+    for photo, row in zip(photos, _draws(result)):
+        x0, y0, x1, y1 = (int(round(v)) for v in row["crop_box"])
+        crop = F.resized_crop(_tensor(photo), y0, x0, y1 - y0, x1 - x0, [64, 80], interpolation=BICUBIC)
+        theirs.append(np.clip(_array(crop), 0.0, 1.0) if backend != "kornia" else _array(crop))
+    _assert_close(ours, theirs)
 
 
 def test_gaussian_noise_has_torchvisions_strength(photos):

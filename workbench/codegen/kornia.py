@@ -87,9 +87,10 @@ def resized_crop_constant(enabled) -> list[str]:
     if first is None or first.op != "RandomResizedCrop":
         return [comment("The first step is not a RandomResizedCrop: mixed sizes run the head steps image by image."),
                 "RESIZED_CROP = None"]
-    if first.params.get("antialias"):
-        return [comment("The first step, RandomResizedCrop, low-passes what it shrinks: mixed sizes run it image by"),
-                comment("image (the batched crop samples without a filter)."), "RESIZED_CROP = None"]
+    if first.params.get("antialias") or first.params.get("interpolation") == "bicubic":
+        return [comment("The first step, RandomResizedCrop, filters or resamples bicubically: mixed sizes run it"),
+                comment("image by image (the batched crop samples bilinearly, without a filter)."),
+                "RESIZED_CROP = None"]
     args = first.spec.kornia.args(first.params)
     return [comment("The first step, RandomResizedCrop: the training loader crops a batch of mixed sizes with it in"),
             comment("one batched op (resized_crop_windows, resized_crops); the preview crops image by image."),

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ..literals import Name, call, identifier
 
-INTERP = {"bilinear": Name("types.INTERP_LINEAR"), "nearest": Name("types.INTERP_NN")}
+INTERP = {"bilinear": Name("types.INTERP_LINEAR"), "nearest": Name("types.INTERP_NN"),
+          "bicubic": Name("types.INTERP_CUBIC")}
 
 
 class RandomOp:

@@ -28,10 +28,13 @@ class SizedOpSpec(OpSpec):
 # Half-pixel centres (align_corners=False) everywhere: the convention PIL, OpenCV and DALI
 # use, so previews agree across backends.
 _INTERP = Choice("interpolation", "resampling filter", "bilinear", options=("bilinear", "nearest"))
+# Resizes also resample bicubically (torchvision's ViT recipes do): PyTorch's kernel on every backend
+# (a = -0.75; with antialias PIL's a = -0.5, stretched when shrinking, as torch's antialias=True).
+_RESIZE_INTERP = Choice("interpolation", "resampling filter", "bilinear", options=("bilinear", "nearest", "bicubic"))
 
 # OpenCV flags as plain ints, so the arguments also work when handed straight to a transform:
-# cv2.INTER_LINEAR = 1, cv2.INTER_NEAREST = 0.
-_CV_INTERP = {"bilinear": 1, "nearest": 0}
+# cv2.INTER_LINEAR = 1, cv2.INTER_NEAREST = 0, cv2.INTER_CUBIC = 2 (resizes only).
+_CV_INTERP = {"bilinear": 1, "nearest": 0, "bicubic": 2}
 # cv2.BORDER_CONSTANT with 0: the zero fill Kornia and DALI use outside the image.
 _ZERO_BORDER = {"border_mode": 0, "fill": 0.0}
 
@@ -47,12 +50,14 @@ def _axes(x, y) -> Name:
 
 
 # ----- Albumentations imports (`from_transform`): settings the ops cannot express raise -------------
-def _interp_from(t) -> str:
-    names = {flag: name for name, flag in _CV_INTERP.items()}
+def _interp_from(t, resize: bool = False) -> str:
+    """The op's interpolation for an A transform's OpenCV flag; bicubic only for a `resize`."""
+    names = {flag: name for name, flag in _CV_INTERP.items() if resize or name != "bicubic"}
     flag = int(getattr(t, "interpolation", 1))
     if flag not in names:
         raise ValueError(f"interpolation={flag} (an OpenCV flag) has no equivalent; the op offers "
-                         "cv2.INTER_LINEAR (bilinear) and cv2.INTER_NEAREST (nearest)")
+                         "cv2.INTER_LINEAR (bilinear) and cv2.INTER_NEAREST (nearest)"
+                         + (" and cv2.INTER_CUBIC (bicubic)" if resize else ""))
     return names[flag]
 
 
@@ -504,8 +509,14 @@ AFFINE = OpSpec(
 
 
 def _antialias(a) -> bool:
-    """Whether the resize low-passes when shrinking: only bilinear does (DALI's nearest cannot)."""
-    return bool(a["antialias"]) and a["interpolation"] == "bilinear"
+    """Whether the resize low-passes when shrinking: bilinear and bicubic do (DALI's nearest cannot)."""
+    return bool(a["antialias"]) and a["interpolation"] != "nearest"
+
+
+def _own_resize(a) -> bool:
+    """Whether a RandomResizedCrop needs the workbench's resize of its window (WbRandomResizedCrop):
+    Kornia's samples it bilinearly or nearest, without a filter."""
+    return bool(a["antialias"]) or a["interpolation"] == "bicubic"
 
 
 def _tv_resized_crop(t, notes):
@@ -542,7 +553,7 @@ RANDOM_RESIZED_CROP = OpSpec(
         Size("size", "output size", (224, 224)),
         Range("scale", "crop area as a fraction of the image", (0.08, 1.0), lo=0.001, hi=1.0),
         Range("ratio", "crop aspect ratio (width / height)", (0.75, 1.3333), lo=0.05, hi=20.0, slider=(0.25, 4.0)),
-        _INTERP,
+        _RESIZE_INTERP,
         # Off by default: Kornia's and Albumentations' own RandomResizedCrop do not filter, and the
         # unfiltered window fuses with the steps around it into one resampling.
         Flag("antialias", "low-pass filter a window before shrinking it (the triangle filter, as Resize)", False),
@@ -551,10 +562,11 @@ RANDOM_RESIZED_CROP = OpSpec(
         "RandomResizedCrop",
         lambda a: {
             "size": tuple(a["size"]), "scale": tuple(a["scale"]), "ratio": tuple(a["ratio"]),
-            "resample": _resample(a), "align_corners": False, **({"antialias": True} if a["antialias"] else {}),
+            "resample": _resample(a), "align_corners": False,
+            **({"antialias": bool(a["antialias"])} if _own_resize(a) else {}),
         },
         record={"src": "crop_box"},
-        local_variant="WbRandomResizedCrop", local_when=lambda a: a["antialias"], from_module=_wb_resized_crop,
+        local_variant="WbRandomResizedCrop", local_when=_own_resize, from_module=_wb_resized_crop,
     ),
     dali=DaliLowering(
         reports=("crop_box",), apply=lambda a, c, d: _dali_resized_crop(a, c, d), decodes_region=True,
@@ -576,7 +588,7 @@ RANDOM_RESIZED_CROP = OpSpec(
 def _resized_crop_from(t):
     return {"size": [int(t.size[0]), int(t.size[1])], "scale": _pair(t.scale), "ratio": _pair(t.ratio),
             "antialias": t.area_for_downscale is not None,
-            "interpolation": _interp_from(t)}
+            "interpolation": _interp_from(t, resize=True)}
 
 
 # The export writes WbResize, WbLongestMaxSize, WbSmallestMaxSize (runtime/albumentations_transforms.py)
@@ -625,7 +637,7 @@ RESIZE = OpSpec(
         "triangle filter as wide as the shrink factor (PIL's BILINEAR) on every backend; nearest never filters.",
     params=(
         Size("size", "output size", (256, 256)),
-        _INTERP,
+        _RESIZE_INTERP,
         Flag("antialias", "low-pass filter before shrinking, against aliasing", True),
     ),
     kornia=KorniaLowering(
@@ -642,7 +654,7 @@ RESIZE = OpSpec(
         "Resize",
         lambda a: {"height": a["size"][0], "width": a["size"][1], "interpolation": _CV_INTERP[a["interpolation"]],
                    **({"area_for_downscale": "image"} if a["antialias"] else {})},
-        from_transform=lambda t: {"size": [int(t.height), int(t.width)], "interpolation": _interp_from(t),
+        from_transform=lambda t: {"size": [int(t.height), int(t.width)], "interpolation": _interp_from(t, resize=True),
                                   "antialias": t.area_for_downscale is not None},
         note=_ALB_RESIZE_NOTE.format(name="Resize"),
     ),
@@ -1046,7 +1058,7 @@ def _max_size_from(longest: bool):
             raise ValueError(f"max_size_hw={t.max_size_hw}: the op scales to one max_size (A.{name}(max_size=N))")
         if not isinstance(t.max_size, (int, np.integer)):
             raise ValueError(f"max_size={t.max_size!r} picks a size per image from a list; the op takes one size")
-        return {"max_size": int(t.max_size), "interpolation": _interp_from(t),
+        return {"max_size": int(t.max_size), "interpolation": _interp_from(t, resize=True),
                 "antialias": t.area_for_downscale is not None,
                 # A's own rounds to the nearest; the export's WbSmallestMaxSize may round down.
                 "rounding": getattr(t, "rounding", "nearest")}
@@ -1102,7 +1114,7 @@ def _max_size_spec(longest: bool) -> SizedOpSpec:
         params=(
             Number("max_size", f"{side} side after resizing, in pixels", 256, lo=1, hi=8192, integer=True,
                    sample_hi=96, slider=(32, 1024)),
-            _INTERP,
+            _RESIZE_INTERP,
             Flag("antialias", "low-pass filter before shrinking, against aliasing (A's area_for_downscale; the "
                  "triangle filter, as Resize)", False),
             Choice("rounding", "the other side: nearest (Albumentations) or down (torchvision's Resize)", "nearest",

@@ -29,9 +29,9 @@ def interpolation(t: Any, op: str, resize: bool = False) -> str:
                          f"pixel off the pixel centres {op}'s nearest samples (torchvision's NEAREST_EXACT: use that)")
     if name == "nearest-exact":
         name = "nearest"
-    if name not in ("bilinear", "nearest"):
-        raise ValueError(f"interpolation={name.upper()}: {op} takes interpolation 'bilinear' or 'nearest'; the "
-                         "nearest op is the same with 'bilinear' (softer than cubic resampling)")
+    if name not in ("bilinear", "nearest") and not (resize and name == "bicubic"):
+        raise ValueError(f"interpolation={name.upper()}: {op} takes interpolation 'bilinear' or 'nearest'"
+                         + (" or 'bicubic'" if resize else "") + "; the nearest op is the same with 'bilinear'")
     return name
 
 

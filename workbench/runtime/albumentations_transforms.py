@@ -19,29 +19,35 @@ from PIL import Image
 from .targets import elastic_field, scaled_sides
 
 
-def wb_triangle_resize(img, height, width):
-    """`img` (HxWxC, uint8 or float) resized to height x width with PIL's BILINEAR: a triangle
+def wb_pil_resize(img, height, width, resample=Image.BILINEAR):
+    """`img` (HxWxC, uint8 or float) resized to height x width by PIL, with BILINEAR by default: a triangle
     filter stretched by the shrink factor, the antialias filter of torch's
-    interpolate(antialias=True) and of DALI's linear resize with antialias. uint8 keeps PIL's
-    8-bit rounding; other dtypes are resampled per channel in float32."""
+    interpolate(antialias=True) and of DALI's linear resize with antialias (or with PIL's BICUBIC,
+    `resample`: torch's antialiased bicubic, a = -0.5). uint8 keeps PIL's 8-bit rounding; other
+    dtypes are resampled per channel in float32."""
     if img.dtype == np.uint8 and img.ndim == 3 and img.shape[2] == 3:
-        return np.asarray(Image.fromarray(img).resize((width, height), Image.BILINEAR))
+        return np.asarray(Image.fromarray(img).resize((width, height), resample))
     planes = img[:, :, None] if img.ndim == 2 else img
     kind = np.uint8 if img.dtype == np.uint8 else np.float32
     out = [np.asarray(Image.fromarray(np.ascontiguousarray(planes[:, :, k], dtype=kind)).resize(
-        (width, height), Image.BILINEAR)) for k in range(planes.shape[2])]
+        (width, height), resample)) for k in range(planes.shape[2])]
     return np.stack(out, axis=2).reshape((height, width) + img.shape[2:]).astype(img.dtype)
 
 
 def wb_filtered_shrink(transform, img, height, width):
-    """`img` shrunk to height x width as the workbench's Kornia and DALI lowerings shrink with
-    antialias, when `transform` asks for a low-pass (area_for_downscale) and shrinks an axis:
-    bilinear through the triangle filter, nearest unfiltered (DALI's nearest cannot filter).
-    None otherwise (A's own resize applies)."""
-    if transform.area_for_downscale is None or (height >= img.shape[0] and width >= img.shape[1]):
+    """`img` resized to height x width as the workbench's Kornia and DALI lowerings resize with
+    antialias, when `transform` asks for a low-pass (area_for_downscale): bilinear through the
+    triangle filter when it shrinks an axis, bicubic through PIL's (torch's antialiased bicubic,
+    enlarging too), nearest unfiltered (DALI's nearest cannot filter). None otherwise (A's own
+    resize applies: OpenCV's cubic is torch's without antialias)."""
+    if transform.area_for_downscale is None:
+        return None
+    if transform.interpolation == cv2.INTER_CUBIC:
+        return wb_pil_resize(img, height, width, Image.BICUBIC)
+    if height >= img.shape[0] and width >= img.shape[1]:
         return None
     if transform.interpolation == cv2.INTER_LINEAR:
-        return wb_triangle_resize(img, height, width)
+        return wb_pil_resize(img, height, width)
     return cv2.resize(img, (width, height), interpolation=transform.interpolation)
 
 

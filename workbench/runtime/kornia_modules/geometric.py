@@ -71,7 +71,8 @@ def wb_resize(input, height, width, resample="bilinear", antialias=False):
     """`input` (N x C x H x W) resized to height x width with half-pixel centres. With antialias,
     bilinear shrinking low-passes with a triangle filter stretched by the shrink factor (PIL's
     BILINEAR; DALI's linear resize with antialias does the same) instead of Kornia's Gaussian;
-    nearest never filters (DALI's nearest cannot). Enlarging is plain bilinear either way.
+    nearest never filters (DALI's nearest cannot). Enlarging is plain bilinear either way. Bicubic is
+    torch's (and torchvision's), with or without antialias.
 
     Example:
         >>> wb_resize(torch.ones(1, 3, 8, 6), 4, 3, antialias=True).shape
@@ -81,6 +82,11 @@ def wb_resize(input, height, width, resample="bilinear", antialias=False):
         return input
     if resample == "nearest":  # pixel centres, as OpenCV's and DALI's nearest
         return torch.nn.functional.interpolate(input, size=(height, width), mode="nearest-exact")
+    if resample == "bicubic":
+        # torch's antialias=True resamples with PIL's kernel (a = -0.5), stretched when shrinking, and
+        # enlarging too; without it, the a = -0.75 kernel (OpenCV's): torchvision's Resize either way.
+        return torch.nn.functional.interpolate(input, size=(height, width), mode="bicubic", align_corners=False,
+                                               antialias=bool(antialias))
     shrinks = height < input.shape[-2] or width < input.shape[-1]
     return torch.nn.functional.interpolate(input, size=(height, width), mode="bilinear", align_corners=False,
                                            antialias=bool(antialias and shrinks))
@@ -110,7 +116,8 @@ class WbResize(K.GeometricAugmentationBase2D, RecordsArguments):
 class WbRandomResizedCrop(K.RandomResizedCrop, RecordsArguments):
     """Kornia's RandomResizedCrop (its windows, draws and records) whose resize of the window
     low-passes what it shrinks, as `wb_resize` with antialias (torchvision's RandomResizedCrop with
-    antialias=True, its default); Kornia's own samples the window without a filter."""
+    antialias=True, its default), and resamples bicubically as torch does; Kornia's own samples the
+    window without a filter."""
 
     def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), resample="BILINEAR",
                  align_corners=False, antialias=True, p=1.0):
@@ -118,9 +125,9 @@ class WbRandomResizedCrop(K.RandomResizedCrop, RecordsArguments):
         self.flags["antialias"] = bool(antialias)
 
     def apply_transform(self, input, params, flags, transform=None):
-        if not flags["antialias"]:
-            return super().apply_transform(input, params, flags, transform)
         resample = flags["resample"].name.lower()  # nearest never filters (wb_resize)
+        if not flags["antialias"] and resample != "bicubic":
+            return super().apply_transform(input, params, flags, transform)
         # Each window [x0, x1] x [y0, y1] (corner pixels, clockwise from the top left) on its own.
         corners = params["src"].round().long().tolist()
         return torch.cat([wb_resize(input[i:i + 1, :, box[0][1]:box[2][1] + 1, box[0][0]:box[2][0] + 1],
