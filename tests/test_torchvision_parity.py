@@ -266,6 +266,30 @@ def test_a_bicubic_resized_crop_gives_torchvisions_pixels_at_its_own_window(back
     _assert_close(ours, theirs)
 
 
+@pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
+@pytest.mark.parametrize("side", [32, 26, 20])
+def test_cifars_padded_crop_pads_and_cuts_as_torchvision(backend, side, photos):
+    """RandomCrop(32, padding=4) (and pad_if_needed, for images that stay short): 4 pixels on every side,
+    then what is still missing on both ends of a short side, then a window at random; each backend
+    against torchvision's pad and crop at its own window. Kornia's RandomCrop would pad a 26-pixel side
+    by 6 (the larger of the shortfall and the margin), torchvision by 4."""
+    transform = v2.RandomCrop(32, padding=4, pad_if_needed=True, fill=128)
+    chain = _imported(transform)
+    assert chain.steps[0].op == "Pad" and chain.steps[0].params["padding"] == 4
+    images = [p[:side, :side] for p in photos]
+    result = chain.run(images, backend=backend, device="cpu")
+    pad = 4 + max(0, 32 - (side + 8))
+    theirs = []
+    for image, row in zip(images, _draws(result)):
+        assert row["padding"] == [pad] * 4
+        x0, y0, x1, y1 = (int(v) for v in row["crop_box"])
+        padded = F.pad(_tensor(image, uint8=True), [pad, pad, pad, pad], fill=128)
+        theirs.append(_array(F.crop(padded, y0, x0, y1 - y0, x1 - x0)))
+    ours = [np.asarray(o, np.float64) / (255.0 if o.dtype == np.uint8 else 1.0) for o in result.images]
+    _assert_close(ours, theirs)
+    assert max(float(np.abs(o - t).max()) for o, t in zip(ours, theirs)) < 0.5 / 255  # a copy, no resampling
+
+
 def test_gaussian_noise_has_torchvisions_strength(photos):
     """Noise cannot be drawn alike: the change's spread matches torchvision's (both clip to [0, 1] here
     only where the image is near 0 or 1, so compare where it is not)."""
@@ -321,7 +345,7 @@ def test_every_v2_transform_class_is_accounted_for():
     compared = {"RandomHorizontalFlip", "RandomVerticalFlip", "RandomGrayscale", "Grayscale", "RandomInvert",
                 "RandomSolarize", "RandomPosterize", "RandomEqualize", "RandomAutocontrast", "RandomAdjustSharpness",
                 "GaussianBlur", "Normalize", "CenterCrop", "Resize", "RandomRotation", "RandomAffine",
-                "RandomChannelPermutation", "GaussianNoise"} | {c[0] for c in DRAWN}
+                "RandomChannelPermutation", "GaussianNoise", "RandomCrop"} | {c[0] for c in DRAWN}
     containers = {"Compose", "RandomApply", "RandomChoice", "RandomOrder"}
     for name in _classes():
         if name in containers or name in LAYOUT_ONLY:
@@ -331,6 +355,29 @@ def test_every_v2_transform_class_is_accounted_for():
         else:
             assert name in _NEAREST, f"v2.{name} neither maps nor names its nearest op"
     assert len(_classes()) >= 60  # the whole module was looked at, not an empty list
+
+
+@pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
+def test_a_padded_crop_exports_as_it_runs_and_moves_boxes(backend, tmp_path, photos):
+    """Pad with a margin in the exported program (--save == run), and its boxes: a box around the
+    whole image lands where the reported padding and window put the image."""
+    from conftest import assert_save_equals_run
+
+    images = [p[:30, :40] for p in photos]
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    for k, image in enumerate(images):
+        cv2.imwrite(str(folder / f"p{k}.png"), cv2.cvtColor(image, cv2.COLOR_RGB2BGR))
+    chain = wb.Chain(seed=4).add("Pad", size=[32, 36], padding=3, fill=0.5).add("HorizontalFlip", p=0.5)
+    assert_save_equals_run(chain, folder, tmp_path, seeds=[6], backend=backend, fresh=0)
+    result = chain.run(images, backend=backend, boxes=[[[0, 0, 40, 30]]] * 3)
+    for box, row in zip(result.boxes, result.params):
+        left, _, top, _ = row[0]["padding"]
+        x0, y0, _, _ = row[0]["crop_box"]
+        expected = np.clip([left - x0, top - y0, left - x0 + 40, top - y0 + 30], 0, [36, 32, 36, 32])
+        if row[1]["applied"]:
+            expected = np.array([36 - expected[2], expected[1], 36 - expected[0], expected[3]])
+        assert box.tolist() == [expected.astype(float).tolist()]
 
 
 @pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])

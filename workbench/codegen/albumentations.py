@@ -21,6 +21,8 @@ TRANSFORMS = RUNTIME / "albumentations_transforms.py"
 LOCAL_TRANSFORMS = {"Resize": "WbResize", "LongestMaxSize": "WbLongestMaxSize",
                     "SmallestMaxSize": "WbSmallestMaxSize", "ElasticTransform": "WbElasticTransform",
                     "RandomResizedCrop": "WbRandomResizedCrop"}
+# The workbench's transforms of ops Albumentations has no class for: a lowering names them itself.
+OWN_TRANSFORMS = ("WbPad",)
 
 
 def albumentations_transform_call(step) -> str:
@@ -39,7 +41,7 @@ def albumentations_transform_call(step) -> str:
     kwargs = dict(spec.albumentations.args(step.params))
     kwargs["p"] = float(step.p)
     name = identifier(spec.albumentations.transform)
-    return call(LOCAL_TRANSFORMS.get(name, f"A.{name}"), kwargs)
+    return call(name if name in OWN_TRANSFORMS else LOCAL_TRANSFORMS.get(name, f"A.{name}"), kwargs)
 
 
 def local_transforms(steps) -> list[str]:
@@ -57,7 +59,7 @@ def local_transforms(steps) -> list[str]:
             found = local_transforms(step.enabled_steps())
         else:
             name = step.spec.albumentations.transform if step.spec.albumentations else None
-            found = [LOCAL_TRANSFORMS[name]] if name in LOCAL_TRANSFORMS else []
+            found = [LOCAL_TRANSFORMS[name]] if name in LOCAL_TRANSFORMS else [name] if name in OWN_TRANSFORMS else []
         names += [found_name for found_name in found if found_name not in names]
     return names
 

@@ -297,7 +297,7 @@ def _dali_window(a, c, d, pad: bool) -> list[str]:
     fill = float(round(a["fill"] * c.scale)) if c.scale == 255.0 else float(a["fill"]) * c.scale
     return [
         f"{v('padding')}, {v('crop_box')}, {v('shift')} = padded_random_window({d['_u']}, {d['_v']}, {size}, "
-        f"{c.height}, {c.width})",
+        f"{c.height}, {c.width}, {literal(float(a['padding']))})",
         f"{c.x} = shift_onto_canvas({c.x}, {v('shift')}, {size}, {literal(fill)})",
     ]
 
@@ -685,17 +685,19 @@ CENTER_CROP = OpSpec(
 )
 
 
-def _tv_no_margin(t) -> None:
-    if t.padding is not None:
-        raise ValueError(f"padding={t.padding} pads every image by a margin before cropping; RandomCrop has no "
-                         "padding; the nearest op is PadIfNeeded to the padded size (the same on images of one size, "
-                         "as CIFAR's), then RandomCrop")
+def _tv_margin(t) -> int:
+    """v2.RandomCrop's padding as one margin on every side (0 without padding)."""
+    if t.padding is None:
+        return 0
+    sides = {int(v) for v in t.padding}
+    if len(sides) != 1:
+        raise ValueError(f"padding={t.padding} differs per side; Pad adds one margin on every side (padding=N)")
+    return sides.pop()
 
 
 def _tv_random_crop(t, notes):
-    """v2.RandomCrop without pad_if_needed (with it, it is Pad)."""
-    _tv_no_margin(t)
-    return None if t.pad_if_needed else {"size": tv.size(t.size)}
+    """v2.RandomCrop without padding or pad_if_needed (with either, it is Pad)."""
+    return None if t.pad_if_needed or t.padding is not None else {"size": tv.size(t.size)}
 
 
 def _k_no_margin(m) -> None:
@@ -739,16 +741,36 @@ _PAD_PARITY_FILL = 0.2  # 51 / 255: an 8-bit level, which every backend stores e
 
 
 def _tv_pad(t, notes):
-    """v2.RandomCrop(pad_if_needed=True): pads to at least the size at a random place, then crops."""
-    _tv_no_margin(t)
-    if not t.pad_if_needed:
+    """v2.RandomCrop with padding (margins) or pad_if_needed: pads, then cuts a window at random."""
+    margin = _tv_margin(t)
+    if not t.pad_if_needed and not margin:
         return None
     if t.padding_mode != "constant":
-        raise ValueError(f"padding_mode={t.padding_mode!r}: Pad fills with a constant")
+        raise ValueError(f"padding_mode={t.padding_mode!r}: Pad fills with a constant; the nearest op is Pad with "
+                         "padding_mode='constant' (PadBorderIfNeeded pads with the border, to a size)")
+    if not t.pad_if_needed:
+        notes.append("v2.RandomCrop(padding=N) without pad_if_needed stops on an image smaller than the size after "
+                     "the padding; Pad pads such an image up to the size")
     fill = t.fill if isinstance(t.fill, (list, tuple)) else [t.fill]
     if isinstance(t.fill, dict) or len(set(fill)) != 1:
         raise ValueError(f"fill={t.fill!r}: Pad fills all channels with one value")
-    return {"size": tv.size(t.size), "fill": float(fill[0])}
+    return {"size": tv.size(t.size), "fill": _fill_level(fill[0]), "padding": margin}
+
+
+def _padded_window_record(raw) -> dict:
+    """WbPad's padding [left, right, top, bottom] and window [x0, y0, x1, y1) in the padded image."""
+    return {"padding": [float(v) for v in raw["padding"]], "crop_box": [float(v) for v in raw["crop_box"]]}
+
+
+def _fill_level(value) -> float:
+    """torchvision's fill as the op's: a uint8 level above 1 read as a level (fill=128 on uint8 images)."""
+    value = float(value)
+    return round(value / 255.0, 6) if value > 1.0 else value
+
+
+def _wb_padded_crop(built, notes):
+    """The export's WbPaddedCrop (Pad with a margin), from its arguments."""
+    return {"size": [float(v) for v in built["size"]], "fill": float(built["fill"]), "padding": int(built["padding"])}
 
 
 def _k_pad(m, notes):
@@ -762,7 +784,7 @@ def _k_pad(m, notes):
     fill = kr.as_list(kr.plain(kr.flag(m, "fill")))
     if len(set(fill)) != 1:
         raise ValueError(f"fill={fill} fills each channel with its own value; Pad fills all channels with one value")
-    return {"size": kr.size(kr.flag(m, "size")), "fill": float(fill[0])}
+    return {"size": kr.size(kr.flag(m, "size")), "fill": float(fill[0]), "padding": 0}
 
 
 PAD = OpSpec(
@@ -773,19 +795,24 @@ PAD = OpSpec(
     # Photos of several sizes: some sides are padded, some cropped; offsets are drawn at random.
     parity=Parity(border=0, mae=1e-6, params={"size": [480, 560], "fill": _PAD_PARITY_FILL},
                   reference=_reference_pad(_PAD_PARITY_FILL)),
-    doc="Pad to `size` with `fill`, the image at a random offset (torchvision's RandomCrop with "
-        "pad_if_needed): a side short by d pixels is padded by d on both ends and a `size` window cut at "
-        "random; a longer side is cropped at random; reported as padding [left, right, top, bottom] and "
-        "crop_box in the padded image.",
+    doc="Pad to `size` with `fill`, the image at a random offset (torchvision's RandomCrop with padding and "
+        "pad_if_needed): `padding` pixels are added on every side, then a side still short by d pixels is padded "
+        "by d on both ends, and a `size` window is cut at random; reported as padding [left, right, top, bottom] "
+        "and crop_box in the padded image. CIFAR's RandomCrop(32, padding=4) is size 32, padding 4.",
     params=(
         Size("size", "output size", (256, 256)),
         Number("fill", "fill value (0 = black, 1 = white)", 0.0, lo=0.0, hi=1.0),
+        Number("padding", "margin added on every side before the window is cut, in pixels", 0, lo=0, hi=4096,
+               integer=True, sample_hi=16, slider=(0, 64)),
     ),
     kornia=KorniaLowering(
         "RandomCrop",
         lambda a: {"size": tuple(a["size"]), "pad_if_needed": True, "fill": a["fill"], "padding_mode": "constant",
-                   "cropping_mode": "slice"},
+                   "cropping_mode": "slice", **({"padding": a["padding"]} if a["padding"] else {})},
         record={"src": "crop_box", "padding_size": "padding"},
+        # Kornia's RandomCrop pads a short side by max(shortfall, margin), torchvision by the margin
+        # and then the shortfall left: WbPaddedCrop pads as torchvision does.
+        local_variant="WbPaddedCrop", local_when=lambda a: a["padding"] > 0, from_module=_wb_padded_crop,
     ),
     dali=DaliLowering(
         needs_size=True, reports=("padding", "crop_box"),
@@ -793,9 +820,13 @@ PAD = OpSpec(
         apply=lambda a, c, d: _dali_window(a, c, d, pad=True),
         note="a fill between two 8-bit levels becomes the nearest level (Kornia keeps it exact)",
     ),
-    unsupported={"albumentations": "A.RandomCrop(pad_if_needed=True, pad_position='random') does it, but the "
-                                   "backend's records drop its pad_params (a dict), so the offset it drew could "
-                                   "not be reported"},
+    albumentations=AlbumentationsLowering(
+        "WbPad", lambda a: {"height": a["size"][0], "width": a["size"][1], "padding": a["padding"],
+                            "fill": a["fill"] * 255.0},
+        record=_padded_window_record,
+        note="the export writes WbPad, the workbench's own transform (A.RandomCrop with pad_if_needed reports no "
+             "offset); fills with fill * 255 (the uint8 scale)",
+    ),
 )
 
 def _k_translate(m, notes):

@@ -71,6 +71,40 @@ class WbRandomResizedCrop(A.RandomResizedCrop):
         return super().apply(img, crop_coords=crop_coords, **params) if out is None else out
 
 
+class WbPad(A.ImageOnlyTransform):
+    """torchvision's RandomCrop with padding and pad_if_needed (the workbench's Pad): `padding` pixels
+    of `fill` (0-255) on every side, a side still short of (height, width) padded by the shortfall
+    on both ends, then a window cut at a uniformly drawn place. Reports its padding [left, right,
+    top, bottom] and its window [x0, y0, x1, y1) in the padded image (A.RandomCrop's pad_params are a
+    dict, which the records cannot hold). Masks, boxes and keypoints move from these reports."""
+
+    def __init__(self, height, width, padding=0, fill=0.0, p=1.0):
+        super().__init__(p=p)
+        self.height, self.width, self.padding, self.fill = int(height), int(width), int(padding), float(fill)
+
+    @property
+    def targets_as_params(self):
+        return ["image"]
+
+    def get_params_dependent_on_data(self, params, data):
+        height, width = params["shape"][:2]
+        pad_w = self.padding + max(self.width - (width + 2 * self.padding), 0)
+        pad_h = self.padding + max(self.height - (height + 2 * self.padding), 0)
+        x0 = int(self.py_random.randint(0, width + 2 * pad_w - self.width))
+        y0 = int(self.py_random.randint(0, height + 2 * pad_h - self.height))
+        return {"padding": [pad_w, pad_w, pad_h, pad_h], "crop_box": [x0, y0, x0 + self.width, y0 + self.height]}
+
+    def apply(self, img, padding, crop_box, **params):
+        left, right, top, bottom = padding
+        value = [self.fill] * (img.shape[2] if img.ndim == 3 else 1)
+        padded = cv2.copyMakeBorder(img, top, bottom, left, right, cv2.BORDER_CONSTANT, value=value)
+        x0, y0, x1, y1 = crop_box
+        return padded[y0:y1, x0:x1]
+
+    def get_transform_init_args_names(self):
+        return ("height", "width", "padding", "fill")
+
+
 def wb_side_resize(transform, img, longest):
     """`img` resized as A.LongestMaxSize (`longest`) / A.SmallestMaxSize resize it, its sides rounded
     as `transform.rounding` says (scaled_sides: nearest as A, or down as torchvision's Resize) and

@@ -265,14 +265,14 @@ def random_crop_window(u, v, size, height, width):
 
 
 @do_not_convert
-def padded_random_window(u, v, size, height, width):
-    """(padding, crop_box, shift) of Kornia's RandomCrop with pad_if_needed: a side shorter than `size`
-    (h, w) is padded by the shortfall on both ends (padding [left, right, top, bottom]), the window is
-    drawn in that canvas as random_crop_window draws it, and `shift` is the whole-pixel 2 x 3 map
-    putting the image where the window has it."""
+def padded_random_window(u, v, size, height, width, margin=0.0):
+    """(padding, crop_box, shift) of torchvision's RandomCrop with padding and pad_if_needed: `margin`
+    on every side, then a side still shorter than `size` (h, w) padded by the shortfall on both ends
+    (padding [left, right, top, bottom]); the window is drawn in that canvas as random_crop_window
+    draws it, and `shift` is the whole-pixel 2 x 3 map putting the image where the window has it."""
     h, w = size
-    pad_w = dmath.max(w - width, 0.0)
-    pad_h = dmath.max(h - height, 0.0)
+    pad_w = margin + dmath.max(w - (width + 2.0 * margin), 0.0)
+    pad_h = margin + dmath.max(h - (height + 2.0 * margin), 0.0)
     padding = fn.stack(pad_w, pad_w, pad_h, pad_h)
     room_x, room_y = width + 2.0 * pad_w - w, height + 2.0 * pad_h - h
     x0 = dmath.min(dmath.floor(u * (room_x + 1.0)), room_x)

@@ -135,6 +135,25 @@ class WbRandomResizedCrop(K.RandomResizedCrop, RecordsArguments):
                           for i, box in enumerate(corners)])
 
 
+class WbPaddedCrop(K.RandomCrop, RecordsArguments):
+    """Kornia's RandomCrop with pad_if_needed (its windows, draws and records) padded as torchvision's
+    RandomCrop pads: `padding` pixels on every side, then a side still short of `size` by d pixels
+    padded by d on both ends (Kornia pads such a side by the larger of the two instead)."""
+
+    def __init__(self, size, padding=0, pad_if_needed=True, fill=0.0, padding_mode="constant",
+                 cropping_mode="slice", p=1.0):
+        super().__init__(size, padding=int(padding), pad_if_needed=pad_if_needed, fill=fill,
+                         padding_mode=padding_mode, cropping_mode=cropping_mode, p=p)
+
+    def compute_padding(self, shape, flags=None):
+        flags = self.flags if flags is None else flags
+        margin = int(flags["padding"] or 0)
+        (height, width), (out_h, out_w) = shape[-2:], flags["size"]
+        pad_w = margin + max(out_w - (width + 2 * margin), 0)
+        pad_h = margin + max(out_h - (height + 2 * margin), 0)
+        return [pad_w, pad_w, pad_h, pad_h]
+
+
 class ResizeSideTo(K.GeometricAugmentationBase2D, RecordsArguments):
     """Resize keeping the aspect ratio so that the longest (longest=True) or the shortest side
     becomes `max_size`, the other side rounded as A.LongestMaxSize / A.SmallestMaxSize round it, or
