@@ -36,7 +36,8 @@ def test_round_trip_every_op_random_params(tmp_path, k):
 def test_design_example_defaults_filled():
     chain = wb.Chain.from_dict(DESIGN_CHAIN)
     rrc = chain.steps[0]
-    assert rrc.params == {"size": [224, 224], "scale": [0.5, 1.0], "ratio": [0.75, 1.3333], "interpolation": "bilinear"}
+    assert rrc.params == {"size": [224, 224], "scale": [0.5, 1.0], "ratio": [0.75, 1.3333], "interpolation": "bilinear",
+                          "antialias": False}
     assert chain.steps[1].p == 0.5 and chain.steps[3].p == 1.0 and chain.seed == 7
     assert [s.op for s in chain.steps] == ["RandomResizedCrop", "HorizontalFlip", "Rotate", "Brightness", "Normalize"]
 

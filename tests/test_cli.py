@@ -110,7 +110,8 @@ def test_docs_ops_md_is_current():
     for op in wb.list_ops():
         assert f"| {op} |" in current and f"## {op}" in current
     assert "| Affine | geometric | yes | yes | yes | <= 0.3/255, >= 56 dB, border 4 px |" in current
-    assert "| GridMask | occlusion | no | yes | yes |" in current
+    assert "| GridMask | occlusion | yes | yes | yes |" in current
+    assert "| ElasticTransform | geometric | yes | no | yes |" in current
 
 
 def test_ops_markdown_to_file(tmp_path, capsys):

@@ -148,12 +148,6 @@ def test_sharpness_is_torchvisions(small_images, x, backend, factor):
             assert np.allclose(edge, kept, atol=1e-3)
 
 
-def test_sharpness_refuses_albumentations_with_the_reason():
-    with pytest.raises(wb.UnsupportedOpError, match="Sharpness cannot run on albumentations"):
-        run([np.zeros((8, 8, 3), np.uint8)], "Sharpness", "albumentations")
-    assert "cannot blur" in wb.get_op("Sharpness").unsupported["albumentations"]
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_channel_shuffle_applies_the_reported_permutation(x, backend):
     images = list(x) * 3

@@ -196,8 +196,9 @@ def test_grid_mask_zeroes_the_top_left_square_of_every_tile(white, backend):
     assert (out == 0).mean() == pytest.approx(0.25)
 
 
-def test_grid_mask_random_offset_shifts_the_grid_by_the_reported_offset(white):
-    res = run(white, "GridMask", "dali", seed=4, tile=32, ratio=0.25, random_offset=True)
+@pytest.mark.parametrize("backend", ["dali", "kornia"])
+def test_grid_mask_random_offset_shifts_the_grid_by_the_reported_offset(white, backend):
+    res = run(white, "GridMask", backend, seed=4, tile=32, ratio=0.25, random_offset=True)
     y, x = np.mgrid[0:96, 0:128]
     offsets = set()
     for image, rows in zip(levels(res.images)[..., 0], res.params):
@@ -322,16 +323,6 @@ def test_bad_parameters_name_the_op_and_the_parameter(op, params, words):
     with pytest.raises(wb.ChainError) as info:
         wb.Chain().add(op, **params)
     assert f"({op}): parameter" in str(info.value) and words in str(info.value)
-
-
-@pytest.mark.parametrize("op", ["GridMask"])
-def test_ops_kornia_cannot_run_are_refused_with_the_reason(op, small_images):
-    chain = wb.Chain().add(op)
-    with pytest.raises(wb.UnsupportedOpError, match=f"{op} cannot run on kornia: it runs on dali, albumentations"):
-        chain.run(small_images, backend="kornia")
-    with pytest.raises(wb.UnsupportedOpError, match="kornia.augmentation"):
-        chain.export("kornia")
-    assert wb.get_op(op).unsupported["kornia"]
 
 
 # ----- per-image ranges, as Albumentations draws them ------------------------------------

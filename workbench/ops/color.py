@@ -597,8 +597,12 @@ SHARPNESS = OpSpec(
     dali=DaliLowering(draws=lambda a: {"factor": uniform(*a["factor"])}, apply=_dali_sharpness, needs_size=True,
                       mirror_invariant=True),
     # A.Sharpen(alpha=(f - 1) / 13, lightness=1) is this map for factors 1 to 14 (with reflected
-    # borders), but its alpha cannot go below 0: no Albumentations transform blurs this way.
-    unsupported={"albumentations": "A.Sharpen cannot blur: factors below 1 have no counterpart (alpha >= 0)"},
+    # borders), but its alpha cannot go below 0: the export carries its own transform instead.
+    albumentations=AlbumentationsLowering(
+        "WbSharpness", lambda a: {"factor": tuple(a["factor"])}, record={"factor": "factor"},
+        note="the export writes WbSharpness, the workbench's own transform (A.Sharpen cannot blur: its alpha is "
+             "at least 0); computed in float, rounded to the image's levels",
+    ),
 )
 
 def _dali_channel_shuffle(a, c, d):

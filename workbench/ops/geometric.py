@@ -334,6 +334,12 @@ def _reference_pad(fill):
     return reference
 
 
+def _corners_record(raw) -> dict:
+    """WbPerspective's start and end corners, flat [x0, y0, x1, y1, ...] as Kornia reports them."""
+    return {"start_points": np.asarray(raw["start_points"], np.float64).reshape(-1).tolist(),
+            "end_points": np.asarray(raw["end_points"], np.float64).reshape(-1).tolist()}
+
+
 def _reference_perspective(image, row):
     """OpenCV's warp taking the reported start corners to the end corners (pixel centres at
     integers, bilinear, 0 outside)."""
@@ -964,10 +970,12 @@ PERSPECTIVE = OpSpec(
         note="the corner shifts come from DALI's generator, Kornia's from its own: draws differ, the same "
              "corners warp alike",
     ),
-    unsupported={"albumentations": "A.Perspective zooms into a random inner quadrilateral (corners pushed "
-                                   "outwards, normally distributed) instead of moving the corners inwards over a "
-                                   "zero fill, and its params lack the image size its corners would need; "
-                                   "PerspectiveZoom is A.Perspective's op"},
+    albumentations=AlbumentationsLowering(
+        "WbPerspective", lambda a: {"distortion": a["distortion"], "interpolation": _CV_INTERP[a["interpolation"]]},
+        record=_corners_record,
+        note="the export writes WbPerspective, the workbench's own transform: A.Perspective zooms into a random "
+             "inner quadrilateral of corners pushed outwards (PerspectiveZoom is that op)",
+    ),
 )
 
 # ----- size-dependent pads and resizes (A.PadIfNeeded, A.LongestMaxSize, A.SmallestMaxSize) -------

@@ -170,7 +170,10 @@ GRID_MASK = OpSpec(
         Number("ratio", "side of each zeroed square as a fraction of the cell side", 0.5, lo=0.05, hi=0.95),
         Flag("random_offset", "shift the grid by a random offset (in [0, tile) pixels) per sample", True),
     ),
-    unsupported={"kornia": "kornia.augmentation has no grid mask (RandomErasing cuts one rectangle)"},
+    kornia=KorniaLowering("WbGridMask", lambda a: {"tile": a["tile"], "ratio": a["ratio"],
+                                                   "random_offset": a["random_offset"]},
+                          record={"x": "x", "y": "y"}, local=True,
+                          from_module=kr.arguments("tile", "ratio", "random_offset")),
     dali=DaliLowering(
         draws=lambda a: {"_u": uniform(0.0, 1.0 if a["random_offset"] else 0.0),
                          "_v": uniform(0.0, 1.0 if a["random_offset"] else 0.0)},

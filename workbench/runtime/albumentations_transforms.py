@@ -105,6 +105,69 @@ class WbPad(A.ImageOnlyTransform):
         return ("height", "width", "padding", "fill")
 
 
+class WbSharpness(A.ImageOnlyTransform):
+    """torchvision's (and Kornia's) sharpness, which no A transform is: blend the image with its 3x3
+    smoothing ([[1, 1, 1], [1, 5, 1], [1, 1, 1]] / 13, the one-pixel border kept) by a factor drawn
+    uniformly from `factor` (0 = smoothed, 1 = unchanged, 2 = sharper; A.Sharpen cannot go below 1),
+    computed in float and rounded to the image's levels. Reports the factor."""
+
+    def __init__(self, factor=(0.5, 2.0), p=0.5):
+        super().__init__(p=p)
+        self.factor = (float(factor[0]), float(factor[1]))
+
+    def get_params(self):
+        return {"factor": self.py_random.uniform(*self.factor)}
+
+    def apply(self, img, factor, **params):
+        if img.shape[0] < 3 or img.shape[1] < 3:
+            return img
+        x = img.astype(np.float32)
+        kernel = np.array([[1.0, 1.0, 1.0], [1.0, 5.0, 1.0], [1.0, 1.0, 1.0]], np.float32) / 13.0
+        smooth = x.copy()
+        smooth[1:-1, 1:-1] = cv2.filter2D(x, -1, kernel, borderType=cv2.BORDER_REFLECT_101)[1:-1, 1:-1]
+        out = smooth + np.float32(factor) * (x - smooth)
+        if img.dtype == np.uint8:
+            return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+        return np.clip(out, 0.0, 1.0).astype(img.dtype)
+
+    def get_transform_init_args_names(self):
+        return ("factor",)
+
+
+class WbPerspective(A.ImageOnlyTransform):
+    """Kornia's RandomPerspective (the workbench's Perspective), which A.Perspective is not (it zooms
+    into a quadrilateral of corners pushed outwards): each corner (pixel centres 0 and W - 1) moves
+    inwards by a uniform fraction of `distortion` x half the size, on each axis, and the image is
+    warped to match by OpenCV, 0 outside. Reports start_points and end_points (4 x [x, y])."""
+
+    def __init__(self, distortion=0.5, interpolation=cv2.INTER_LINEAR, p=0.5):
+        super().__init__(p=p)
+        self.distortion, self.interpolation = float(distortion), int(interpolation)
+
+    @property
+    def targets_as_params(self):
+        return ["image"]
+
+    def get_params_dependent_on_data(self, params, data):
+        height, width = params["shape"][:2]
+        shifts = self.random_generator.uniform(0.0, 1.0, size=(4, 2))
+        right, bottom = max(width - 1.0, 1.0), max(height - 1.0, 1.0)
+        # A side of one pixel has nothing to distort (as Kornia: a unit extent, no shift).
+        reach = np.array([self.distortion * 0.5 * width * min(width - 1.0, 1.0),
+                          self.distortion * 0.5 * height * min(height - 1.0, 1.0)])
+        start = np.array([[0.0, 0.0], [right, 0.0], [right, bottom], [0.0, bottom]])
+        inwards = np.array([[1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0], [1.0, -1.0]])
+        return {"start_points": start, "end_points": start + inwards * reach * shifts}
+
+    def apply(self, img, start_points, end_points, **params):
+        matrix = cv2.getPerspectiveTransform(start_points.astype(np.float32), end_points.astype(np.float32))
+        return cv2.warpPerspective(img, matrix, (img.shape[1], img.shape[0]), flags=self.interpolation,
+                                   borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+
+    def get_transform_init_args_names(self):
+        return ("distortion", "interpolation")
+
+
 def wb_side_resize(transform, img, longest):
     """`img` resized as A.LongestMaxSize (`longest`) / A.SmallestMaxSize resize it, its sides rounded
     as `transform.rounding` says (scaled_sides: nearest as A, or down as torchvision's Resize) and
