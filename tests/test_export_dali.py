@@ -254,7 +254,8 @@ def test_mixed_sizes_without_a_size_fixing_step_is_a_clear_error(tmp_path):
     assert len(named) == 2 and named[0][1:] != named[1][1:]
     for path, h, w in named:  # the sizes said are the files' own
         assert Image.open(path).size == (int(w), int(h)) and str(root) in path
-    for fix in ("add a RandomResizedCrop, Resize, CenterCrop, RandomCrop or Pad step to the chain in the workbench",
+    for fix in ("add a RandomResizedCrop, Resize, CenterCrop, RandomCrop, Pad or RandomSizedCrop step to the chain in "
+                "the workbench",
                 "--resize HxW", "make_loader's resize=(224, 224)", "at the end of the chain"):
         assert fix in message
     # A step that mixes samples needs one size before it: the error says so (from inside the pipeline for CutMix).

@@ -85,3 +85,17 @@ def test_random_parameters_fit_the_images_tests_run_on():
                 if getattr(p, "sample_hi", None) is not None:
                     assert params[p.name] <= p.sample_hi
     assert get_op("SmallestMaxSize").param("max_size").hi == 8192  # users may still ask for big sizes
+
+
+def test_no_dali_draw_takes_the_name_of_the_steps_input_size():
+    """A step's DALI variables share one prefix: a draw named `_height` became the variable holding the
+    input's height and silently moved RandomSizedCrop's windows (caught by parity). The exporter refuses
+    such a name; no op has one."""
+    from workbench.codegen.dali import SIZE_NAMES
+
+    for name in wb.list_ops(backend="dali"):
+        spec = get_op(name)
+        if spec.dali.draws is None:
+            continue
+        drawn = spec.dali.draws(spec.validate_params("test", {}))
+        assert not {key.lstrip("_") for key in drawn} & set(SIZE_NAMES), name

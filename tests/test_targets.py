@@ -54,6 +54,7 @@ GEOMETRIC = {
     "Translate": {}, "Shear": {"shear_x": [-15, 15], "shear_y": [-5, 5]}, "Perspective": {"distortion": 0.4},
     "PadIfNeeded": {"min_size": [120, 140]}, "LongestMaxSize": {"max_size": 100}, "SmallestMaxSize": {"max_size": 80},
     "PerspectiveZoom": {}, "PadBorderIfNeeded": {"min_size": [110, 140]},
+    "RandomSizedCrop": {"height": [60, 90], "size": [70, 80], "w2h_ratio": 1.3},
     "GridDistortion": {"num_steps": 5, "distort_limit": [-0.5, 0.5]},
     "ElasticTransform": {"alpha": 60.0, "sigma": 6.0},
     "OpticalDistortion": {"distort_limit": [-0.3, 0.3], "mode": "camera"},
@@ -127,7 +128,7 @@ def random_chain(rng, seed):
     """A random chain of up to 4 geometric steps (one size-fixing step keeps the batch one size)
     and a colour step, which must leave targets alone."""
     ops = [o for o in GEOMETRIC if o not in ("RandomResizedCrop", "CenterCrop", "RandomCrop", "Pad", "Resize",
-                                             "PerspectiveZoom")]
+                                             "PerspectiveZoom", "RandomSizedCrop")]
     steps = [step(str(o), GEOMETRIC[str(o)]) for o in rng.choice(ops, size=rng.integers(1, 4), replace=False)]
     steps.insert(int(rng.integers(0, len(steps) + 1)), {"op": "Brightness", "params": {"factor": [0.9, 1.1]}})
     steps.append(step("Resize", {"size": [96, 128]}))

@@ -6,7 +6,7 @@ import re
 import functools
 from pathlib import Path
 
-from ..errors import UnsupportedOpError
+from ..errors import ExportError, UnsupportedOpError
 from ..literals import Name, call, comment, literal
 from ..model import ChainModel
 from ..ops.spec import DaliContext
@@ -279,12 +279,20 @@ def _draw(step, ctx: DaliContext, lines: list[str], reported: list) -> dict:
     ones it reports, not starting with "_", to `reported`); returns {draw name: variable}."""
     draws = {}
     for k, (name, random_op) in enumerate(step.spec.dali.draws(step.params).items(), start=1):
+        if name.lstrip("_") in SIZE_NAMES:
+            # The step's variables share one prefix: a draw so named would overwrite the input's size.
+            raise ExportError(f"{step.op}: its DALI draw {name!r} has the name of the step's input size "
+                              f"({', '.join(SIZE_NAMES)}); rename the draw in its DaliLowering")
         var = ctx.var(name.lstrip("_"))
         lines.append(f"{var} = {random_op.source(ctx.seed(k))}")
         draws[name] = var
         if not name.startswith("_"):
             reported.append((name, var))
     return draws
+
+
+# The names _size_names gives a step's input size (after the step's prefix).
+SIZE_NAMES = ("hw", "height", "width")
 
 
 def _size_names(prefix: str, shape: str, lines: list[str]) -> tuple[Name, Name]:

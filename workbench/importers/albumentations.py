@@ -151,7 +151,6 @@ _NEAREST = {
     "RingingOvershoot": "Sharpness (a sharpening kernel, not a sinc filter's ringing)",
     "ZoomBlur": "MotionBlur (a linear kernel, not a radial zoom)",
     "GlassBlur": "GaussianBlur (no local pixel shuffling)",
-    "RandomSizedCrop": "RandomResizedCrop (its window is drawn by area and aspect ratio, not by height in pixels)",
     "SafeRotate": "Rotate (keeps the size and cuts the corners, no rescaling to fit)",
     "RandomScale": "Affine (scale about the centre, keeping the image size)",
     "CropAndPad": "Pad or CenterCrop",

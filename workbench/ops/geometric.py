@@ -9,7 +9,7 @@ from ..runtime import targets
 from ..runtime.kornia_modules.geometric import max_size_scale, pad_to_at_least
 from ..literals import Name, literal
 from .dali_helpers import INTERP, RandomOp, uniform
-from .params import Choice, Flag, Floats, Number, Range, Size
+from .params import Choice, Flag, Floats, Number, Range, Size, Span
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule, Inverse
 from . import kornia_reading as kr
 from . import torchvision_reading as tv
@@ -1431,6 +1431,73 @@ PAD_BORDER_IF_NEEDED = SizedOpSpec(
     dali=DaliLowering(needs_size=True, reports=("padding",), apply=_dali_pad_border),
 )
 
+# ----- A.RandomSizedCrop: a window drawn by its height in pixels -------------------------------------
+def _sized_crop_from(t):
+    if t.area_for_downscale is not None:
+        raise ValueError(f"area_for_downscale={t.area_for_downscale!r}: RandomSizedCrop resizes its window without a "
+                         "low-pass (OpenCV's own)")
+    return {"height": [int(t.min_max_height[0]), int(t.min_max_height[1])], "size": [int(t.size[0]), int(t.size[1])],
+            "w2h_ratio": float(t.w2h_ratio), "interpolation": _interp_from(t)}
+
+
+def _dali_sized_crop(a, c, d):
+    """A.RandomSizedCrop's window (sized_window), then a resize of it to `size`, unfiltered."""
+    start, end, box = (c.var(n) for n in ("start", "end", "crop_box"))
+    return [f"{start}, {end}, {box} = sized_window({d['_drawn_height']}, {d['_u']}, {d['_v']}, "
+            f"{literal(float(a['w2h_ratio']))}, {c.height}, {c.width})",
+            f"{c.x} = resize_region({c.x}, {literal(tuple(a['size']))}, {start}, {end}, {_interp(a)}, False)"]
+
+
+def _reference_sized_crop(size):
+    """The reported window [x0, y0, x1, y1) resized to `size` by OpenCV (bilinear, in float)."""
+    def reference(image, row):
+        import cv2
+
+        x0, y0, x1, y1 = (int(round(b)) for b in row["crop_box"])
+        window = np.asarray(image, dtype=np.float32)[y0:y1, x0:x1] / 255.0
+        return cv2.resize(window, (size[1], size[0]), interpolation=cv2.INTER_LINEAR).astype(np.float64)
+    return reference
+
+
+_SIZED_CROP_PARITY = {"height": [220, 300], "size": [120, 100], "w2h_ratio": 0.8}
+
+RANDOM_SIZED_CROP = OpSpec(
+    name="RandomSizedCrop", family="geometric", always_applies=True, fixes_size=True,
+    targets=TargetRule(geometry=targets.window, size="fixed"),
+    # Windows are drawn per backend: each is checked against OpenCV's resize of its own reported window.
+    parity=Parity(mae=0.4 / 255, psnr=55.0, params=_SIZED_CROP_PARITY,
+                  reference=_reference_sized_crop(_SIZED_CROP_PARITY["size"])),
+    doc="Crop a window whose height is drawn among the whole numbers of `height` and whose width is "
+        "int(height x w2h_ratio), both cut to the image, at a uniformly drawn place, and resize it to `size` "
+        "(A.RandomSizedCrop; unfiltered, as OpenCV resizes). Reported as crop_box [x0, y0, x1, y1).",
+    params=(
+        Span("height", "window height range in pixels (whole numbers)", (128, 256), lo=1, hi=8192, integer=True),
+        Size("size", "output size", (224, 224)),
+        Number("w2h_ratio", "window width / height", 1.0, lo=0.05, hi=20.0, slider=(0.25, 4.0)),
+        _INTERP,
+    ),
+    kornia=KorniaLowering(
+        "WbRandomSizedCrop", lambda a: {"height": tuple(a["height"]), "size": tuple(a["size"]),
+                                        "w2h_ratio": a["w2h_ratio"], "resample": a["interpolation"]},
+        record={"crop_box": "crop_box"}, local=True,
+        from_module=kr.arguments("height", "size", "w2h_ratio", interpolation="resample"),
+    ),
+    dali=DaliLowering(
+        needs_size=True, reports=("crop_box",),
+        draws=lambda a: {"_drawn_height": uniform(float(a["height"][0]), float(a["height"][1]) + 1.0),
+                         "_u": uniform(0.0, 1.0), "_v": uniform(0.0, 1.0)},
+        apply=_dali_sized_crop,
+        note="the window comes from DALI's generator, Kornia's from its own: draws differ, the same window "
+             "resamples alike",
+    ),
+    albumentations=AlbumentationsLowering(
+        "RandomSizedCrop",
+        lambda a: {"min_max_height": tuple(a["height"]), "size": tuple(a["size"]), "w2h_ratio": a["w2h_ratio"],
+                   "interpolation": _CV_INTERP[a["interpolation"]]},
+        record={"crop_coords": "crop_box"}, from_transform=_sized_crop_from,
+    ),
+)
+
 OPS = (HORIZONTAL_FLIP, VERTICAL_FLIP, ROTATE, AFFINE, RANDOM_RESIZED_CROP, RESIZE, CENTER_CROP,
        RANDOM_CROP, PAD, TRANSLATE, SHEAR, PERSPECTIVE, PAD_IF_NEEDED, LONGEST_MAX_SIZE, SMALLEST_MAX_SIZE,
-       RANDOM_ROTATE90, TRANSPOSE, D4, PERSPECTIVE_ZOOM, PAD_BORDER_IF_NEEDED)
+       RANDOM_ROTATE90, TRANSPOSE, D4, PERSPECTIVE_ZOOM, PAD_BORDER_IF_NEEDED, RANDOM_SIZED_CROP)

@@ -27,7 +27,7 @@ SIZE_NOTE = ("Output size: not fixed: no step sets it, so each image keeps its o
              "first batch of several sizes with an error that names two of its files, unless it is given a "
              "size: --resize HxW (training_batches' resize=(224, 224)) resizes every image at the end of the "
              "chain (bilinear, antialiased). --save and augment_images are not affected.")
-SIZE_FIX = ("add a RandomResizedCrop, Resize, CenterCrop, RandomCrop or Pad step to the chain in the "
+SIZE_FIX = ("add a RandomResizedCrop, Resize, CenterCrop, RandomCrop, Pad or RandomSizedCrop step to the chain in the "
             "workbench and export it again, or pass --resize HxW, e.g. --resize 224x224 (training_batches' "
             "resize=(224, 224)), which resizes every image at the end of the chain")
 # Whether a step fixes the image size before the batch must be one tensor.

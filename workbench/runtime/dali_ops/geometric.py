@@ -322,6 +322,20 @@ def random_area_window(shape, area, aspect_ratio, seed):
     return anchor, extent, crop_box
 
 
+@do_not_convert
+def sized_window(draw, u, v, ratio, height, width):
+    """(roi_start, roi_end, crop_box) of A.RandomSizedCrop's window: height floor(draw) (a whole number
+    drawn uniformly), width int(height x ratio), both cut to the image; start int((side - crop + 1) x u)
+    on each axis (u and v uniform in [0, 1]); roi as (y, x) floats, crop_box [x0, y0, x1, y1]."""
+    drawn = dmath.floor(draw)
+    h = dmath.min(drawn, height)
+    w = dmath.min(dmath.floor(drawn * ratio), width)
+    y0 = dmath.min(dmath.floor((height - h + 1.0) * u), height - h)
+    x0 = dmath.min(dmath.floor((width - w + 1.0) * v), width - w)
+    return (fn.cast(fn.stack(y0, x0), dtype=types.FLOAT), fn.cast(fn.stack(y0 + h, x0 + w), dtype=types.FLOAT),
+            fn.stack(x0, y0, x0 + w, y0 + h))
+
+
 # ----- resizes ------------------------------------------------------------------------------------
 @do_not_convert
 def resize_exactly(images, size, interp_type, antialias):

@@ -135,6 +135,43 @@ class WbRandomResizedCrop(K.RandomResizedCrop, RecordsArguments):
                           for i, box in enumerate(corners)])
 
 
+class WbRandomSizedCrop(K.GeometricAugmentationBase2D, RecordsArguments):
+    """A.RandomSizedCrop: a window whose height is drawn uniformly among the whole numbers of
+    `height` and whose width is int(height x w2h_ratio), both cut to the image, placed at
+    int((side - crop + 1) x u) on each axis, then resized to `size` unfiltered (half-pixel centres,
+    as OpenCV). Reports crop_box [x0, y0, x1, y1) per sample."""
+
+    def __init__(self, height=(128, 256), size=(224, 224), w2h_ratio=1.0, resample="bilinear", p=1.0):
+        super().__init__(p=p)
+        self.flags = {"height": (int(height[0]), int(height[1])), "size": (int(size[0]), int(size[1])),
+                      "w2h_ratio": float(w2h_ratio), "resample": str(resample).lower()}
+
+    def generate_parameters(self, batch_shape):
+        count, height, width = int(batch_shape[0]), int(batch_shape[-2]), int(batch_shape[-1])
+        lo, hi = self.flags["height"]
+        drawn = torch.randint(lo, hi + 1, (count,), dtype=torch.float64)
+        crop_h = drawn.clamp(max=height)
+        crop_w = torch.floor(drawn * self.flags["w2h_ratio"]).clamp(max=width)
+        y0 = torch.floor((height - crop_h + 1.0) * torch.rand(count, dtype=torch.float64)).clamp(max=height - crop_h)
+        x0 = torch.floor((width - crop_w + 1.0) * torch.rand(count, dtype=torch.float64)).clamp(max=width - crop_w)
+        return {"crop_box": torch.stack([x0, y0, x0 + crop_w, y0 + crop_h], -1)}
+
+    def compute_transformation(self, input, params, flags):
+        box = params["crop_box"].to(device=input.device, dtype=input.dtype)
+        out_h, out_w = flags["size"]
+        sx, sy = out_w / (box[:, 2] - box[:, 0]), out_h / (box[:, 3] - box[:, 1])
+        matrix = torch.eye(3, device=input.device, dtype=input.dtype).repeat(box.shape[0], 1, 1)
+        matrix[:, 0, 0], matrix[:, 1, 1] = sx, sy
+        matrix[:, 0, 2] = 0.5 * (sx - 1.0) - sx * box[:, 0]
+        matrix[:, 1, 2] = 0.5 * (sy - 1.0) - sy * box[:, 1]
+        return matrix
+
+    def apply_transform(self, input, params, flags, transform=None):
+        boxes = params["crop_box"].long().tolist()
+        return torch.cat([wb_resize(input[i:i + 1, :, y0:y1, x0:x1], *flags["size"], resample=flags["resample"])
+                          for i, (x0, y0, x1, y1) in enumerate(boxes)])
+
+
 class WbPaddedCrop(K.RandomCrop, RecordsArguments):
     """Kornia's RandomCrop with pad_if_needed (its windows, draws and records) padded as torchvision's
     RandomCrop pads: `padding` pixels on every side, then a side still short of `size` by d pixels
