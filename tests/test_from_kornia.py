@@ -218,3 +218,35 @@ def test_policies_import_with_their_op_sets():
     assert auto.params == {"policy": "cifar10"}
     with pytest.warns(UserWarning, match="solarize_add"):
         wb.Chain.from_kornia([kornia.augmentation.auto.RandAugment(n=2, m=10)])
+
+
+def test_every_kornia_augmentation_class_maps_or_names_the_nearest_op():
+    """Each module class of kornia.augmentation (0.9) maps to an op, or importing it says why not and
+    which op comes nearest (a 3D module: its 2D namesake). Base classes are not augmentations."""
+    from workbench.importers.kornia import _LAYOUT_ONLY, _NEAREST, _POLICIES, _SEQUENCES
+
+    mapped = {name for spec in REGISTRY.values() if spec.from_kornia is not None
+              for name in (spec.from_kornia.transform, *spec.from_kornia.also_imports)}
+    classes = [name for name in dir(K) if isinstance(getattr(K, name), type)
+               and issubclass(getattr(K, name), torch.nn.Module) and "Base" not in name]
+    assert len(classes) >= 70
+    for name in classes:
+        if name in mapped or name in _LAYOUT_ONLY or name in _POLICIES or name in _SEQUENCES:
+            continue
+        assert name in _NEAREST or name.endswith("3D"), f"K.{name} neither maps nor names its nearest op"
+
+
+def test_rgb_shift_imports_in_levels_of_255():
+    chain = wb.Chain.from_kornia([K.RandomRGBShift(0.1, 0.2, (-0.05, 0.3), p=0.7)])
+    (step,) = chain.steps
+    assert step.op == "RGBShift" and step.p == 0.7
+    assert step.params == {"r_shift": [-25.5, 25.5], "g_shift": [-51.0, 51.0], "b_shift": [-12.75, 76.5]}
+    images = [np.asarray(i)[:64, :64] for i in wb.load_images("sample_data")[:2]]
+    ours = chain.run(images, backend="kornia")
+    # At the reported shifts, Kornia's own module gives the same pixels.
+    theirs = [kornia.enhance.shift_rgb(torch.from_numpy(i).permute(2, 0, 1)[None].float() / 255,
+                                       *(torch.tensor([row[0][k] / 255.0]) for k in ("r_shift", "g_shift", "b_shift")))
+              for i, row in zip(images, ours.params) if row[0]["applied"]]
+    applied = [o for o, row in zip(ours.images, ours.params) if row[0]["applied"]]
+    for o, t in zip(applied, theirs):
+        assert np.abs(o - t[0].permute(1, 2, 0).numpy()).max() < 1e-6

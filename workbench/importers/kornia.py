@@ -43,7 +43,26 @@ _NEAREST = {
     "RandomResizedCrop3D": "RandomResizedCrop", "PadTo": "Pad (pads to at least a size, at a random place)",
     "LongestMaxSize": "Resize", "SmallestMaxSize": "Resize", "RandomThinPlateSpline": "Perspective",
     "RandomElasticTransform": "Affine", "RandomFisheye": "Perspective", "Denormalize": "Normalize",
+    "RandomClahe": "CLAHE (OpenCV's clip limit, Albumentations' settings; Kornia's clip_limit is scaled otherwise)",
+    "RandomRotation90": "RandomRotate90 (whole quarter turns, no resampling; Kornia's warps by a drawn angle)",
+    "RandomRain": "RandomRain (Albumentations' drops and blur; Kornia's draws single-pixel streaks)",
+    "RandomSnow": "RandomSnow (Albumentations' brightened areas; Kornia's whitens by a threshold)",
+    "RandomChannelDropout": "ChannelShuffle (no op zeroes a channel)",
+    "RandomGaussianIllumination": "BrightnessContrast (one brightness for the whole image)",
+    "RandomLinearIllumination": "BrightnessContrast (one brightness for the whole image)",
+    "RandomLinearCornerIllumination": "BrightnessContrast (one brightness for the whole image)",
+    "RandomPlasmaBrightness": "Brightness (one factor for the whole image)",
+    "RandomPlasmaContrast": "Contrast (one factor for the whole image)", "RandomPlasmaShadow": "RandomShadow",
+    "RandomDissolving": "GaussianBlur (no op runs a diffusion model)", "RandomJigsaw": "GridDistortion",
+    "RandomMosaic": "CutMix (one pasted box; no op tiles four images)", "PatchMix": "CutMix",
+    "RandomTransplantation": "CutMix (a box, not a masked region)",
+    "PatchSequential": "AugmentationSequential (the chain augments whole images, not patches)",
+    "VideoSequential": "AugmentationSequential (the chain augments images, not video clips)",
+    "ManyToManyAugmentationDispather": "AugmentationSequential (one pipeline per import)",
+    "ManyToOneAugmentationDispather": "AugmentationSequential (one pipeline per import)",
 }
+# Kornia's 3D (volume) modules: the workbench augments 2D images.
+_VOLUMES = "a 3D (volume) augmentation; the workbench augments 2D images; the nearest op is its 2D namesake"
 
 
 def chain_from_kornia(pipeline: Any, seed: int | None = None, strict: bool = False,
@@ -174,7 +193,8 @@ def module_to_op(module: Any, notes: list[str] | None = None) -> tuple[str, dict
         raise ValueError(f"this K.{name} does not keep the arguments it was built with (it comes from an older "
                          "workbench export): build the pipeline with this workbench's export, or add the step by hand")
     if not candidates:
-        hint = f"; the nearest op is {_NEAREST[name]}" if name in _NEAREST else ""
+        hint = f"; the nearest op is {_NEAREST[name]}" if name in _NEAREST else f"; {_VOLUMES}" \
+            if name.endswith("3D") else ""
         raise ValueError(f"no workbench op runs K.{name}{hint}; see workbench.list_ops() and docs/ops.md")
     if name not in _POLICIES:
         # Resize, CenterCrop and Normalize draw nothing (Kornia sets same_on_batch on them itself).

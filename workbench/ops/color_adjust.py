@@ -16,7 +16,7 @@ import numpy as np
 from .color import _uint8, dali_hsv_shift
 from .dali_helpers import uniform
 from .params import Flag, Number, Range, Span
-from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity
+from .spec import AlbumentationsLowering, DaliLowering, Inverse, KorniaLowering, OpSpec, Parity
 from . import kornia_reading as kr
 
 
@@ -167,8 +167,14 @@ def _alb_rgb_shift_record(raw):
     return dict(zip(_SHIFTS, values))
 
 
+def _k_rgb_shift(m, notes):
+    """K.RandomRGBShift: shifts in [0, 1] units (clamped before and after, as the op): times 255."""
+    return {k: [round(float(v) * 255.0, 4) for v in kr.sampler(m, k)] for k in _SHIFTS}
+
+
 RGB_SHIFT = OpSpec(
     name="RGBShift", family="color", default_p=0.5,
+    from_kornia=Inverse("RandomRGBShift", _k_rgb_shift),
     # Measured on the 8 sample photos at shifts 12, -7, 20 (MAE vs Kornia): DALI 0.000/255 and
     # Albumentations 0.000/255 (whole-level shifts add exactly; only the clamping at 0 and 255 acts).
     parity=Parity(border=0, mae=0.05 / 255, psnr=60.0,
