@@ -357,6 +357,15 @@ def test_every_v2_transform_class_is_accounted_for():
     assert len(_classes()) >= 60  # the whole module was looked at, not an empty list
 
 
+def _png_folder(tmp_path, images):
+    """The images as lossless PNG files in a folder of their own, in the list's order."""
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    for k, image in enumerate(images):
+        cv2.imwrite(str(folder / f"p{k}.png"), cv2.cvtColor(image, cv2.COLOR_RGB2BGR))
+    return folder
+
+
 @pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
 def test_a_padded_crop_exports_as_it_runs_and_moves_boxes(backend, tmp_path, photos):
     """Pad with a margin in the exported program (--save == run), and its boxes: a box around the
@@ -364,10 +373,7 @@ def test_a_padded_crop_exports_as_it_runs_and_moves_boxes(backend, tmp_path, pho
     from conftest import assert_save_equals_run
 
     images = [p[:30, :40] for p in photos]
-    folder = tmp_path / "photos"
-    folder.mkdir()
-    for k, image in enumerate(images):
-        cv2.imwrite(str(folder / f"p{k}.png"), cv2.cvtColor(image, cv2.COLOR_RGB2BGR))
+    folder = _png_folder(tmp_path, images)
     chain = wb.Chain(seed=4).add("Pad", size=[32, 36], padding=3, fill=0.5).add("HorizontalFlip", p=0.5)
     assert_save_equals_run(chain, folder, tmp_path, seeds=[6], backend=backend, fresh=0)
     result = chain.run(images, backend=backend, boxes=[[[0, 0, 40, 30]]] * 3)
@@ -386,10 +392,7 @@ def test_a_resize_rounded_down_exports_as_it_runs_and_moves_boxes(backend, tmp_p
     lands on the resized image's far corner, 134 pixels wide, not 135."""
     from conftest import assert_save_equals_run
 
-    folder = tmp_path / "photos"
-    folder.mkdir()
-    for k, photo in enumerate(photos):
-        cv2.imwrite(str(folder / f"p{k}.png"), cv2.cvtColor(photo, cv2.COLOR_RGB2BGR))
+    folder = _png_folder(tmp_path, photos)
     chain = wb.Chain(seed=2).add("SmallestMaxSize", max_size=101, rounding="down").add("HorizontalFlip", p=0.5)
     assert_save_equals_run(chain, folder, tmp_path, seeds=[4], backend=backend, fresh=0)
     result = chain.run(photos, backend=backend, boxes=[[[0, 0, 200, 150]]] * 3)
@@ -400,10 +403,7 @@ def test_a_resize_rounded_down_exports_as_it_runs_and_moves_boxes(backend, tmp_p
 def test_an_antialiased_resized_crop_exports_as_it_runs(backend, tmp_path, photos):
     from conftest import assert_save_equals_run
 
-    folder = tmp_path / "photos"
-    folder.mkdir()
-    for k, photo in enumerate(photos):
-        cv2.imwrite(str(folder / f"p{k}.png"), cv2.cvtColor(photo, cv2.COLOR_RGB2BGR))
+    folder = _png_folder(tmp_path, photos)
     chain = wb.Chain(seed=2).add("RandomResizedCrop", size=[48, 64], antialias=True).add("Rotate", degrees=[-9, 9])
     assert_save_equals_run(chain, folder, tmp_path, seeds=[5], backend=backend, fresh=0)
     source = chain.export(backend)
