@@ -59,18 +59,19 @@ def test_estimate_reports_rate_stages_and_steps(backend, workers):
     assert "| 3 | Brightness |" in est._repr_markdown_()
 
 
-def test_more_steps_are_never_faster_on_the_same_data():
-    """A heavy blur added in front of the same chain costs augmentation time; the cheap steps'
-    breakdown keeps its rows. The blur (31 taps, 256x256) costs tens of times a flip, so the
-    comparison holds far outside timing noise."""
+def test_a_step_added_in_front_gets_its_own_row_and_its_cost():
+    """A heavy blur added in front of the same chain gets a row of its own in the breakdown, ahead of
+    the flip's, and is its slowest step: the blur (31 taps, 256x256) costs tens of times a flip,
+    measured back to back in one estimate. (Two estimates' totals are not compared: a busy machine
+    once timed a lone flip's run slower than the blur's, in CI.)"""
     flip = {"op": "VerticalFlip", "p": 1.0}
     base = _chain(flip)
     heavier = _chain({"op": "GaussianBlur", "params": {"sigma": [8.0, 8.0], "kernel_size": 31}}, flip)
     options = dict(FAST, image_size=256, batch_size=8, workers=0)
     light, heavy = base.estimate(**options), heavier.estimate(**options)
-    assert heavy.stages["augment"].ms_per_batch > light.stages["augment"].ms_per_batch
-    assert heavy.stages["augment"].images_per_s < light.stages["augment"].images_per_s
+    assert [s.op for s in light.steps] == ["VerticalFlip"]
     assert [s.op for s in heavy.steps] == ["GaussianBlur", "VerticalFlip"]
+    assert [s.input_size for s in heavy.steps] == [(256, 256), (256, 256)]
     assert heavy.slowest_step.op == "GaussianBlur"
     # Decoding is the same data, so it stays a stage of its own in both.
     assert set(heavy.stages) == set(light.stages) == {"decode", "augment"}
