@@ -79,7 +79,9 @@ def jitter_ranges(t: Any) -> tuple[dict[str, list[float]], list[str]]:
 
 POLICY_NOTE = ("torchvision picks a policy's ops per image, Kornia (the workbench's reference) per batch, DALI per "
                "image; torchvision's op set also holds Identity, draws magnitudes from {bins} bins and applies "
-               "brightness, color, contrast and sharpness as 1 +/- the magnitude")
+               "brightness, color, contrast and sharpness as 1 +/- the magnitude; at the same op and magnitude, "
+               "rotate, sharpness, posterize, solarize, equalize and autocontrast give torchvision's pixels, while "
+               "brightness, contrast, color, shear and translate follow Kornia's policy ops")
 
 
 def policy_check(t: Any, op: str) -> None:
