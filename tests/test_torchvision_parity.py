@@ -267,15 +267,18 @@ def test_a_bicubic_resized_crop_gives_torchvisions_pixels_at_its_own_window(back
 
 
 @pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
-@pytest.mark.parametrize("side", [32, 26, 20])
-def test_cifars_padded_crop_pads_and_cuts_as_torchvision(backend, side, photos):
+@pytest.mark.parametrize("side, mode", [(32, "constant"), (26, "constant"), (20, "constant"), (32, "reflect"),
+                                        (20, "edge"), (26, "symmetric"), (3, "reflect")])
+def test_cifars_padded_crop_pads_and_cuts_as_torchvision(backend, side, mode, photos):
     """RandomCrop(32, padding=4) (and pad_if_needed, for images that stay short): 4 pixels on every side,
     then what is still missing on both ends of a short side, then a window at random; each backend
     against torchvision's pad and crop at its own window. Kornia's RandomCrop would pad a 26-pixel side
-    by 6 (the larger of the shortfall and the margin), torchvision by 4."""
-    transform = v2.RandomCrop(32, padding=4, pad_if_needed=True, fill=128)
+    by 6 (the larger of the shortfall and the margin), torchvision by 4. The padding is `fill`, or made
+    from the image as torchvision's padding_mode says (a 3-pixel image reflected 16 pixels out too)."""
+    transform = v2.RandomCrop(32, padding=4, pad_if_needed=True, fill=128, padding_mode=mode)
     chain = _imported(transform)
     assert chain.steps[0].op == "Pad" and chain.steps[0].params["padding"] == 4
+    assert chain.steps[0].params["padding_mode"] == mode
     images = [p[:side, :side] for p in photos]
     result = chain.run(images, backend=backend, device="cpu")
     pad = 4 + max(0, 32 - (side + 8))
@@ -283,11 +286,24 @@ def test_cifars_padded_crop_pads_and_cuts_as_torchvision(backend, side, photos):
     for image, row in zip(images, _draws(result)):
         assert row["padding"] == [pad] * 4
         x0, y0, x1, y1 = (int(v) for v in row["crop_box"])
-        padded = F.pad(_tensor(image, uint8=True), [pad, pad, pad, pad], fill=128)
+        padded = _border_pad(_tensor(image, uint8=True), pad, mode)
         theirs.append(_array(F.crop(padded, y0, x0, y1 - y0, x1 - x0)))
     ours = [np.asarray(o, np.float64) / (255.0 if o.dtype == np.uint8 else 1.0) for o in result.images]
     _assert_close(ours, theirs)
     assert max(float(np.abs(o - t).max()) for o, t in zip(ours, theirs)) < 0.5 / 255  # a copy, no resampling
+
+
+def _border_pad(image, pad, mode):
+    """torchvision's pad by `pad` on every side; torch's reflect and symmetric take at most the side's
+    length at a time, so a tiny image is padded in steps (each step mirrors what the last one made, as one
+    mirror of a periodic extension would)."""
+    if mode == "constant":
+        return F.pad(image, [pad] * 4, fill=128)
+    while pad > 0:
+        step = min(pad, image.shape[-1] - 1, image.shape[-2] - 1) if mode == "reflect" else \
+            min(pad, image.shape[-1], image.shape[-2])
+        image, pad = F.pad(image, [step] * 4, padding_mode=mode), pad - step
+    return image
 
 
 def test_gaussian_noise_has_torchvisions_strength(photos):
@@ -372,14 +388,16 @@ def _png_folder(tmp_path, images):
 
 
 @pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
-def test_a_padded_crop_exports_as_it_runs_and_moves_boxes(backend, tmp_path, photos):
+@pytest.mark.parametrize("mode", ["constant", "symmetric"])
+def test_a_padded_crop_exports_as_it_runs_and_moves_boxes(backend, mode, tmp_path, photos):
     """Pad with a margin in the exported program (--save == run), and its boxes: a box around the
     whole image lands where the reported padding and window put the image."""
     from conftest import assert_save_equals_run
 
     images = [p[:30, :40] for p in photos]
     folder = _png_folder(tmp_path, images)
-    chain = wb.Chain(seed=4).add("Pad", size=[32, 36], padding=3, fill=0.5).add("HorizontalFlip", p=0.5)
+    chain = wb.Chain(seed=4).add("Pad", size=[32, 36], padding=3, fill=0.5, padding_mode=mode).add("HorizontalFlip",
+                                                                                                  p=0.5)
     assert_save_equals_run(chain, folder, tmp_path, seeds=[6], backend=backend, fresh=0)
     result = chain.run(images, backend=backend, boxes=[[[0, 0, 40, 30]]] * 3)
     for box, row in zip(result.boxes, result.params):

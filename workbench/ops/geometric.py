@@ -295,11 +295,18 @@ def _dali_window(a, c, d, pad: bool) -> list[str]:
                 f"{c.width})", *_cut(a, c, x0, y0)]
     # DALI truncates a fill between two 8-bit levels: the nearest level is closest to Kornia's exact value.
     fill = float(round(a["fill"] * c.scale)) if c.scale == 255.0 else float(a["fill"]) * c.scale
-    return [
-        f"{v('padding')}, {v('crop_box')}, {v('shift')} = padded_random_window({d['_u']}, {d['_v']}, {size}, "
-        f"{c.height}, {c.width}, {literal(float(a['padding']))})",
-        f"{c.x} = shift_onto_canvas({c.x}, {v('shift')}, {size}, {literal(fill)})",
-    ]
+    window = (f"{v('padding')}, {v('crop_box')}, {v('shift')} = padded_random_window({d['_u']}, {d['_v']}, {size}, "
+              f"{c.height}, {c.width}, {literal(float(a['padding']))})")
+    if a["padding_mode"] != "constant":  # the window cut from the image, its border made by fn.slice
+        return [window, f"{v('start')} = padded_window_start({v('padding')}, {v('crop_box')})",
+                f"{c.x} = slice_with_border({c.x}, {v('start')}, {literal(tuple(int(s) for s in a['size']))}, "
+                f"{literal(_SLICE_BORDERS[a['padding_mode']])})"]
+    return [window, f"{c.x} = shift_onto_canvas({c.x}, {v('shift')}, {size}, {literal(fill)})"]
+
+
+# torchvision's padding modes as fn.slice's out-of-bounds policies (OpenCV's borders).
+_SLICE_BORDERS = {"edge": "edge", "reflect": "reflect_101", "symmetric": "reflect_1001"}
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric")
 
 
 def _dali_resized_crop(a, c, d):
@@ -751,16 +758,16 @@ def _tv_pad(t, notes):
     margin = _tv_margin(t)
     if not t.pad_if_needed and not margin:
         return None
-    if t.padding_mode != "constant":
-        raise ValueError(f"padding_mode={t.padding_mode!r}: Pad fills with a constant; the nearest op is Pad with "
-                         "padding_mode='constant' (PadBorderIfNeeded pads with the border, to a size)")
+    if t.padding_mode not in _PAD_MODES:
+        raise ValueError(f"padding_mode={t.padding_mode!r}: Pad takes {', '.join(_PAD_MODES)}")
     if not t.pad_if_needed:
         notes.append("v2.RandomCrop(padding=N) without pad_if_needed stops on an image smaller than the size after "
                      "the padding; Pad pads such an image up to the size")
     fill = t.fill if isinstance(t.fill, (list, tuple)) else [t.fill]
     if isinstance(t.fill, dict) or len(set(fill)) != 1:
         raise ValueError(f"fill={t.fill!r}: Pad fills all channels with one value")
-    return {"size": tv.size(t.size), "fill": _fill_level(fill[0]), "padding": margin}
+    return {"size": tv.size(t.size), "fill": _fill_level(fill[0]), "padding": margin,
+            "padding_mode": str(t.padding_mode)}
 
 
 def _padded_window_record(raw) -> dict:
@@ -776,7 +783,8 @@ def _fill_level(value) -> float:
 
 def _wb_padded_crop(built, notes):
     """The export's WbPaddedCrop (Pad with a margin), from its arguments."""
-    return {"size": [float(v) for v in built["size"]], "fill": float(built["fill"]), "padding": int(built["padding"])}
+    return {"size": [float(v) for v in built["size"]], "fill": float(built["fill"]), "padding": int(built["padding"]),
+            "padding_mode": str(built["padding_mode"])}
 
 
 def _k_pad(m, notes):
@@ -790,7 +798,7 @@ def _k_pad(m, notes):
     fill = kr.as_list(kr.plain(kr.flag(m, "fill")))
     if len(set(fill)) != 1:
         raise ValueError(f"fill={fill} fills each channel with its own value; Pad fills all channels with one value")
-    return {"size": kr.size(kr.flag(m, "size")), "fill": float(fill[0]), "padding": 0}
+    return {"size": kr.size(kr.flag(m, "size")), "fill": float(fill[0]), "padding": 0, "padding_mode": "constant"}
 
 
 PAD = OpSpec(
@@ -810,15 +818,19 @@ PAD = OpSpec(
         Number("fill", "fill value (0 = black, 1 = white)", 0.0, lo=0.0, hi=1.0),
         Number("padding", "margin added on every side before the window is cut, in pixels", 0, lo=0, hi=4096,
                integer=True, sample_hi=16, slider=(0, 64)),
+        Choice("padding_mode", "what fills the padding: `fill` (constant), or the image's edge pixels, its mirror "
+               "about them (reflect) or including them (symmetric), as torchvision's", "constant", options=_PAD_MODES),
     ),
     kornia=KorniaLowering(
         "RandomCrop",
-        lambda a: {"size": tuple(a["size"]), "pad_if_needed": True, "fill": a["fill"], "padding_mode": "constant",
-                   "cropping_mode": "slice", **({"padding": a["padding"]} if a["padding"] else {})},
+        lambda a: {"size": tuple(a["size"]), "pad_if_needed": True, "fill": a["fill"],
+                   "padding_mode": a["padding_mode"], "cropping_mode": "slice",
+                   **({"padding": a["padding"]} if a["padding"] else {})},
         record={"src": "crop_box", "padding_size": "padding"},
         # Kornia's RandomCrop pads a short side by max(shortfall, margin), torchvision by the margin
         # and then the shortfall left: WbPaddedCrop pads as torchvision does.
-        local_variant="WbPaddedCrop", local_when=lambda a: a["padding"] > 0, from_module=_wb_padded_crop,
+        local_variant="WbPaddedCrop", local_when=lambda a: a["padding"] > 0 or a["padding_mode"] != "constant",
+        from_module=_wb_padded_crop,
     ),
     dali=DaliLowering(
         needs_size=True, reports=("padding", "crop_box"),
@@ -828,7 +840,7 @@ PAD = OpSpec(
     ),
     albumentations=AlbumentationsLowering(
         "WbPad", lambda a: {"height": a["size"][0], "width": a["size"][1], "padding": a["padding"],
-                            "fill": a["fill"] * 255.0},
+                            "fill": a["fill"] * 255.0, "padding_mode": a["padding_mode"]},
         record=_padded_window_record,
         note="the export writes WbPad, the workbench's own transform (A.RandomCrop with pad_if_needed reports no "
              "offset); fills with fill * 255 (the uint8 scale)",

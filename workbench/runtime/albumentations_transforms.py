@@ -73,14 +73,20 @@ class WbRandomResizedCrop(A.RandomResizedCrop):
 
 class WbPad(A.ImageOnlyTransform):
     """torchvision's RandomCrop with padding and pad_if_needed (the workbench's Pad): `padding` pixels
-    of `fill` (0-255) on every side, a side still short of (height, width) padded by the shortfall
-    on both ends, then a window cut at a uniformly drawn place. Reports its padding [left, right,
-    top, bottom] and its window [x0, y0, x1, y1) in the padded image (A.RandomCrop's pad_params are a
-    dict, which the records cannot hold). Masks, boxes and keypoints move from these reports."""
+    of `fill` (0-255), or made from the image (`padding_mode`), on every side, a side still short of
+    (height, width) padded by the shortfall on both ends, then a window cut at a uniformly drawn
+    place. Reports its padding [left, right, top, bottom] and its window [x0, y0, x1, y1) in the padded
+    image (A.RandomCrop's pad_params are a dict, which the records cannot hold). Masks, boxes and
+    keypoints move from these reports."""
 
-    def __init__(self, height, width, padding=0, fill=0.0, p=1.0):
+    # torchvision's padding modes as OpenCV's borders.
+    BORDERS = {"constant": cv2.BORDER_CONSTANT, "edge": cv2.BORDER_REPLICATE, "reflect": cv2.BORDER_REFLECT_101,
+               "symmetric": cv2.BORDER_REFLECT}
+
+    def __init__(self, height, width, padding=0, fill=0.0, padding_mode="constant", p=1.0):
         super().__init__(p=p)
         self.height, self.width, self.padding, self.fill = int(height), int(width), int(padding), float(fill)
+        self.padding_mode = str(padding_mode)
 
     @property
     def targets_as_params(self):
@@ -97,12 +103,12 @@ class WbPad(A.ImageOnlyTransform):
     def apply(self, img, padding, crop_box, **params):
         left, right, top, bottom = padding
         value = [self.fill] * (img.shape[2] if img.ndim == 3 else 1)
-        padded = cv2.copyMakeBorder(img, top, bottom, left, right, cv2.BORDER_CONSTANT, value=value)
+        padded = cv2.copyMakeBorder(img, top, bottom, left, right, self.BORDERS[self.padding_mode], value=value)
         x0, y0, x1, y1 = crop_box
         return padded[y0:y1, x0:x1]
 
     def get_transform_init_args_names(self):
-        return ("height", "width", "padding", "fill")
+        return ("height", "width", "padding", "fill", "padding_mode")
 
 
 class WbSharpness(A.ImageOnlyTransform):

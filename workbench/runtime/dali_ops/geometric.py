@@ -282,6 +282,13 @@ def padded_random_window(u, v, size, height, width, margin=0.0):
 
 
 @do_not_convert
+def padded_window_start(padding, crop_box):
+    """Where padded_random_window's window starts in the image itself ((y, x) int32, outside it where
+    the window reaches into the padding), for slice_with_border."""
+    return fn.cast(fn.stack(crop_box[1] - padding[2], crop_box[0] - padding[0]), dtype=types.INT32)
+
+
+@do_not_convert
 def slice_window(images, x0, y0, shape):
     """The window of `shape` (h, w) at (x0, y0) of the images."""
     return fn.slice(images, start=window_start(x0, y0), shape=shape, axis_names="HW")

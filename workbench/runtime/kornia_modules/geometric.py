@@ -172,15 +172,42 @@ class WbRandomSizedCrop(K.GeometricAugmentationBase2D, RecordsArguments):
                           for i, (x0, y0, x1, y1) in enumerate(boxes)])
 
 
+def border_index(length, before, after, mode, device):
+    """The source index of each of before + length + after positions along an axis of `length`
+    pixels padded by `mode`: "edge" repeats the edge pixel, "reflect" mirrors about it (OpenCV's
+    reflect_101, torchvision's reflect), "symmetric" mirrors including it (reflect_1001), however
+    far outside. Example: border_index(3, 2, 2, "reflect", "cpu").tolist() == [2, 1, 0, 1, 2, 1, 0]."""
+    index = torch.arange(-before, length + after, device=device)
+    if mode == "edge" or length == 1:
+        return index.clamp(0, length - 1)
+    if mode == "reflect":
+        period = 2 * length - 2
+        index = torch.remainder(index, period)
+        return torch.where(index < length, index, period - index)
+    period = 2 * length
+    index = torch.remainder(index, period)
+    return torch.where(index < length, index, period - 1 - index)
+
+
 class WbPaddedCrop(K.RandomCrop, RecordsArguments):
     """Kornia's RandomCrop with pad_if_needed (its windows, draws and records) padded as torchvision's
     RandomCrop pads: `padding` pixels on every side, then a side still short of `size` by d pixels
-    padded by d on both ends (Kornia pads such a side by the larger of the two instead)."""
+    padded by d on both ends (Kornia pads such a side by the larger of the two instead), with `fill`
+    or made from the image (`padding_mode` edge, reflect or symmetric, as torchvision's)."""
 
     def __init__(self, size, padding=0, pad_if_needed=True, fill=0.0, padding_mode="constant",
                  cropping_mode="slice", p=1.0):
         super().__init__(size, padding=int(padding), pad_if_needed=pad_if_needed, fill=fill,
-                         padding_mode=padding_mode, cropping_mode=cropping_mode, p=p)
+                         padding_mode="constant", cropping_mode=cropping_mode, p=p)
+        self.border = str(padding_mode)
+
+    def precrop_padding(self, input, padding=None, flags=None):
+        if self.border == "constant":
+            return super().precrop_padding(input, padding, flags)
+        left, right, top, bottom = self.compute_padding(input.shape, flags) if padding is None else padding
+        rows = border_index(input.shape[-2], top, bottom, self.border, input.device)
+        cols = border_index(input.shape[-1], left, right, self.border, input.device)
+        return input.index_select(-2, rows).index_select(-1, cols)
 
     def compute_padding(self, shape, flags=None):
         flags = self.flags if flags is None else flags
