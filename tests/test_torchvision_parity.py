@@ -306,6 +306,21 @@ def _border_pad(image, pad, mode):
     return image
 
 
+@pytest.mark.parametrize("backend", ["kornia", "dali"])
+def test_mixup_draws_its_weights_from_torchvisions_beta(backend, photos):
+    """v2.MixUp(alpha=0.2): the partner's share is Beta(0.2, 0.2) on both backends that mix (most draws
+    near 0 or 1); compared with torchvision's own distribution object over 20 batches of 64."""
+    chain = _imported(v2.MixUp(alpha=0.2, num_classes=3))
+    tiny = [p[:8, :8] for p in photos]
+    weights = np.concatenate([[row[0]["weight"] for row in chain.run((tiny * 22)[:64], backend=backend,
+                                                                      seed=s).params] for s in range(20)])
+    torch.manual_seed(0)
+    theirs = v2.MixUp(alpha=0.2, num_classes=3)._dist.sample((20000,)).numpy().ravel()
+    extreme = ((weights < 0.1) | (weights > 0.9)).mean()
+    assert abs(extreme - ((theirs < 0.1) | (theirs > 0.9)).mean()) < 0.05
+    assert abs(weights.std() - theirs.std()) < 0.02 and abs(weights.mean() - 0.5) < 0.04
+
+
 def test_gaussian_noise_has_torchvisions_strength(photos):
     """Noise cannot be drawn alike: the change's spread matches torchvision's (both clip to [0, 1] here
     only where the image is near 0 or 1, so compare where it is not)."""
@@ -337,7 +352,8 @@ def test_resize_of_one_side_rounds_as_torchvision_on_every_backend(photos):
 # Mapped transforms whose pixels this file does not compare with torchvision's yet, and why.
 NOT_COMPARED = {
     "JPEG": "torchvision codes JPEG in its C++ library, which does not load beside the CPU torch of the tests",
-    "MixUp": "torchvision mixes each image with the next (one lambda per batch); the op draws partners per sample",
+    "MixUp": "torchvision mixes each image with the next (one lambda per batch); the op draws partners per sample "
+             "(its Beta draw is compared below)",
     "CutMix": "as MixUp: one box per batch against the op's per-sample boxes",
     # Measured (2026-11-27) at each image's reported op and magnitude against torchvision's own op
     # (TrivialAugmentWide._apply_image_or_video_transform, 150 x 200 photos): rotate, sharpness, posterize,

@@ -27,6 +27,8 @@ from .walker import (Child, Imported, Library, child_step, every_child_mapped, g
 # A sequence container's children run in order; these are opened up (or become a group step).
 _SEQUENCES = ("AugmentationSequential", "ImageSequential", "Sequential", "ModuleList")
 _POLICIES = ("RandAugment", "TrivialAugment", "AutoAugment")
+# Batch transforms: their p_batch gates the batch, as the step's p does.
+_BATCH_GATED = ("RandomMixUpV2", "RandomCutMixV2", "WbBetaMixUp")
 # Modules that only change the container or the dtype, not the pixels.
 _LAYOUT_ONLY = {"Identity": "does nothing"}
 
@@ -155,7 +157,7 @@ def _group(module: Any, position: str, children: list[Child], imported: Imported
 def describe(module: Any) -> str:
     """K.Name(p=...) (a module's full repr runs long)."""
     p = getattr(module, "p", None)
-    if type(module).__name__ in ("RandomMixUpV2", "RandomCutMixV2"):
+    if type(module).__name__ in _BATCH_GATED:
         p = getattr(module, "p_batch", p)
     if _kind(module) == "sequence" and getattr(module, "random_apply", False) is not False:
         return f"K.{type(module).__name__}(random_apply={module.random_apply[0]})"
@@ -201,13 +203,13 @@ def module_to_op(module: Any, notes: list[str] | None = None) -> tuple[str, dict
         if getattr(module, "same_on_batch", False) and name not in ("Resize", "CenterCrop", "Normalize"):
             raise ValueError("same_on_batch=True draws one value for the whole batch; the workbench draws per "
                              "image: write same_on_batch=False")
-        if name not in ("RandomMixUpV2", "RandomCutMixV2") and float(getattr(module, "p_batch", 1.0)) != 1.0:
+        if name not in _BATCH_GATED and float(getattr(module, "p_batch", 1.0)) != 1.0:
             raise ValueError(f"p_batch={module.p_batch} skips whole batches; a step's p gates each image: write "
                              "p_batch=1.0")
     op, params = read_as_op(module, candidates, notes)
     if name in _POLICIES:
         p = 1.0
-    elif name in ("RandomMixUpV2", "RandomCutMixV2"):
+    elif name in _BATCH_GATED:
         p = float(module.p_batch)  # a batch transform: its p_batch gates the batch, as the step's p does
     else:
         p = float(module.p)

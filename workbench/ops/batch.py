@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..literals import literal
 from .dali_helpers import RandomOp, uniform
-from .params import Range, _fail
+from .params import Number, Range, _fail
 from .spec import Inverse, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule
 from . import kornia_reading as kr
 
@@ -44,21 +44,35 @@ def _dali_mixup(a, c, d) -> list[str]:
 
 def _k_mixup(m, notes):
     g = kr.gen(m)
-    return {"weight": [0.0, 1.0] if g.lambda_val is None else kr.pair_of(g.lambda_val, "lambda_val")}
+    return {"weight": [0.0, 1.0] if g.lambda_val is None else kr.pair_of(g.lambda_val, "lambda_val"), "alpha": 0.0}
+
+
+def _wb_beta_mixup(built, notes):
+    """The export's WbBetaMixUp (MixUp with a Beta draw), from its arguments."""
+    return {"weight": [float(v) for v in built["lambda_val"]], "alpha": float(built["alpha"])}
+
+
+def _mixup_weight(a) -> RandomOp:
+    """The partner's share per sample: uniform in `weight`, or Beta(alpha, alpha) with alpha > 0."""
+    if a["alpha"] > 0:
+        return RandomOp("fn.random.beta", {"alpha": float(a["alpha"]), "beta": float(a["alpha"])})
+    return uniform(*a["weight"])
 
 
 def _tv_beta_one(t, op: str) -> None:
-    """ValueError unless a v2.MixUp/CutMix draws lambda from Beta(1, 1), the uniform draw the op makes."""
+    """ValueError unless a v2.CutMix draws lambda from Beta(1, 1), the uniform draw the op makes."""
     if float(t.alpha) != 1.0:
         raise ValueError(f"alpha={t.alpha}: v2.{op} draws lambda from Beta({t.alpha}, {t.alpha}); the op draws it "
                          f"uniformly (Beta(1, 1), alpha=1.0), so the nearest is {op} with its full range")
 
 
 def _tv_mixup(t, notes):
-    _tv_beta_one(t, "MixUp")
+    """v2.MixUp: lambda ~ Beta(alpha, alpha) is the own image's share, 1 - lambda the partner's, which
+    is Beta(alpha, alpha) too; alpha = 1 is the uniform draw."""
     notes.append("v2.MixUp: one lambda per batch, the partner the next image (a roll); the op draws a partner and "
                  "a weight per sample, and mixes the labels given to run (or the loader's) with them")
-    return {"weight": [0.0, 1.0]}
+    alpha = float(t.alpha)
+    return {"weight": [0.0, 1.0], "alpha": 0.0 if alpha == 1.0 else alpha}
 
 
 MIXUP = OpSpec(
@@ -69,19 +83,24 @@ MIXUP = OpSpec(
     # photos: Kornia exact; DALI rounds to uint8, 0.16/255 mean, 0.5/255 at most, 60.9 dB.
     parity=Parity(same_size=True, border=0, mae=0.2 / 255, psnr=58.0, params={"weight": [0.3, 0.3]}),
     doc="Blend each image with a partner from the same batch as (1 - w) * image + w * partner, w drawn "
-        "uniformly per sample from `weight`, and mix the labels with the same w; p gates the whole batch.",
+        "uniformly per sample from `weight` (or from Beta(alpha, alpha) with alpha > 0, as torchvision's MixUp), "
+        "and mix the labels with the same w; p gates the whole batch.",
     params=(
         # Uniform, as Kornia's lambda_val (not the paper's Beta(alpha, alpha)); the partner is
         # random, so [0, 0.5] gives the same mixtures as [0, 1] with the own image dominant.
         Range("weight", "the partner's share w of image and label (MixUp's lambda), drawn per sample",
               (0.0, 0.5), lo=0.0, hi=1.0),
+        # torchvision's MixUp (and the paper) draw lambda from Beta(alpha, alpha): 0.2 is common.
+        Number("alpha", "draw w from Beta(alpha, alpha) instead of uniformly from weight (0: uniform)", 0.0,
+               lo=0.0, hi=100.0, slider=(0.0, 4.0)),
     ),
     kornia=KorniaLowering(
-        "RandomMixUpV2", lambda a: {"lambda_val": tuple(a["weight"])},
+        "RandomMixUpV2", lambda a: {"lambda_val": tuple(a["weight"]), **({"alpha": a["alpha"]} if a["alpha"] else {})},
         record={"partner": "partner", "weight": "weight"},
+        local_variant="WbBetaMixUp", local_when=lambda a: a["alpha"] > 0, from_module=_wb_beta_mixup,
     ),
     dali=DaliLowering(
-        draws=lambda a: {"partner": _partner(), "weight": uniform(*a["weight"])},
+        draws=lambda a: {"partner": _partner(), "weight": _mixup_weight(a)},
         apply=_dali_mixup,
         note="built from fn.batch_permutation, fn.permute_batch and arithmetic (DALI has no MixUp); "
              "uint8 images are rounded back to uint8 after the blend, Kornia keeps float; partners are "
