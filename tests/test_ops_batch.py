@@ -310,7 +310,9 @@ def test_mixed_sizes_before_a_mixing_step_are_refused(sample_images, photos):
     ({"op": "MixUp", "params": {"weight": [0.6, 0.2]}}, r"step 1 \(MixUp\): parameter 'weight' has lo > hi"),
     ({"op": "CutMix", "params": {"area": [0.0, 0.0]}}, r"step 1 \(CutMix\): parameter 'area' must reach above 0"),
     ({"op": "CutMix", "params": {"area": [-0.1, 0.5]}}, r"step 1 \(CutMix\): parameter 'area' must lie within"),
-    ({"op": "CutMix", "params": {"alpha": 1.0}}, r"step 1 \(CutMix\): unknown parameter 'alpha'; CutMix takes: area"),
+    ({"op": "CutMix", "params": {"beta": 1.0}},
+     r"step 1 \(CutMix\): unknown parameter 'beta'; CutMix takes: alpha, area"),
+    ({"op": "MixUp", "params": {"alpha": -0.5}}, r"step 1 \(MixUp\): parameter 'alpha' must be in \[0.0, 100.0\]"),
 ])
 def test_bad_parameters_name_the_op_and_parameter(step, message):
     with pytest.raises(wb.ChainError, match=message):

@@ -321,6 +321,20 @@ def test_mixup_draws_its_weights_from_torchvisions_beta(backend, photos):
     assert abs(weights.std() - theirs.std()) < 0.02 and abs(weights.mean() - 0.5) < 0.04
 
 
+@pytest.mark.parametrize("backend", ["kornia", "dali"])
+def test_cutmix_draws_its_area_from_the_beta_of_its_alpha(backend, photos):
+    """v2.CutMix(alpha=0.3): the pasted area fraction is 1 - lambda, lambda ~ Beta(0.3, 0.3), so mostly
+    near 0 or 1 (whole-pixel box sides shave a little off; torchvision's boxes are cut at the border
+    instead, so its reported lambdas are not the reference)."""
+    chain = _imported(v2.CutMix(alpha=0.3, num_classes=3))
+    tiny = [p[:64, :64] for p in photos]
+    weights = np.concatenate([[row[0]["weight"] for row in chain.run((tiny * 22)[:64], backend=backend,
+                                                                      seed=s).params] for s in range(20)])
+    theirs = v2.CutMix(alpha=0.3, num_classes=3)._dist.sample((20000,)).numpy().ravel()
+    extreme = ((weights < 0.1) | (weights > 0.9)).mean()
+    assert abs(extreme - ((theirs < 0.1) | (theirs > 0.9)).mean()) < 0.05 and abs(weights.std() - theirs.std()) < 0.03
+
+
 def test_gaussian_noise_has_torchvisions_strength(photos):
     """Noise cannot be drawn alike: the change's spread matches torchvision's (both clip to [0, 1] here
     only where the image is near 0 or 1, so compare where it is not)."""
@@ -354,7 +368,7 @@ NOT_COMPARED = {
     "JPEG": "torchvision codes JPEG in its C++ library, which does not load beside the CPU torch of the tests",
     "MixUp": "torchvision mixes each image with the next (one lambda per batch); the op draws partners per sample "
              "(its Beta draw is compared below)",
-    "CutMix": "as MixUp: one box per batch against the op's per-sample boxes",
+    "CutMix": "as MixUp: one box per batch against the op's per-sample boxes (its Beta draw is compared below)",
     # Measured (2026-11-27) at each image's reported op and magnitude against torchvision's own op
     # (TrivialAugmentWide._apply_image_or_video_transform, 150 x 200 photos): rotate, sharpness, posterize,
     # solarize, equalize and auto_contrast agree exactly; brightness (24/255), contrast (32-71/255), color

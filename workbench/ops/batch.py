@@ -59,13 +59,6 @@ def _mixup_weight(a) -> RandomOp:
     return uniform(*a["weight"])
 
 
-def _tv_beta_one(t, op: str) -> None:
-    """ValueError unless a v2.CutMix draws lambda from Beta(1, 1), the uniform draw the op makes."""
-    if float(t.alpha) != 1.0:
-        raise ValueError(f"alpha={t.alpha}: v2.{op} draws lambda from Beta({t.alpha}, {t.alpha}); the op draws it "
-                         f"uniformly (Beta(1, 1), alpha=1.0), so the nearest is {op} with its full range")
-
-
 def _tv_mixup(t, notes):
     """v2.MixUp: lambda ~ Beta(alpha, alpha) is the own image's share, 1 - lambda the partner's, which
     is Beta(alpha, alpha) too; alpha = 1 is the uniform draw."""
@@ -141,21 +134,28 @@ def _k_cutmix(m, notes):
     g = kr.gen(m)
     if g.num_mix != 1:
         raise ValueError(f"num_mix={g.num_mix} pastes several boxes; CutMix pastes one (num_mix=1)")
-    if g.beta is not None and float(kr.plain(g.beta)) != 1.0:
-        raise ValueError(f"beta={kr.plain(g.beta)} draws the mixing weight from a Beta distribution; CutMix draws it "
-                         "uniformly (beta=None)")
+    beta = 1.0 if g.beta is None else float(kr.plain(g.beta))
     lo, hi = [0.0, 1.0] if g.cut_size is None else kr.pair_of(g.cut_size, "cut_size")
     if not m.use_correct_lambda:
         notes.append("K.RandomCutMixV2: use_correct_lambda=False mixes the labels by Kornia's old weight; CutMix "
                      "mixes them by the pasted area")
-    return {"area": [kr.decimal(1.0 - hi), kr.decimal(1.0 - lo)]}
+    return {"area": [kr.decimal(1.0 - hi), kr.decimal(1.0 - lo)], "alpha": 0.0 if beta == 1.0 else beta}
 
 
 def _tv_cutmix(t, notes):
-    _tv_beta_one(t, "CutMix")
+    """v2.CutMix: the box's area fraction is 1 - lambda, lambda ~ Beta(alpha, alpha): Beta(alpha, alpha)
+    too; alpha = 1 is the uniform draw."""
     notes.append("v2.CutMix: one box per batch, centred anywhere and cut at the borders, the partner the next image "
                  "(a roll); the op draws a partner and a box inside the image per sample")
-    return {"area": [0.0, 1.0]}
+    alpha = float(t.alpha)
+    return {"area": [0.0, 1.0], "alpha": 0.0 if alpha == 1.0 else alpha}
+
+
+def _cut_draw(a) -> RandomOp:
+    """CutMix's lambda before the clamp: uniform (Beta(1, 1)), or Beta(alpha, alpha) with alpha > 0."""
+    if a["alpha"] > 0:
+        return RandomOp("fn.random.beta", {"alpha": float(a["alpha"]), "beta": float(a["alpha"])})
+    return uniform(0.0, 1.0)
 
 
 CUTMIX = OpSpec(
@@ -170,17 +170,21 @@ CUTMIX = OpSpec(
     params=(
         # CutMix's lambda is Beta(1, 1) (uniform) clamped: Kornia's cut_size is 1 - area.
         _Area("area", "pasted area fraction: U(0, 1) clamped to this range", (0.0, 1.0), lo=0.0, hi=1.0),
+        # Kornia's beta, torchvision's alpha: lambda ~ Beta(alpha, alpha), the area 1 - lambda.
+        Number("alpha", "draw the area from Beta(alpha, alpha) before the clamp instead of uniformly (0: uniform)",
+               0.0, lo=0.0, hi=100.0, slider=(0.0, 4.0)),
     ),
     kornia=KorniaLowering(
         "RandomCutMixV2",
         # Kornia's cut_size clamps lambda = 1 - area; the labels come from our own weights, so
         # use_correct_lambda only silences its deprecation warning.
-        lambda a: {"cut_size": (1.0 - a["area"][1], 1.0 - a["area"][0]), "use_correct_lambda": True},
+        lambda a: {"cut_size": (1.0 - a["area"][1], 1.0 - a["area"][0]), "use_correct_lambda": True,
+                   **({"beta": a["alpha"]} if a["alpha"] else {})},
         record={"partner": "partner", "weight": "weight", "box": "box"},
     ),
     dali=DaliLowering(
         needs_size=True, reports=("box", "weight"),
-        draws=lambda a: {"partner": _partner(), "_cut": uniform(0.0, 1.0), "_ux": uniform(0.0, 1.0),
+        draws=lambda a: {"partner": _partner(), "_cut": _cut_draw(a), "_ux": uniform(0.0, 1.0),
                          "_uy": uniform(0.0, 1.0)},
         apply=_dali_cutmix,
         note="built from fn.batch_permutation, fn.permute_batch and fn.erase (DALI has no CutMix); "
