@@ -83,6 +83,7 @@ def test_transforms_with_a_near_op_map_with_the_difference_noted():
     (v2.GaussianNoise(mean=0.1), "zero-mean"),
     (v2.Resize(64, interpolation=v2.InterpolationMode.NEAREST), "NEAREST_EXACT"),
     (v2.ElasticTransform(alpha=(10.0, 20.0)), "one alpha and one sigma"),
+    (v2.RandomCrop(32, padding=[1, 2]), "differs per side"),
     (v2.RandomIoUCrop(), "nearest op is RandomResizedCrop"),
 ])
 def test_near_misses_are_listed_with_the_reason(transform, reason):
@@ -90,6 +91,11 @@ def test_near_misses_are_listed_with_the_reason(transform, reason):
         chain = wb.Chain.from_torchvision([transform])
     assert not chain.steps and len(chain.unmapped) == 1
     assert re.search(reason, chain.unmapped[0].reason), chain.unmapped[0].reason
+
+
+def test_random_crop_with_a_margin_is_pad_and_without_one_random_crop():
+    chain = wb.Chain.from_torchvision([v2.RandomCrop(32, padding=0), v2.RandomCrop(32, padding=4)])
+    assert [(s.op, s.params.get("padding")) for s in chain.steps] == [("RandomCrop", None), ("Pad", 4)]
 
 
 def test_batch_mixing_maps_with_its_beta_draw():

@@ -710,7 +710,7 @@ def _tv_margin(t) -> int:
 
 def _tv_random_crop(t, notes):
     """v2.RandomCrop without padding or pad_if_needed (with either, it is Pad)."""
-    return None if t.pad_if_needed or t.padding is not None else {"size": tv.size(t.size)}
+    return None if t.pad_if_needed or _tv_margin(t) else {"size": tv.size(t.size)}
 
 
 def _k_no_margin(m) -> None:
