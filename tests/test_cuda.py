@@ -70,3 +70,36 @@ def test_estimate_on_the_gpu_has_the_copy_stage_where_it_exists(backend):
     else:  # DALI's mixed decoder copies while it decodes
         assert list(est.stages) == ["decode", "augment"] and any("mixed decoder" in n for n in est.notes)
     assert [s.op for s in est.steps] == ["HorizontalFlip", "Brightness"]
+
+
+# The settings issue 29 added, which the per-op CUDA tests (default settings) do not reach: local
+# Kornia variants (WbRandomResizedCrop, WbPaddedCrop, WbRandomSizedCrop, WbGridMask, WbBetaMixUp),
+# bicubic resizes, DALI's border slice and Beta draws.
+ISSUE_29_STEPS = [
+    ("RandomResizedCrop", {"size": [48, 64], "antialias": True, "interpolation": "bicubic"}),
+    ("Resize", {"size": [60, 70], "interpolation": "bicubic"}),
+    ("SmallestMaxSize", {"max_size": 61, "rounding": "down"}),
+    ("Pad", {"size": [100, 120], "padding": 3, "padding_mode": "reflect"}),
+    ("RandomSizedCrop", {"height": [40, 80], "size": [50, 50], "w2h_ratio": 1.2}),
+    ("GridMask", {"tile": 16, "ratio": 0.4, "random_offset": True}),
+    ("MixUp", {"weight": [0.0, 1.0], "alpha": 0.3}),
+    ("CutMix", {"area": [0.0, 1.0], "alpha": 0.5}),
+]
+
+
+@cuda
+@pytest.mark.parametrize("op, params", ISSUE_29_STEPS, ids=[op for op, _ in ISSUE_29_STEPS])
+def test_new_settings_give_the_cpu_run_on_the_gpu(small_images, op, params):
+    """Kornia on cuda draws what it draws on the CPU and gives its pixels to float rounding; DALI's GPU
+    graph draws the CPU graph's values and its pixels within uint8 rounding."""
+    chain = wb.Chain(seed=3).add(op, **params, **({} if wb.get_op(op).always_applies else {"p": 1.0}))
+    gpu, cpu = chain.run(small_images, device="cuda"), chain.run(small_images, device="cpu")
+    assert gpu.params == cpu.params
+    for g, c in zip(gpu.images, cpu.images):
+        np.testing.assert_allclose(g, c, atol=2e-3)
+    gpu = chain.run(small_images, backend="dali", device="cuda")
+    cpu = chain.run(small_images, backend="dali", device="cpu")
+    assert gpu.params == cpu.params
+    for g, c in zip(gpu.images, cpu.images):
+        diff = np.abs(g.astype(np.int16) - c.astype(np.int16))
+        assert diff.mean() < 0.5 and diff.max() <= 2

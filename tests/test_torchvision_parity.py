@@ -306,18 +306,28 @@ def _border_pad(image, pad, mode):
     return image
 
 
+def _mixing_weights(transform, backend, photos, side):
+    """(the imported step's weights over 20 batches of 64 side x side photos, 20000 draws of the
+    transform's own Beta distribution)."""
+    chain = _imported(transform)
+    tiny = [p[:side, :side] for p in photos]
+    weights = np.concatenate([[row[0]["weight"] for row in chain.run((tiny * 22)[:64], backend=backend,
+                                                                      seed=s).params] for s in range(20)])
+    torch.manual_seed(0)
+    return weights, transform._dist.sample((20000,)).numpy().ravel()
+
+
+def _extreme(values):
+    """The share of values below 0.1 or above 0.9."""
+    return ((values < 0.1) | (values > 0.9)).mean()
+
+
 @pytest.mark.parametrize("backend", ["kornia", "dali"])
 def test_mixup_draws_its_weights_from_torchvisions_beta(backend, photos):
     """v2.MixUp(alpha=0.2): the partner's share is Beta(0.2, 0.2) on both backends that mix (most draws
     near 0 or 1); compared with torchvision's own distribution object over 20 batches of 64."""
-    chain = _imported(v2.MixUp(alpha=0.2, num_classes=3))
-    tiny = [p[:8, :8] for p in photos]
-    weights = np.concatenate([[row[0]["weight"] for row in chain.run((tiny * 22)[:64], backend=backend,
-                                                                      seed=s).params] for s in range(20)])
-    torch.manual_seed(0)
-    theirs = v2.MixUp(alpha=0.2, num_classes=3)._dist.sample((20000,)).numpy().ravel()
-    extreme = ((weights < 0.1) | (weights > 0.9)).mean()
-    assert abs(extreme - ((theirs < 0.1) | (theirs > 0.9)).mean()) < 0.05
+    weights, theirs = _mixing_weights(v2.MixUp(alpha=0.2, num_classes=3), backend, photos, 8)
+    assert abs(_extreme(weights) - _extreme(theirs)) < 0.05
     assert abs(weights.std() - theirs.std()) < 0.02 and abs(weights.mean() - 0.5) < 0.04
 
 
@@ -326,13 +336,8 @@ def test_cutmix_draws_its_area_from_the_beta_of_its_alpha(backend, photos):
     """v2.CutMix(alpha=0.3): the pasted area fraction is 1 - lambda, lambda ~ Beta(0.3, 0.3), so mostly
     near 0 or 1 (whole-pixel box sides shave a little off; torchvision's boxes are cut at the border
     instead, so its reported lambdas are not the reference)."""
-    chain = _imported(v2.CutMix(alpha=0.3, num_classes=3))
-    tiny = [p[:64, :64] for p in photos]
-    weights = np.concatenate([[row[0]["weight"] for row in chain.run((tiny * 22)[:64], backend=backend,
-                                                                      seed=s).params] for s in range(20)])
-    theirs = v2.CutMix(alpha=0.3, num_classes=3)._dist.sample((20000,)).numpy().ravel()
-    extreme = ((weights < 0.1) | (weights > 0.9)).mean()
-    assert abs(extreme - ((theirs < 0.1) | (theirs > 0.9)).mean()) < 0.05 and abs(weights.std() - theirs.std()) < 0.03
+    weights, theirs = _mixing_weights(v2.CutMix(alpha=0.3, num_classes=3), backend, photos, 64)
+    assert abs(_extreme(weights) - _extreme(theirs)) < 0.05 and abs(weights.std() - theirs.std()) < 0.03
 
 
 def test_gaussian_noise_has_torchvisions_strength(photos):

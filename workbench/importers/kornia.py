@@ -27,8 +27,10 @@ from .walker import (Child, Imported, Library, child_step, every_child_mapped, g
 # A sequence container's children run in order; these are opened up (or become a group step).
 _SEQUENCES = ("AugmentationSequential", "ImageSequential", "Sequential", "ModuleList")
 _POLICIES = ("RandAugment", "TrivialAugment", "AutoAugment")
-# Batch transforms: their p_batch gates the batch, as the step's p does.
-_BATCH_GATED = ("RandomMixUpV2", "RandomCutMixV2", "WbBetaMixUp")
+# Batch transforms (the modules of the ops that mix the batch): their p_batch gates the batch, as the
+# step's p does.
+_BATCH_GATED = {name for spec in REGISTRY.values() if spec.mixes_batch and spec.kornia is not None
+                for name in (spec.kornia.module, *spec.kornia.local_modules())}
 # Modules that only change the container or the dtype, not the pixels.
 _LAYOUT_ONLY = {"Identity": "does nothing"}
 

@@ -34,7 +34,7 @@ def wb_pil_resize(img, height, width, resample=Image.BILINEAR):
     return np.stack(out, axis=2).reshape((height, width) + img.shape[2:]).astype(img.dtype)
 
 
-def wb_filtered_shrink(transform, img, height, width):
+def wb_filtered_resize(transform, img, height, width):
     """`img` resized to height x width as the workbench's Kornia and DALI lowerings resize with
     antialias, when `transform` asks for a low-pass (area_for_downscale): bilinear through the
     triangle filter when it shrinks an axis, bicubic through PIL's (torch's antialiased bicubic,
@@ -52,11 +52,11 @@ def wb_filtered_shrink(transform, img, height, width):
 
 
 class WbResize(A.Resize):
-    """A.Resize whose area_for_downscale shrinks as wb_filtered_shrink does (the triangle filter, not
+    """A.Resize whose area_for_downscale shrinks as wb_filtered_resize does (the triangle filter, not
     OpenCV's area filter); everything else is A.Resize's."""
 
     def apply(self, img, **params):
-        out = wb_filtered_shrink(self, img, self.height, self.width)
+        out = wb_filtered_resize(self, img, self.height, self.width)
         return super().apply(img, **params) if out is None else out
 
 
@@ -67,7 +67,7 @@ class WbRandomResizedCrop(A.RandomResizedCrop):
     def apply(self, img, crop_coords, **params):
         x_min, y_min, x_max, y_max = crop_coords
         window = img[y_min:y_max, x_min:x_max]
-        out = wb_filtered_shrink(self, window, *self.size)
+        out = wb_filtered_resize(self, window, *self.size)
         return super().apply(img, crop_coords=crop_coords, **params) if out is None else out
 
 
@@ -177,11 +177,11 @@ class WbPerspective(A.ImageOnlyTransform):
 def wb_side_resize(transform, img, longest):
     """`img` resized as A.LongestMaxSize (`longest`) / A.SmallestMaxSize resize it, its sides rounded
     as `transform.rounding` says (scaled_sides: nearest as A, or down as torchvision's Resize) and
-    shrunk as wb_filtered_shrink shrinks."""
+    shrunk as wb_filtered_resize shrinks."""
     height, width = img.shape[:2]
     reference = max(height, width) if longest else min(height, width)
     size = scaled_sides(height, width, int(transform.max_size), reference, transform.rounding)
-    out = wb_filtered_shrink(transform, img, *size)
+    out = wb_filtered_resize(transform, img, *size)
     return cv2.resize(img, size[::-1], interpolation=transform.interpolation) if out is None else out
 
 
