@@ -24,7 +24,7 @@ import workbench as wb
 from workbench.model import FORMAT_NAME, MAX_FILE_BYTES, MAX_SEED, MAX_STEPS, Step
 from workbench import literals
 from workbench.ops import REGISTRY
-from workbench.ops.params import Choice, Flag, Floats, Number, OpRanges, Range, Size, Span
+from workbench.ops.params import Choice, Flag, Floats, Number, OpRanges, Range, Sides, Size, Span
 from workbench.codegen.dali import DALI_OPS
 from workbench.codegen.source_copy import definitions
 
@@ -215,7 +215,7 @@ def _hostile_param_cases():
         elif isinstance(prm, Number):
             for label, value in HOSTILE_SCALARS:
                 cases.append(pytest.param(op, prm.name, value, id=f"{op}.{prm.name}-{label}"))
-        elif isinstance(prm, (Range, Size, Floats)):
+        elif isinstance(prm, (Range, Size, Floats, Sides)):
             for label, value in HOSTILE_SCALARS:
                 bad = list(default)
                 bad[0] = value
@@ -1286,7 +1286,8 @@ DALI_IMPORTS = {"argparse", "os", "time", "pathlib", "numpy", "nvidia.dali.fn", 
                 "json", "math",
                 # do_not_convert: step functions without control flow skip DALI's autograph.
                 "nvidia.dali.pipeline"}
-DALI_STRINGS = {"HWC", "HW", "reflect_101", "reflect_1001", "edge", "wrap"}  # layouts and border policies
+# Layouts, border policies and the rules of drawn sizes (drawn_size's, constants of the specs).
+DALI_STRINGS = {"HWC", "HW", "reflect_101", "reflect_1001", "edge", "wrap", "shortest", "resize", "jitter"}
 
 
 def check_dali_source(chain: wb.Chain, src: str) -> None:

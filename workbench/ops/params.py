@@ -117,6 +117,8 @@ class Range(Param):
     slider: tuple[float, float] | None = None
     step: float | None = None
     integer: bool = False
+    # The top of `random` draws where it is below `hi`, as Number's (sides in pixels).
+    sample_hi: float | None = None
     ui: str = field(default="range_slider", init=False)
 
     def validate(self, where: str, value: Any) -> list[float]:
@@ -131,7 +133,8 @@ class Range(Param):
         return [a, b]
 
     def random(self, rng: np.random.Generator) -> list[float]:
-        a, b = sorted(round(float(x), 4) for x in rng.uniform(self.lo, self.hi, size=2))
+        hi = self.hi if self.sample_hi is None else min(self.hi, self.sample_hi)
+        a, b = sorted(round(float(x), 4) for x in rng.uniform(self.lo, hi, size=2))
         return [a, b]
 
     def describe(self) -> str:
@@ -406,7 +409,8 @@ class Span(Range):
         if not self.integer:
             return super().random(rng)
         step = 2 if self.odd else 1
-        values = list(range(int(self.lo) + (step == 2 and int(self.lo) % 2 == 0), int(self.hi) + 1, step))
+        hi = self.hi if self.sample_hi is None else min(self.hi, self.sample_hi)
+        values = list(range(int(self.lo) + (step == 2 and int(self.lo) % 2 == 0), int(hi) + 1, step))
         picks = rng.choice(len(values), size=2, replace=len(values) < 2)
         return sorted(int(values[int(k)]) for k in picks)
 
@@ -414,3 +418,36 @@ class Span(Range):
         kind = "odd integers" if self.odd else ("integers" if self.integer else "numbers")
         return (f"{self.name}: {self.doc} (range [lo, hi] of {kind} within [{self.lo}, {self.hi}], drawn per "
                 f"sample; one number v means [v, v])")
+
+
+@dataclass(frozen=True)
+class Sides(Param):
+    """One or more side lengths in pixels (whole numbers), one of which is drawn per sample: the
+    shorter sides of torchvision's RandomShortestSize. Kept in the order given.
+
+    Example:
+        >>> Sides("sizes", "shorter side, one drawn per sample", (256,)).validate("RandomShortestSize", [480, 512])
+        [480, 512]
+    """
+
+    lo: int = 1
+    hi: int = 8192
+    ui: str = field(default="sides", init=False)
+
+    def validate(self, where: str, value: Any) -> list[int]:
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            value = [value]
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or not value:
+            raise _fail(where, self.name, f"must be a list of one or more whole numbers of pixels in "
+                                          f"[{self.lo}, {self.hi}], got {show(value)}")
+        out = [_number(where, self.name, v, integer=True) for v in value]
+        if not all(self.lo <= v <= self.hi for v in out):
+            raise _fail(where, self.name, f"sides must be in [{self.lo}, {self.hi}] pixels, got {show(value)}")
+        return out
+
+    def random(self, rng: np.random.Generator) -> list[int]:
+        # Sides the small images that random chains run on have (as Size's draws).
+        return sorted(int(v) for v in rng.integers(8, 64, size=int(rng.integers(1, 4))))
+
+    def describe(self) -> str:
+        return f"{self.name}: {self.doc} (a list of whole numbers of pixels in [{self.lo}, {self.hi}])"

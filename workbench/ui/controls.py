@@ -16,7 +16,7 @@ from typing import Any, Callable
 import ipywidgets as w
 
 from ..ops.groups import Weights
-from ..ops.params import Choice, Flag, Floats, Number, OpRanges, Param, Range, Size, Span
+from ..ops.params import Choice, Flag, Floats, Number, OpRanges, Param, Range, Sides, Size, Span
 
 # on_change(name, value) -> whether the step took the value (False: the app said why).
 OnChange = Callable[[str, Any], bool]
@@ -125,10 +125,11 @@ def control_for(param: Param, value: Any, on_change: OnChange) -> w.Widget:
             box.observe(lambda ch: on_change(param.name, [b.value for b in boxes]), names="value")
         row.control, row.entries = row, boxes
         return row
-    if isinstance(param, Weights):
-        # Comma-separated numbers, one per child; what cannot be read is sent as typed, so that
-        # validation names the problem.
-        widget = w.Text(value=", ".join(f"{v:g}" for v in value), placeholder="equal", continuous_update=False,
+    if isinstance(param, (Weights, Sides)):
+        # Comma-separated numbers (one per child, or the sides to draw from); what cannot be read
+        # is sent as typed, so that validation names the problem.
+        widget = w.Text(value=", ".join(f"{v:g}" for v in value), placeholder="equal" if isinstance(param, Weights)
+                        else "e.g. 480, 512, 544", continuous_update=False,
                         style=shared_style(w.Text), layout=shared_layout(flex="1 1 auto", width="auto"))
         widget.observe(lambda ch: on_change(param.name, _numbers(ch["new"])), names="value")
     elif isinstance(param, Choice):
