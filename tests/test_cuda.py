@@ -74,7 +74,7 @@ def test_estimate_on_the_gpu_has_the_copy_stage_where_it_exists(backend):
 
 # The settings issue 29 added, which the per-op CUDA tests (default settings) do not reach: local
 # Kornia variants (WbRandomResizedCrop, WbPaddedCrop, WbRandomSizedCrop, WbGridMask, WbBetaMixUp),
-# bicubic resizes, DALI's border slice and Beta draws.
+# bicubic resizes, DALI's border slice and Beta draws, sizes drawn per sample.
 ISSUE_29_STEPS = [
     ("RandomResizedCrop", {"size": [48, 64], "antialias": True, "interpolation": "bicubic"}),
     ("Resize", {"size": [60, 70], "interpolation": "bicubic"}),
@@ -84,6 +84,10 @@ ISSUE_29_STEPS = [
     ("GridMask", {"tile": 16, "ratio": 0.4, "random_offset": True}),
     ("MixUp", {"weight": [0.0, 1.0], "alpha": 0.3}),
     ("CutMix", {"area": [0.0, 1.0], "alpha": 0.5}),
+    # Sizes drawn per sample: Kornia's head runs image by image on the GPU too.
+    ("RandomShortestSize", {"sizes": [40, 56, 72], "max_size": 90}),
+    ("RandomResize", {"size": [40, 80]}),
+    ("ScaleJitter", {"target_size": [64, 64], "scale": [0.4, 1.4]}),
 ]
 
 

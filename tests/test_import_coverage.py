@@ -91,11 +91,10 @@ def test_every_imported_chain_runs_on_every_backend(library, name, backend):
     assert np.isfinite(out).all() and float(np.std(out)) > 0.0
 
 
-# Measured on the corpus (bench/import_coverage.py, torchvision 0.28): 76 of 83 transforms. What stays
-# unmapped: the detection and segmentation transforms that give each sample its own size
-# (RandomShortestSize, RandomResize, ScaleJitter, RandomZoomOut, RandomIoUCrop) and AugMix. The floor
-# keeps what maps mapped; issue 29's target is 0.95.
-TORCHVISION_FLOOR = 76 / 83
+# Measured on the corpus (bench/import_coverage.py, torchvision 0.28): 79 of 83 transforms (0.95, issue
+# 29's target). What stays unmapped: RandomZoomOut and RandomIoUCrop (SSD) and AugMix. The floor keeps
+# what maps mapped.
+TORCHVISION_FLOOR = 79 / 83
 
 
 def _torchvision_results():
@@ -120,5 +119,16 @@ def test_torchvision_corpus_imports_and_runs(name):
     assert cov.mapped >= 1 and chain.steps, [str(u) for u in cov.unmapped]
     images = _inputs(chain)
     out = chain.run(images, backend="kornia", device="cpu").images
-    sizes = {o.shape[:2] for o in out}
-    assert sizes == {_output_size(chain, *images[0].shape[:2])} and all(np.isfinite(o).all() for o in out)
+    smallest, largest = _size_bounds(chain, *images[0].shape[:2])
+    # (One size, unless a step draws each image's size: RandomShortestSize, RandomResize, ScaleJitter.)
+    assert all(smallest[k] <= o.shape[k] <= largest[k] for o in out for k in (0, 1)), (smallest, largest)
+    assert all(np.isfinite(o).all() for o in out)
+
+
+def _size_bounds(chain, height, width):
+    smallest = largest = (height, width)
+    for step in chain.steps:
+        if step.enabled:
+            smallest = step.spec.size_bounds(step.params, *smallest)[0]
+            largest = step.spec.size_bounds(step.params, *largest)[1]
+    return smallest, largest

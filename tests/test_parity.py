@@ -55,7 +55,8 @@ def test_op_agrees_across_backends(op, backend, other, photos, small_images, squ
         first = FIRST_RUNS[op] = chain.run(images, backend=backend, device="cpu")
     second = chain.run(images, backend=other, device="cpu")
     a, b = as_unit(first.images), as_unit(second.images)
-    assert [x.shape for x in a] == [x.shape for x in b]
+    if not spec.sizes_per_sample:  # (an op that draws each sample's size draws it per backend)
+        assert [x.shape for x in a] == [x.shape for x in b]
     before = as_unit(images)
     if spec.parity.reference is not None:
         # Draws differ by design: each backend must match the reference at its own draws.

@@ -402,6 +402,8 @@ def test_every_v2_transform_class_is_accounted_for():
                 "RandomSolarize", "RandomPosterize", "RandomEqualize", "RandomAutocontrast", "RandomAdjustSharpness",
                 "GaussianBlur", "Normalize", "CenterCrop", "Resize", "RandomRotation", "RandomAffine",
                 "RandomChannelPermutation", "GaussianNoise", "RandomCrop"} | {c[0] for c in DRAWN}
+    # Compared in tests/test_drawn_sizes.py (sizes and pixels, on every backend).
+    compared |= {"RandomShortestSize", "RandomResize", "ScaleJitter"}
     containers = {"Compose", "RandomApply", "RandomChoice", "RandomOrder"}
     for name in _classes():
         if name in containers or name in LAYOUT_ONLY:

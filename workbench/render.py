@@ -78,6 +78,20 @@ def mix_caption(rows) -> str:
                      if row.get("applied") and "partner" in row and "weight" in row)
 
 
+def size_caption(chain: ChainModel, image) -> str:
+    """A sample's size, "HxW" (height x width), where a step of `chain` draws each sample's size
+    (RandomShortestSize, RandomResize, ScaleJitter): the letterboxed tiles would hide it; ""
+    otherwise.
+
+    Example:
+        >>> from workbench.model import ChainModel, Step
+        >>> size_caption(ChainModel(steps=[Step.create("RandomResize")]), np.zeros((300, 400, 3)))
+        '300x400'
+    """
+    drawn = any(op.spec.sizes_per_sample for _, step in chain.enabled_steps() for op in step.ops())
+    return "{}x{}".format(*np.asarray(image).shape[:2]) if drawn else ""
+
+
 def _captioned(tile: np.ndarray, text: str) -> np.ndarray:
     """The tile with `text` on a dark strip along its bottom edge (nothing when empty)."""
     if not text:
@@ -302,7 +316,8 @@ def preview_grid(chain: ChainModel, images, draws: int = 3, backend: str = "korn
     for n, original in enumerate(originals):
         tiles = [fit_tile(original, cell, targets_of(given, n), show)] + [
             _captioned(fit_tile(to_display(chain, r.images[n]), cell, targets_of(r.targets, n), show),
-                       mix_caption(r.params[n])) for r in runs]
+                       " · ".join(filter(None, (size_caption(chain, r.images[n]), mix_caption(r.params[n])))))
+            for r in runs]
         row = np.full((cell, len(tiles) * (cell + gap) - gap, 3), 255, np.uint8)
         for j, tile in enumerate(tiles):
             row[:, j * (cell + gap): j * (cell + gap) + cell] = tile

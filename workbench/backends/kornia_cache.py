@@ -41,7 +41,8 @@ class PrefixCache(StepStateCache):
         enabled = chain.enabled_steps()
         module = load_module(emit(chain, "kornia"), "kornia")
         head = module.HEAD_STEPS
-        same_size = len({a.shape for a in arrays}) == 1
+        # A batch forms at once where the images share a size and no step draws each one's size.
+        same_size = len({a.shape for a in arrays}) == 1 and not module.PER_IMAGE
         if not same_size and head == len(enabled):  # no batch forms: every image runs alone
             self.resumed_at = 0
             return run_chain(chain, arrays, backend="kornia", device=device, seed=seed)

@@ -97,15 +97,32 @@ def resized_crop_constant(enabled) -> list[str]:
             "RESIZED_CROP = " + call("dict", {key: args[key] for key in ("size", "scale", "ratio", "resample")})]
 
 
+def per_image_head(enabled) -> tuple[int, bool]:
+    """(HEAD_STEPS, PER_IMAGE) of an export: how many of the enabled (index, step) pairs run image by
+    image, and whether every batch runs them so. Mixed input sizes run per image up to the first
+    step that fixes the size; a step that draws each sample's size (sizes_per_sample, in a group
+    too) makes every batch run per image, up to the first size-fixing step after it. Without
+    such a step, the whole chain.
+
+    Example:
+        >>> from workbench.model import Step
+        >>> per_image_head([(0, Step.create("CenterCrop", size=[8, 8])), (1, Step.create("HorizontalFlip"))])
+        (1, False)
+        >>> per_image_head([(0, Step.create("CenterCrop", size=[8, 8])), (1, Step.create("RandomResize"))])
+        (2, True)
+    """
+    drawn = [position for position, (_, step) in enumerate(enabled)
+             if any(op.spec.sizes_per_sample for op in step.ops())]
+    start = drawn[-1] + 1 if drawn else 0
+    fixing = next((position for position, (_, step) in enumerate(enabled)
+                   if position >= start and step.spec.fixes_size), None)
+    return (len(enabled) if fixing is None else fixing + 1), bool(drawn)
+
+
 def emit_kornia(chain: ChainModel) -> str:
     """The whole script as text (not yet syntax-checked; `export_chain` does that)."""
     enabled = chain.enabled_steps()
-    # Without a size-fixing step, images of different sizes run the whole chain one by one.
-    head = len(enabled)
-    for position, (_, step) in enumerate(enabled):
-        if step.spec.fixes_size:
-            head = position + 1
-            break
+    head, per_image = per_image_head(enabled)
     local = sorted({name for s in chain.enabled_ops() for name, is_local in [s.spec.kornia.module_for(s.params)]
                     if is_local})
     program = program_source(PROGRAM, CHAIN, roots=[*local, *PREVIEW_USES], whole=[m.__file__ for m in TARGET_MODULES],
@@ -118,8 +135,10 @@ def emit_kornia(chain: ChainModel) -> str:
     size_comments, size_constants = size_section(enabled, "kornia", "training_batches' resize=(224, 224)")
     lines += size_comments
     lines += ["", program.imports, "", comment("---- The chain ----"), f"SEED = {literal(chain.seed)}",
-              comment("With mixed input sizes the first HEAD_STEPS steps run per image (the last one fixes the size)."),
+              comment("With mixed input sizes the first HEAD_STEPS steps run per image (the last one fixes the size);"),
+              comment("with PER_IMAGE (a step draws each sample's size) every batch runs them so."),
               f"HEAD_STEPS = {literal(head)}",
+              f"PER_IMAGE = {literal(per_image)}",
               comment("(op name, position in the chain) of each enabled step, in order."),
               f"STEPS = {literal(tuple((identifier(s.op), i) for i, s in enabled))}",
               *resized_crop_constant(enabled),

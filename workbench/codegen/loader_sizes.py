@@ -25,12 +25,35 @@ def resize_position(enabled) -> tuple[int, bool]:
         >>> resize_position([(0, Step.create("CenterCrop", size=[64, 64])), (1, Step.create("MixUp"))])
         (2, False)
     """
+    last_drawn = drawn_sizes(enabled)
     for position, (_, step) in enumerate(enabled):
-        if step.spec.fixes_size:
+        if step.spec.fixes_size and (last_drawn is None or position > last_drawn[0]):
             return len(enabled), False
         if step.spec.mixes_batch:
             return position, True
     return len(enabled), True
+
+
+def drawn_sizes(enabled) -> tuple[int, str] | None:
+    """(position among the enabled steps, op) of the last step that draws each image's size
+    (RandomShortestSize, RandomResize, ScaleJitter; in a group too), or None.
+
+    Example:
+        >>> from workbench.model import Step
+        >>> drawn_sizes([(0, Step.create("RandomResize")), (1, Step.create("HorizontalFlip"))])
+        (0, 'RandomResize')
+    """
+    found = [(position, op.op) for position, (_, step) in enumerate(enabled) for op in step.ops()
+             if op.spec.sizes_per_sample]
+    return found[-1] if found else None
+
+
+# How each exported training loader hands over a batch whose images keep sizes of their own.
+DRAWN_BATCHES = {
+    "kornia": "as a list of CHW tensors, one per image",
+    "dali": "as one batch padded with zeros at the bottom and right to its largest image, with each image's "
+            "size (the loader's \"image_sizes\", N x 2: height, width)",
+}
 
 
 def size_texts(enabled, backend: str, option: str) -> tuple[str, str]:
@@ -63,6 +86,13 @@ def size_texts(enabled, backend: str, option: str) -> tuple[str, str]:
         size = "x".join(str(side) for side in fixing[1].params["size"])
         return (f"Output size: {size}, fixed by step {fixing[0] + 1} ({fixing[1].op}): folders of mixed sizes "
                 f"train as they are."), fix
+    drawn = drawn_sizes(enabled)
+    if drawn is not None and needed and at == len(enabled):
+        return (f"Output size: drawn for each image by step {enabled[drawn[0]][0] + 1} ({drawn[1]}), so the images "
+                f"of a batch keep sizes of their own: the training loader yields them {DRAWN_BATCHES[backend]}, "
+                f"as torchvision's detection references feed a model, from folders of any sizes. --resize HxW "
+                f"({option}) resizes every image {place} to one size instead (bilinear, antialiased). --save and "
+                f"augment_images are not affected."), fix
     note = (f"Output size: {where}. A folder of one size "
             f"trains as it is. On a folder of mixed sizes (ImageNet is one) the training loader stops at the first "
             f"batch of several sizes with an error that names two of its files, unless it is given a size: "
@@ -91,4 +121,9 @@ def size_section(enabled, backend: str, option: str) -> tuple[list[str], list[st
                  f"FIXES_SIZE = {literal(not needed)}",
                  comment("Where the training loader's `resize` goes: before this many of the chain's enabled steps."),
                  f"RESIZE_AT = {literal(at)}"]
+    if backend == "dali":  # (the Kornia loader hands over what augment_batch gives: a list)
+        drawn = drawn_sizes(enabled) is not None and needed and at == len(enabled)
+        constants += [comment("Whether the chain ends with each image at a size drawn for it: the training loader"),
+                      comment("then pads each batch to its largest image and hands over their sizes."),
+                      f"DRAWN_SIZES = {literal(drawn)}"]
     return [comment(line) for line in textwrap.wrap(note, 96)], constants

@@ -142,17 +142,28 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
             lambda: module.augment_batch(augmentation, x, device, torch_compile=s.torch_compile), s.runs, 1, sync)
         details["augment"] = (f"Kornia on {s.device}, uint8 to float included"
                               + (", fused runs through torch.compile" if s.torch_compile else ""))
-        inputs = [module.to_float(x, device)]
-        for step in augmentation:
-            inputs.append(step(inputs[-1]))
+        # A chain that draws each image's size runs its head image by image (as augment_batch):
+        # its steps are timed so, on a list of one-image batches, until the batch forms again.
+        inputs = [[module.to_float(x[i:i + 1], device) for i in range(len(x))] if module.PER_IMAGE
+                  else module.to_float(x, device)]
+        for k, step in enumerate(augmentation):
+            out = _each(step, inputs[-1])
+            if isinstance(out, list) and k + 1 == module.HEAD_STEPS and len({tuple(o.shape) for o in out}) == 1:
+                out = torch.cat(out)
+            inputs.append(out)
         steps = []
         for k, step in enumerate(augmentation):
-            steps.append(median_seconds(lambda: step(inputs[k]), s.runs, 1, sync))
+            steps.append(median_seconds(lambda: _each(step, inputs[k]), s.runs, 1, sync))
             tick(k + 1, len(augmentation))
     if inp.annotated:
         stages["targets"] = targets_seconds(module, inp, chain.seed, s, phases, s.device if cuda else None)
         details["targets"] = moving_detail(inp, cuda)
     return Measurement(rates, stages, details, steps, compile_seconds=compile_seconds)
+
+
+def _each(step, batch):
+    """A Kornia step on a batch, or on each one-image batch of a list."""
+    return [step(image) for image in batch] if isinstance(batch, list) else step(batch)
 
 
 def _measure_dali(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measurement:

@@ -45,8 +45,6 @@ CONTAINERS = ("Compose", "RandomApply", "RandomChoice", "RandomOrder")
 # tests/test_torchvision_parity.py): the op nearest to each.
 _NEAREST = {
     "RandomZoomOut": "PadIfNeeded (a fixed canvas, centred) then Resize",
-    "ScaleJitter": "RandomResizedCrop or SmallestMaxSize (one output size)",
-    "RandomShortestSize": "SmallestMaxSize (one size)", "RandomResize": "SmallestMaxSize (one size)",
     "RandomIoUCrop": "RandomResizedCrop (with boxes; no IoU constraint)",
     "AugMix": "RandAugment", "Pad": "PadIfNeeded (pads up to a size; v2.Pad adds fixed margins)",
     "FiveCrop": "CenterCrop (one crop per image)", "TenCrop": "CenterCrop (one crop per image)",

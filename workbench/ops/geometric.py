@@ -9,7 +9,7 @@ from ..runtime import targets
 from ..runtime.kornia_modules.geometric import max_size_scale, pad_to_at_least
 from ..literals import Name, literal
 from .dali_helpers import INTERP, RandomOp, uniform
-from .params import Choice, Flag, Floats, Number, Range, Size, Span
+from .params import Choice, Flag, Floats, Number, Range, Sides, Size, Span
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule, Inverse
 from . import kornia_reading as kr
 from . import torchvision_reading as tv
@@ -1510,6 +1510,168 @@ RANDOM_SIZED_CROP = OpSpec(
     ),
 )
 
+# ----- sizes drawn per sample (torchvision's RandomShortestSize, RandomResize, ScaleJitter) ----------
+@dataclass(frozen=True)
+class DrawnSizeOpSpec(OpSpec):
+    """An op that draws each sample's output size (`rule` of runtime/targets.py's drawn_sides);
+    `output_size` is the largest it can draw, `size_bounds` the smallest and the largest."""
+
+    rule: str = "shortest"
+    sizes_per_sample: bool = True
+
+    def _drawn(self, params: Mapping[str, Any], value: float, height: int, width: int) -> tuple[int, int]:
+        return targets.drawn_sides(self.rule, value, height, width, *_drawn_settings(self.rule, params))
+
+    def size_bounds(self, params: Mapping[str, Any], height: int, width: int) -> tuple[tuple[int, int], ...]:
+        values = params["sizes"] if self.rule == "shortest" else params[_DRAWN_SPAN[self.rule]]
+        return self._drawn(params, min(values), height, width), self._drawn(params, max(values), height, width)
+
+    def output_size(self, params: Mapping[str, Any], height: int, width: int) -> tuple[int, int]:
+        return self.size_bounds(params, height, width)[1]
+
+
+# Each rule's parameter drawn uniformly (RandomShortestSize draws among its `sizes`).
+_DRAWN_SPAN = {"resize": "size", "jitter": "scale"}
+
+
+def _drawn_settings(rule: str, a) -> tuple[int, tuple[int, int]]:
+    """(bound, target) of drawn_sides for the op's params."""
+    return (int(a["max_size"]) if rule == "shortest" else 0,
+            tuple(int(v) for v in a["target_size"]) if rule == "jitter" else (0, 0))
+
+
+def _drawn_module_args(rule: str):
+    """WbRandomSize's arguments (Kornia's and Albumentations' alike, but the filter's name)."""
+    def args(a, interpolation):
+        bound, target = _drawn_settings(rule, a)
+        span = tuple(float(v) for v in a[_DRAWN_SPAN[rule]]) if rule in _DRAWN_SPAN else (0.0, 0.0)
+        return {"rule": rule, "sizes": tuple(a.get("sizes", ())), "span": span, "bound": bound, "target": target,
+                **interpolation, "antialias": _antialias(a)}
+    return args
+
+
+def _dali_drawn_size(rule: str):
+    def apply(a, c, d):
+        bound, target = _drawn_settings(rule, a)
+        size = c.var("out_size")
+        return [f"{size} = drawn_size({literal(rule)}, {d['_value']}, {c.height}, {c.width}, {literal(bound)}, "
+                f"{literal(target)})",
+                f"{c.x} = resize_exactly({c.x}, {size}, {_interp(a)}, {literal(_antialias(a))})"]
+    return apply
+
+
+def _dali_drawn_value(rule: str):
+    def draws(a):
+        if rule == "shortest":
+            return {"_value": RandomOp("fn.random.uniform", {"values": [float(v) for v in a["sizes"]]})}
+        lo, hi = (float(v) for v in a[_DRAWN_SPAN[rule]])
+        # RandomResize's whole numbers lo..hi: uniform in [lo, hi + 1), floored (drawn_size).
+        return {"_value": uniform(lo, hi + 1.0 if rule == "resize" else hi)}
+    return draws
+
+
+def _reference_drawn_size(image, row):
+    """The image resized to the reported out_size by PIL's BILINEAR (the triangle filter, torch's
+    antialias=True, stretched when shrinking)."""
+    from PIL import Image
+
+    height, width = (int(round(float(v))) for v in row["out_size"])
+    return np.asarray(Image.fromarray(np.asarray(image)).resize((width, height), Image.BILINEAR),
+                      dtype=np.float64) / 255.0
+
+
+def _drawn_from_module(rule: str):
+    """The inverse of _drawn_module_args for Chain.from_kornia: a WbRandomSize of this rule as the op."""
+    def read(built, notes):
+        if built.get("rule") != rule:
+            return None
+        a = {"interpolation": str(built["resample"]), "antialias": bool(built["antialias"])}
+        if rule == "shortest":
+            a.update(sizes=[int(v) for v in built["sizes"]], max_size=int(built["bound"]))
+        elif rule == "resize":
+            a.update(size=[int(v) for v in built["span"]])
+        else:
+            a.update(target_size=[int(v) for v in built["target"]], scale=[float(v) for v in built["span"]])
+        return a
+    return read
+
+
+def _tv_drawn_size(rule: str):
+    """torchvision's transform of `rule` as the op; its interpolation and antialias as Resize's."""
+    def read(t, notes):
+        name = {"shortest": "RandomShortestSize", "resize": "RandomResize", "jitter": "ScaleJitter"}[rule]
+        a = {"interpolation": tv.interpolation(t, name, resize=True), "antialias": bool(t.antialias)}
+        if rule == "shortest":
+            a.update(sizes=[int(v) for v in t.min_size], max_size=int(t.max_size or 0))
+        elif rule == "resize":
+            if int(t.max_size) - 1 < int(t.min_size):
+                raise ValueError(f"min_size={t.min_size}, max_size={t.max_size}: torchvision draws from "
+                                 "[min_size, max_size), which is empty")
+            a.update(size=[int(t.min_size), int(t.max_size) - 1])  # torch.randint's high is excluded
+        else:
+            # torchvision reads target_size[1] against the height and target_size[0] against the width.
+            a.update(target_size=[int(t.target_size[1]), int(t.target_size[0])],
+                     scale=[float(t.scale_range[0]), float(t.scale_range[1])])
+        return a
+    return read
+
+
+def _drawn_size_spec(rule: str, name: str, doc: str, params: tuple, parity_params: dict) -> DrawnSizeOpSpec:
+    args = _drawn_module_args(rule)
+    return DrawnSizeOpSpec(
+        name=name, family="geometric", always_applies=True, rule=rule,
+        targets=TargetRule(geometry=targets.resize, size="drawn"),
+        from_torchvision=Inverse(name, _tv_drawn_size(rule)),
+        # Each backend draws its own sizes: each is checked against PIL's resize to its reported out_size.
+        parity=Parity(mae=0.5 / 255, psnr=52.0, params=parity_params, reference=_reference_drawn_size),
+        doc=doc + " Each sample of a batch leaves at its own size: the chain runs image by image from this "
+                  "step until one fixes the size. `antialias` filters when shrinking, as Resize's. Reported as "
+                  "out_size [height, width].",
+        params=params + (_RESIZE_INTERP, Flag("antialias", "low-pass filter before shrinking, against aliasing "
+                                              "(torchvision's default)", True)),
+        kornia=KorniaLowering("WbRandomSize", lambda a: args(a, {"resample": a["interpolation"]}),
+                              record={"out_size": "out_size"}, local=True, from_module=_drawn_from_module(rule)),
+        dali=DaliLowering(needs_size=True, reports=("out_size",), draws=_dali_drawn_value(rule),
+                          apply=_dali_drawn_size(rule),
+                          note="sizes come from DALI's generator, Kornia's from its own: draws differ, the same "
+                               "size resamples alike"),
+        albumentations=AlbumentationsLowering(
+            "WbRandomSize", lambda a: args(a, {"interpolation": _CV_INTERP[a["interpolation"]]}),
+            record={"out_size": "out_size"}),
+    )
+
+
+RANDOM_SHORTEST_SIZE = _drawn_size_spec(
+    "shortest", "RandomShortestSize",
+    "Resize keeping the aspect ratio so that the shorter side becomes one of `sizes`, drawn per sample, and "
+    "the longer at most `max_size` (0: no bound), as torchvision's RandomShortestSize (its detection "
+    "references' multi-scale training): r = size / shorter side, min(r, max_size / longer side), each side "
+    "int(side x r).",
+    (Sides("sizes", "the shorter side after resizing, one drawn per sample", (480, 512, 544, 576, 608)),
+     Number("max_size", "bound on the longer side (0: none)", 0, lo=0, hi=8192, integer=True, sample_hi=96,
+            slider=(0, 2048))),
+    {"sizes": [90, 150, 211], "max_size": 0})
+
+RANDOM_RESIZE = _drawn_size_spec(
+    "resize", "RandomResize",
+    "Resize keeping the aspect ratio so that the shorter side becomes a whole number drawn uniformly in `size` "
+    "[lo, hi], the other int(size x side / shorter side), as torchvision's RandomResize (its segmentation "
+    "references; torchvision's max_size excluded, this hi included).",
+    (Span("size", "the shorter side after resizing, drawn per sample", (256, 512), lo=1, hi=8192, integer=True,
+           sample_hi=96, slider=(32, 2048)),),
+    {"size": [90, 211]})
+
+SCALE_JITTER = _drawn_size_spec(
+    "jitter", "ScaleJitter",
+    "Resize keeping the aspect ratio by r = min(target height / height, target width / width) x a scale "
+    "drawn uniformly in `scale`, each side int(side x r) (float32), as torchvision's ScaleJitter (large scale "
+    "jitter, LSJ).",
+    (Size("target_size", "the size the image fits into at scale 1", (1024, 1024)),
+     Span("scale", "scale range, drawn per sample", (0.1, 2.0), lo=0.01, hi=10.0, sample_hi=2.0,
+          slider=(0.05, 4.0))),
+    {"target_size": [256, 256], "scale": [0.3, 1.2]})
+
 OPS = (HORIZONTAL_FLIP, VERTICAL_FLIP, ROTATE, AFFINE, RANDOM_RESIZED_CROP, RESIZE, CENTER_CROP,
        RANDOM_CROP, PAD, TRANSLATE, SHEAR, PERSPECTIVE, PAD_IF_NEEDED, LONGEST_MAX_SIZE, SMALLEST_MAX_SIZE,
-       RANDOM_ROTATE90, TRANSPOSE, D4, PERSPECTIVE_ZOOM, PAD_BORDER_IF_NEEDED, RANDOM_SIZED_CROP)
+       RANDOM_ROTATE90, TRANSPOSE, D4, PERSPECTIVE_ZOOM, PAD_BORDER_IF_NEEDED, RANDOM_SIZED_CROP,
+       RANDOM_SHORTEST_SIZE, RANDOM_RESIZE, SCALE_JITTER)

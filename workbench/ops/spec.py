@@ -270,6 +270,10 @@ class OpSpec:
     # whole same-size batch, p gates the whole batch, and its lowerings report `partner` (batch
     # index) and `weight` (the partner's share), with which the backends mix the labels too.
     mixes_batch: bool = False
+    # The op draws each sample's output size (RandomShortestSize, RandomResize, ScaleJitter): the
+    # samples of a batch leave it at sizes of their own, so the chain runs image by image from there
+    # until a step fixes the size, and its lowerings report out_size [height, width].
+    sizes_per_sample: bool = False
     kornia: KorniaLowering | None = None
     dali: DaliLowering | None = None
     albumentations: AlbumentationsLowering | None = None
@@ -308,8 +312,15 @@ class OpSpec:
         return backend in self.backends
 
     def output_size(self, params: Mapping[str, Any], height: int, width: int) -> tuple[int, int]:
-        """Image size after this op, given the input size."""
+        """Image size after this op, given the input size (the largest it can draw, for an op that
+        draws each sample's size)."""
         return tuple(params["size"]) if self.fixes_size else (height, width)
+
+    def size_bounds(self, params: Mapping[str, Any], height: int, width: int) -> tuple[tuple[int, int], ...]:
+        """(smallest, largest) image size after this op, given the input size: one size twice
+        unless the op draws each sample's size (sizes_per_sample)."""
+        size = tuple(self.output_size(params, height, width))
+        return size, size
 
     def param(self, name: str) -> Param:
         for p in self.params:

@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from .targets import elastic_field, scaled_sides
+from .targets import drawn_sides, elastic_field, scaled_sides
 
 
 def wb_pil_resize(img, height, width, resample=Image.BILINEAR):
@@ -26,7 +26,8 @@ def wb_pil_resize(img, height, width, resample=Image.BILINEAR):
     `resample`: torch's antialiased bicubic, a = -0.5). uint8 keeps PIL's 8-bit rounding; other
     dtypes are resampled per channel in float32."""
     if img.dtype == np.uint8 and img.ndim == 3 and img.shape[2] == 3:
-        return np.asarray(Image.fromarray(img).resize((width, height), resample))
+        # np.array: a writable copy (np.asarray of a PIL image is read-only, which torch warns about).
+        return np.array(Image.fromarray(img).resize((width, height), resample))
     planes = img[:, :, None] if img.ndim == 2 else img
     kind = np.uint8 if img.dtype == np.uint8 else np.float32
     out = [np.asarray(Image.fromarray(np.ascontiguousarray(planes[:, :, k], dtype=kind)).resize(
@@ -183,6 +184,45 @@ def wb_side_resize(transform, img, longest):
     size = scaled_sides(height, width, int(transform.max_size), reference, transform.rounding)
     out = wb_filtered_resize(transform, img, *size)
     return cv2.resize(img, size[::-1], interpolation=transform.interpolation) if out is None else out
+
+
+class WbRandomSize(A.ImageOnlyTransform):
+    """torchvision's RandomShortestSize, RandomResize and ScaleJitter (the workbench's ops of those
+    names; `rule` "shortest", "resize" or "jitter", settings as kornia_modules' WbRandomSize): a size
+    drawn per image (drawn_sides), resized to by OpenCV, or through the triangle filter with
+    `antialias` as WbResize shrinks. Reports out_size [height, width]; masks, boxes and keypoints
+    move from it."""
+
+    def __init__(self, rule, sizes=(), span=(0.0, 0.0), bound=0, target=(0, 0), interpolation=cv2.INTER_LINEAR,
+                 antialias=True, p=1.0):
+        super().__init__(p=p)
+        self.rule, self.sizes, self.span = str(rule), tuple(int(v) for v in sizes), (float(span[0]), float(span[1]))
+        self.bound, self.target = int(bound), (int(target[0]), int(target[1]))
+        self.interpolation, self.antialias = int(interpolation), bool(antialias)
+        # What wb_filtered_resize reads: a low-pass where torchvision's antialias is on.
+        self.area_for_downscale = "image" if self.antialias else None
+
+    @property
+    def targets_as_params(self):
+        return ["image"]
+
+    def get_params_dependent_on_data(self, params, data):
+        height, width = params["shape"][:2]
+        if self.rule == "shortest":
+            value = self.py_random.choice(self.sizes)
+        elif self.rule == "resize":
+            value = self.py_random.randint(int(self.span[0]), int(self.span[1]))
+        else:
+            value = self.py_random.uniform(*self.span)
+        return {"out_size": list(drawn_sides(self.rule, value, height, width, self.bound, self.target))}
+
+    def apply(self, img, out_size, **params):
+        height, width = out_size
+        out = wb_filtered_resize(self, img, height, width)
+        return cv2.resize(img, (width, height), interpolation=self.interpolation) if out is None else out
+
+    def get_transform_init_args_names(self):
+        return ("rule", "sizes", "span", "bound", "target", "interpolation", "antialias")
 
 
 class WbLongestMaxSize(A.LongestMaxSize):

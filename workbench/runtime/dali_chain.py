@@ -39,6 +39,9 @@ SIZE_FIX = ("add a RandomResizedCrop, Resize, CenterCrop, RandomCrop, Pad or Ran
 FIXES_SIZE = False
 # Where the training loader's `resize` goes: before this many of the chain's enabled steps.
 RESIZE_AT = 0
+# Whether the chain ends with each image at a size drawn for it: the training loader then pads
+# each batch to its largest image and hands over their sizes.
+DRAWN_SIZES = False
 # The chain's plan for masks, boxes and keypoints (codegen/targets_source.py).
 TARGET_ROWS = []
 TARGET_PLAN = []

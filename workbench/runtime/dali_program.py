@@ -58,9 +58,9 @@ from .common import (CLASS_ID_DIGITS, IMAGE_EXTENSIONS, add_resize_argument, ben
                      check_one_size, check_shards_argument, contract_parser, derive_seed, distributed_context,
                      first_two_sizes, index_shards, list_image_files, loader_resize, mixed_sizes_error,
                      print_rates, print_seen, run_command, save_inputs, shard_paths, timed_rates)
-from .dali_chain import (CONDITIONALS, DRAWS, FIXES_SIZE, MIXING_STEPS, ONE_SIZE_BEFORE, REGION_DECODE,
-                         REGION_STEPS, RESIZE_AT, SEED, SIZE_FIX, SIZE_NOTE, STEP_DRAWS, STEP_FUNCTIONS,
-                         TARGETS_REFUSED, augment_targets)
+from .dali_chain import (CONDITIONALS, DRAWN_SIZES, DRAWS, FIXES_SIZE, MIXING_STEPS, ONE_SIZE_BEFORE,
+                         REGION_DECODE, REGION_STEPS, RESIZE_AT, SEED, SIZE_FIX, SIZE_NOTE, STEP_DRAWS,
+                         STEP_FUNCTIONS, TARGETS_REFUSED, augment_targets)
 
 
 def _threads():
@@ -283,7 +283,13 @@ def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_se
             images, step_draws, *mixed = augment(images, aug_seed, first=RESIZE_AT, labels=mixed[0] if mixed else None)
             draws = draws + step_draws
         label = mixed[0] if mixed else label
-    outputs = (images, (label.gpu() if gpu else label))
+    drawn = augmented and DRAWN_SIZES and not resize
+    if drawn:
+        # Each image keeps the size a step drew for it: one batch, padded with zeros at the bottom
+        # and right to its largest image, and each image's size, which the padding would hide.
+        image_sizes = fn.slice(images.shape(), 0, 2, axes=[0])
+        images = fn.pad(images, axes=(0, 1), fill_value=0)
+    outputs = (images, (label.gpu() if gpu else label)) + ((image_sizes,) if drawn else ())
     # The size each file decodes to (its header's, as the decoder reads it), before any step.
     return outputs + ((fn.peek_image_shape(encoded), *draws) if annotated else ())
 
@@ -302,7 +308,10 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
 
     `resize` (height, width): every image is resized to it where the batch must first be one
     size (SIZE_NOTE says where); a chain that does not fix the size needs it for a folder of
-    mixed sizes, whose first batch of several sizes raises an error otherwise.
+    mixed sizes, whose first batch of several sizes raises an error otherwise. A chain that ends
+    with sizes drawn per image (DRAWN_SIZES: RandomShortestSize, RandomResize, ScaleJitter) takes
+    folders of any sizes without it: each batch is padded with zeros at the bottom and right to
+    its largest image, and batch[0]["image_sizes"] (N x 2) gives each image's height and width.
 
     `coco` (a COCO instances file) and/or `masks` (a folder of label-map PNGs named after the
     images): the folder's annotated images only, and in place of the labels their targets moved
@@ -393,7 +402,8 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
     # Drop the ragged last batch, unless a shard holds less than one batch (small folders):
     # then fill it by repeating samples, or there would be nothing to train on.
     policy = LastBatchPolicy.DROP if len(labels) // world_size >= batch_size else LastBatchPolicy.FILL
-    outputs = ["images", "labels"] + (["sizes", *DRAWS] if annotations is not None else [])
+    outputs = (["images", "labels"] + (["image_sizes"] if augmented and DRAWN_SIZES and resize is None else [])
+               + (["sizes", *DRAWS] if annotations is not None else []))
     return OneSizeIterator([pipe], outputs, reader_name="Reader", last_batch_policy=policy, auto_reset=True)
 
 

@@ -14,8 +14,10 @@ from .rows import sample_rows
 from .targets import move_batch, with_resize
 
 SEED = 0
-# With mixed input sizes the first HEAD_STEPS steps run per image (the last one fixes the size).
+# With mixed input sizes the first HEAD_STEPS steps run per image (the last one fixes the size);
+# with PER_IMAGE (a step draws each sample's size) every batch runs them so.
 HEAD_STEPS = 0
+PER_IMAGE = False
 # (op name, position in the chain) of each enabled step, in order.
 STEPS = ()
 # The first step's RandomResizedCrop arguments, or None (see resized_crop_windows).

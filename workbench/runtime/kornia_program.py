@@ -70,7 +70,7 @@ from .common import (add_resize_argument, bench_batches, box_count, check_one_si
                      contract_parser, decode_image, derive_seed, distributed_context, index_shards,
                      list_image_files, loader_resize, print_rates, print_seen, read_member, record_arrays,
                      run_command, save_inputs, shard_paths, timed_rates)
-from .kornia_chain import (FIXES_SIZE, HEAD_STEPS, RESIZE_AT, RESIZED_CROP, SEED, SIZE_FIX,
+from .kornia_chain import (FIXES_SIZE, HEAD_STEPS, PER_IMAGE, RESIZE_AT, RESIZED_CROP, SEED, SIZE_FIX,
                            SIZE_NOTE, STEPS, TARGETS_REFUSED, augment_targets, build_augmentation)
 from .kornia_modules.fusion import (fused_colour, fused_geometry_plan, fused_resample, fusion_chunk,
                                     fusion_gate, fusion_jitter_branches, fusion_segments, fusion_slice)
@@ -398,11 +398,12 @@ def to_float(images, device):
 def augment_batch(augmentation, images, device, records=None, labels=None, fuse=True, torch_compile=False):
     """Augment a uint8 NCHW tensor, or a list of uint8 CHW tensors of mixed sizes.
 
-    Mixed sizes: the steps before HEAD_STEPS run per image (the last of them fixes the
-    size), then the remaining steps run on the stacked batch. With `labels` (soft targets)
-    the result is (batch, mixed labels). `fuse`, `torch_compile`: see apply_steps.
+    Mixed sizes, or any batch with PER_IMAGE (a step draws each sample's size): the steps before
+    HEAD_STEPS run per image, then the remaining steps run on the stacked batch; a list of CHW
+    images comes back where the sizes still differ. With `labels` (soft targets) the result is
+    (batch, mixed labels). `fuse`, `torch_compile`: see apply_steps.
     """
-    if torch.is_tensor(images):
+    if torch.is_tensor(images) and not PER_IMAGE:
         # uint8 as it is: a CPU's fused runs convert it a chunk at a time (see run_fused).
         return apply_steps(augmentation, images.to(device, non_blocking=True), records, labels, fuse, torch_compile)
     head, tail = augmentation[:HEAD_STEPS], augmentation[HEAD_STEPS:]
@@ -1031,7 +1032,7 @@ def augment_resized(augmentation, images, device, size, labels=None, torch_compi
                                      records=records)
         return resize_batch(out, size) if labels is None else (resize_batch(out[0], size), out[1])
     head, tail = augmentation[:RESIZE_AT], augmentation[RESIZE_AT:]
-    pieces = [images] if torch.is_tensor(images) else [image[None] for image in images]
+    pieces = [images] if torch.is_tensor(images) and not PER_IMAGE else [image[None] for image in images]
     piece_records = [[] if records is not None else None for _ in pieces]
     batch = torch.cat([resize_batch(apply_steps(head, to_float(piece, device), piece_records[k],
                                                 torch_compile=torch_compile), size)
@@ -1127,7 +1128,7 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
             loader.sampler.set_epoch(epoch)
         torch.manual_seed(derive_seed(seed, rank, epoch))
         for images, labels in batches:
-            if not (FIXES_SIZE or resize or torch.is_tensor(images)):
+            if not (FIXES_SIZE or PER_IMAGE or resize or torch.is_tensor(images)):
                 # Checked at the first batch of several sizes (the loader makes a list of it), not
                 # by reading every header up front: that costs nothing when the sizes agree, where
                 # ImageNet's 1.28M headers would take minutes per rank (about 70 us a file); a

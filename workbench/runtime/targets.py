@@ -245,11 +245,40 @@ def scaled_sides(height, width, max_size, reference, rounding="nearest"):
     return max(1, round(height * scale)), max(1, round(width * scale))
 
 
+def drawn_sides(rule, value, height, width, bound=0, target=(0, 0)):
+    """(height, width) that a per-sample size op gives an image of height x width, from the sample's
+    draw `value`, as torchvision computes them (at least 1 pixel):
+    "shortest" (RandomShortestSize): r = value / the shorter side, at most `bound` / the longer side
+    when `bound` > 0, each side int(side * r) in float64; "resize" (RandomResize): the shorter side
+    becomes `value`, the other int(value * side / shorter side) (scaled_sides, down); "jitter"
+    (ScaleJitter): r = min(target height / height, target width / width) * value in float32, each
+    side int(side * r) in float32.
+
+    Example:
+        >>> drawn_sides("shortest", 300, 375, 500), drawn_sides("shortest", 600, 375, 500, bound=700)
+        ((300, 400), (525, 700))
+        >>> drawn_sides("resize", 301, 375, 500), drawn_sides("jitter", 0.5, 375, 500, target=(1024, 1024))
+        ((301, 401), (384, 512))
+    """
+    if rule == "resize":
+        return scaled_sides(height, width, int(value), min(height, width), "down")
+    if rule == "jitter":
+        r = np.float32(min(target[0] / height, target[1] / width)) * np.float32(value)
+        return max(1, int(np.float32(height) * r)), max(1, int(np.float32(width) * r))
+    r = float(value) / min(height, width)
+    if bound > 0:
+        r = min(r, bound / max(height, width))
+    return max(1, int(height * r)), max(1, int(width * r))
+
+
 def output_size(kind, params, row, height, width):
     """A step's output size (height, width): "same" as its input, "fixed" at params["size"],
     "padding" grown by the reported padding [left, right, top, bottom], "scale" resized by the
     reported scale (scaled_sides: the reference side max_size / scale, the other rounded as
-    params["rounding"] says, nearest when absent)."""
+    params["rounding"] says, nearest when absent), "drawn" the reported out_size [height, width]
+    (ops that draw each sample's size)."""
+    if kind == "drawn":
+        return int(round(float(row["out_size"][0]))), int(round(float(row["out_size"][1])))
     if kind == "fixed":
         return int(params["size"][0]), int(params["size"][1])
     if kind == "padding":

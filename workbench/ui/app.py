@@ -29,7 +29,7 @@ from ..errors import InputError, WorkbenchError
 from ..examples import example_chain
 from ..ops import FAMILIES, REGISTRY, why_not_in_group
 from ..order import insertion_point, order_warnings
-from ..render import TARGET_KINDS, fit_tile, mix_caption, targets_of, to_display
+from ..render import TARGET_KINDS, fit_tile, mix_caption, size_caption, targets_of, to_display
 from ..targets import Targets, annotation_sources, check_targets, load_annotated
 from .cards import label, step_card
 from .estimate_panel import EstimatePanel
@@ -598,8 +598,9 @@ class Workbench:
             else:
                 self.preview.summary.value = ""
                 for k, run in enumerate(results[backends[0]]):
-                    self.preview.fill_captions(backends[0], k, [(_caption(f"draw {k + 1}", rows), "")
-                                                                for rows in run.params])
+                    self.preview.fill_captions(backends[0], k, [
+                        (_caption(f"draw {k + 1}", rows, size_caption(chain, image)), "")
+                        for rows, image in zip(run.params, run.images)])
             self._send_rows(chain, show)
             self.preview.fill_originals(self._original_tiles_for(show))
             self._show_error("")
@@ -665,10 +666,11 @@ class Workbench:
                 found = draw_differences(a.params[n], b.params[n])
                 total += 1
                 differ += bool(found)
-                captions[first][k].append((_caption(f"draw {k + 1}", a.params[n]),
+                sizes = [size_caption(self._shown_chain, run.images[n]) for run in (a, b)]
+                captions[first][k].append((_caption(f"draw {k + 1}", a.params[n], sizes[0]),
                                            f"{first}, draw {k + 1} of image {n + 1}"))
                 captions[second][k].append(
-                    (_caption(f"{second} {'≠' if found else '='}", b.params[n]),
+                    (_caption(f"{second} {'≠' if found else '='}", b.params[n], sizes[1]),
                      f"{second} drew otherwise than {first}: " + "; ".join(found) if found else
                      f"{second} drew what {first} drew"))
         for backend, per_draw in captions.items():
@@ -757,10 +759,10 @@ class Workbench:
                                   **self.annotations)
 
 
-def _caption(head: str, rows: list[dict]) -> str:
-    """A tile's caption: `head`, then what batch mixing did to the sample, if anything."""
-    mixed = mix_caption(rows)
-    return f"{head} · {mixed}" if mixed else head
+def _caption(head: str, rows: list[dict], size: str = "") -> str:
+    """A tile's caption: `head`, the sample's size where the chain draws it (`size`, see
+    size_caption), then what batch mixing did to the sample, if anything."""
+    return " · ".join(filter(None, (head, size, mix_caption(rows))))
 
 
 def _device(device: str) -> str:

@@ -388,6 +388,30 @@ def side_scale(max_size, longest, height, width, round_down=False):
     return scale, fn.cast(fn.stack(out[0], out[1]), dtype=types.FLOAT)
 
 
+@do_not_convert
+def drawn_size(rule, value, height, width, bound=0, target=(0, 0)):
+    """The size each sample's draw `value` gives it, as runtime/targets.py's drawn_sides computes it
+    ("shortest", "resize" or "jitter"), in the same float64 (float32 for "jitter") arithmetic: the
+    float (h, w) node to resize to, which the step reports as out_size."""
+    h = fn.cast(height, dtype=types.FLOAT64)
+    w = fn.cast(width, dtype=types.FLOAT64)
+    value = fn.cast(value, dtype=types.FLOAT64)
+    if rule == "jitter":
+        r = fn.cast(dmath.min(float(target[0]) / h, float(target[1]) / w), dtype=types.FLOAT) * fn.cast(
+            value, dtype=types.FLOAT)
+        sides = [dmath.floor(fn.cast(side, dtype=types.FLOAT) * r) for side in (h, w)]
+    elif rule == "resize":
+        # value is uniform in [lo, hi + 1): its floor is the whole number drawn.
+        short = dmath.floor(value)
+        sides = [dmath.floor(short * side / dmath.min(h, w)) for side in (h, w)]
+    else:
+        r = value / dmath.min(h, w)
+        if bound > 0:
+            r = dmath.min(r, float(bound) / dmath.max(h, w))
+        sides = [dmath.floor(side * r) for side in (h, w)]
+    return fn.cast(fn.stack(*(dmath.max(side, 1.0) for side in sides)), dtype=types.FLOAT)
+
+
 # ----- pads ---------------------------------------------------------------------------------------
 @do_not_convert
 def _geometric_before(pad, share):

@@ -5,7 +5,7 @@ import kornia
 import kornia.augmentation as K
 import torch
 
-from ..targets import scaled_sides
+from ..targets import drawn_sides, scaled_sides
 from .arguments import RecordsArguments
 
 
@@ -244,6 +244,51 @@ class ResizeSideTo(K.GeometricAugmentationBase2D, RecordsArguments):
         _, height, width = max_size_scale(int(input.shape[-2]), int(input.shape[-1]), flags["max_size"],
                                           flags["longest"], flags["rounding"])
         return wb_resize(input, height, width, resample=flags["resample"], antialias=flags["antialias"])
+
+
+class WbRandomSize(K.GeometricAugmentationBase2D, RecordsArguments):
+    """Resize each sample to a size drawn for it, as torchvision's RandomShortestSize ("shortest":
+    a shorter side drawn among `sizes`, the longer at most `bound` when > 0), RandomResize
+    ("resize": a shorter side drawn uniformly among the whole numbers of `span`) or ScaleJitter
+    ("jitter": a scale drawn uniformly in `span` times the fit into `target`); sides as
+    drawn_sides computes them, resampled as wb_resize. Samples of one batch leave at sizes of
+    their own, so the chain runs it image by image (a batch of one); a batch of several whose
+    draws differ is refused. Reports out_size [height, width] per sample."""
+
+    def __init__(self, rule, sizes=(), span=(0.0, 0.0), bound=0, target=(0, 0), resample="bilinear",
+                 antialias=True, p=1.0):
+        super().__init__(p=p)
+        self.flags = {"rule": str(rule), "sizes": tuple(int(v) for v in sizes),
+                      "span": (float(span[0]), float(span[1])), "bound": int(bound),
+                      "target": (int(target[0]), int(target[1])), "resample": str(resample).lower(),
+                      "antialias": bool(antialias)}
+
+    def generate_parameters(self, batch_shape):
+        count, height, width = int(batch_shape[0]), int(batch_shape[-2]), int(batch_shape[-1])
+        flags = self.flags
+        if flags["rule"] == "shortest":
+            values = torch.tensor(flags["sizes"], dtype=torch.float64)[torch.randint(len(flags["sizes"]), (count,))]
+        elif flags["rule"] == "resize":
+            values = torch.randint(int(flags["span"][0]), int(flags["span"][1]) + 1, (count,)).double()
+        else:  # as ScaleJitter draws it: lo + rand * (hi - lo), in float32
+            lo, hi = flags["span"]
+            values = (lo + torch.rand(count) * (hi - lo)).double()
+        sides = [drawn_sides(flags["rule"], value, height, width, flags["bound"], flags["target"])
+                 for value in values.tolist()]
+        return {"out_size": torch.tensor(sides, dtype=torch.float64).reshape(count, 2)}
+
+    def _out_size(self, params):
+        sizes = {tuple(int(v) for v in row) for row in params["out_size"].tolist()}
+        if len(sizes) > 1:
+            raise ValueError(f"{type(self).__name__} drew {len(sizes)} sizes for one batch; it gives each sample a "
+                             "size of its own, so run it image by image (the exported chain's augment_batch does)")
+        return sizes.pop()
+
+    def compute_transformation(self, input, params, flags):
+        return wb_resize_matrix(input, *self._out_size(params))
+
+    def apply_transform(self, input, params, flags, transform=None):
+        return wb_resize(input, *self._out_size(params), resample=flags["resample"], antialias=flags["antialias"])
 
 
 def wb_dihedral_matrices(turns, transposed, size, device, dtype):
