@@ -2,8 +2,10 @@
 import numpy as np
 import pytest
 import torch
+from PIL import Image
 
 import workbench as wb
+from conftest import _loaded_from
 from workbench.examples import example_chain
 
 cuda = pytest.mark.cuda
@@ -107,3 +109,28 @@ def test_new_settings_give_the_cpu_run_on_the_gpu(small_images, op, params):
     for g, c in zip(gpu.images, cpu.images):
         diff = np.abs(g.astype(np.int16) - c.astype(np.int16))
         assert diff.mean() < 0.5 and diff.max() <= 2
+
+
+@cuda
+@pytest.mark.parametrize("backend", ["kornia", "dali"])
+def test_sizes_drawn_per_sample_train_on_the_gpu(backend, sample_images, tmp_path):
+    """A chain that draws each image's size through the GPU training loaders, from JPEGs of several
+    sizes: Kornia (GPU decode, then the per-image head on cuda) yields a list of CUDA images at
+    their drawn sizes; DALI's GPU pipeline pads each batch and gives the sizes."""
+    folder = tmp_path / "train" / "cats"
+    folder.mkdir(parents=True)
+    for k, image in enumerate(sample_images[:6]):
+        Image.fromarray(np.ascontiguousarray(image[:100 + 12 * k, :140])).save(folder / f"{k}.jpg")
+    chain = wb.Chain(seed=2).add("RandomShortestSize", sizes=[48, 64, 80]).add("HorizontalFlip", p=0.5)
+    script = tmp_path / f"aug_{backend}.py"
+    chain.export(backend, path=script.name, folder=tmp_path)
+    module = _loaded_from(script)
+    if backend == "kornia":
+        _, images, _ = next(module.training_batches(str(tmp_path / "train"), 3, workers=0, device="cuda"))
+        assert isinstance(images, list) and all(image.is_cuda for image in images)
+        sizes = [tuple(image.shape[-2:]) for image in images]
+    else:
+        batch = next(iter(module.make_loader(str(tmp_path / "train"), 3, gpu=True, threads=2)))[0]
+        sizes = [tuple(size) for size in batch["image_sizes"].tolist()]
+        assert batch["images"].is_cuda and tuple(batch["images"].shape[1:3]) == tuple(np.max(sizes, axis=0))
+    assert len(sizes) == 3 and all(min(size) in (48, 64, 80) for size in sizes), sizes
