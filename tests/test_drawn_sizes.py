@@ -13,7 +13,7 @@ import torch
 import workbench as wb
 from conftest import _loaded_from
 from workbench.backends.kornia_cache import PrefixCache
-from workbench.runtime.targets import drawn_sides
+from workbench.runtime.targets import drawn_sides, zoom_out_padding
 
 BACKENDS = ["kornia", "dali", "albumentations"]
 CASES = [
@@ -295,3 +295,70 @@ def test_the_preview_captions_each_draw_with_its_size(sample_images):
                              cell=64)
     # Same pixels (one size to draw), but the caption strip along the tile's bottom edge.
     assert np.array_equal(plain[:50], captioned[:50]) and not np.array_equal(plain[52:], captioned[52:])
+
+
+# RandomZoomOut: a canvas drawn per sample (p gates it per sample: a skipped one keeps its size).
+def test_zoom_out_pads_as_torchvision_from_torchvisions_own_draws(v2):
+    """torchvision's make_params and zoom_out_padding on the draws it makes (the same generator
+    sequence: the ratio, then the place), over many image sizes and ranges."""
+    rng = np.random.default_rng(4)
+    for k, (height, width) in enumerate(rng.integers(5, 900, size=(200, 2)).tolist()):
+        side_range = tuple(sorted(float(v) for v in rng.uniform(1.0, 4.0, size=2)))
+        transform = v2.RandomZoomOut(side_range=side_range, p=1.0)
+        torch.manual_seed(k)
+        theirs = transform.make_params([torch.zeros(3, height, width)])["padding"]  # [left, top, right, bottom]
+        torch.manual_seed(k)
+        ratio = side_range[0] + torch.rand(1) * (side_range[1] - side_range[0])
+        u, v = torch.rand(2).tolist()
+        left, right, top, bottom = zoom_out_padding(float(ratio), u, v, height, width)
+        assert [left, top, right, bottom] == list(theirs), (height, width, side_range)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_imported_zoom_out_gives_torchvisions_pixels_at_its_own_canvas(v2, small_images, backend):
+    transform = v2.RandomZoomOut(fill=(123, 117, 104), side_range=(1.3, 2.2), p=1.0)
+    chain = wb.Chain.from_torchvision([transform], seed=3)
+    assert [s.op for s in chain.steps] == ["RandomZoomOut"] and chain.steps[0].params["fill"] == pytest.approx(
+        [123 / 255, 117 / 255, 104 / 255], abs=1e-6)
+    result = chain.run(small_images, backend=backend, device="cpu")
+    from torchvision.transforms.v2 import functional as F
+
+    for image, out, rows in zip(small_images, result.images, result.params):
+        left, right, top, bottom = (int(v) for v in rows[0]["padding"])
+        theirs = F.pad(torch.from_numpy(image).permute(2, 0, 1), [left, top, right, bottom], fill=[123, 117, 104])
+        ours = np.asarray(out, np.float64) * (1.0 if out.dtype == np.uint8 else 255.0)
+        assert out.shape[:2] == tuple(theirs.shape[-2:])
+        assert np.abs(ours - theirs.permute(1, 2, 0).numpy()).max() <= 0.5, backend
+
+
+def _constant(value, dtype):
+    """An external_source callback giving a batch of one sample, `value`."""
+    return lambda: [np.array(value, dtype)]
+
+
+def test_dali_places_the_canvas_as_zoom_out_padding_does():
+    from nvidia.dali import fn, pipeline_def
+
+    from workbench.runtime.dali_ops.geometric import zoom_out_window
+
+    rng = np.random.default_rng(6)
+    for height, width in rng.integers(5, 900, size=(60, 2)).tolist():
+        ratio, u, v = (float(np.float32(x)) for x in (rng.uniform(1.0, 4.0), rng.random(), rng.random()))
+
+        @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+        def pipe():
+            h = fn.external_source(lambda: [np.array(height, np.int64)], batch=True)
+            w = fn.external_source(lambda: [np.array(width, np.int64)], batch=True)
+            # (A callback with a parameter would be given the iteration's number: one without each.)
+            draws = [fn.external_source(_constant(x, np.float32), batch=True) for x in (ratio, u, v)]
+            return zoom_out_window(*draws, h, w)[0]
+
+        p = pipe()
+        p.build()
+        assert [int(x) for x in np.asarray(p.run()[0][0])] == zoom_out_padding(ratio, u, v, height, width)
+
+
+def test_a_group_refuses_a_child_that_draws_sizes():
+    with pytest.raises(wb.ChainError, match=r"step 1.1 \(RandomZoomOut\) cannot be inside a group: RandomZoomOut gives "
+                                            r"each sample a size of its own.*Move it out of OneOf"):
+        wb.Chain.from_dict({"steps": [{"op": "OneOf", "steps": [{"op": "RandomZoomOut"}, {"op": "HorizontalFlip"}]}]})

@@ -54,7 +54,7 @@ GEOMETRIC = {
     "Translate": {}, "Shear": {"shear_x": [-15, 15], "shear_y": [-5, 5]}, "Perspective": {"distortion": 0.4},
     "PadIfNeeded": {"min_size": [120, 140]}, "LongestMaxSize": {"max_size": 100}, "SmallestMaxSize": {"max_size": 80},
     "RandomShortestSize": {"sizes": [90, 110], "max_size": 180}, "RandomResize": {"size": [96, 140]},
-    "ScaleJitter": {"target_size": [128, 128], "scale": [0.5, 1.3]},
+    "ScaleJitter": {"target_size": [128, 128], "scale": [0.5, 1.3]}, "RandomZoomOut": {"side_range": [1.1, 1.6]},
     "PerspectiveZoom": {}, "PadBorderIfNeeded": {"min_size": [110, 140]},
     "RandomSizedCrop": {"height": [60, 90], "size": [70, 80], "w2h_ratio": 1.3},
     "GridDistortion": {"num_steps": 5, "distort_limit": [-0.5, 0.5]},

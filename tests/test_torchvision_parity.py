@@ -403,7 +403,7 @@ def test_every_v2_transform_class_is_accounted_for():
                 "GaussianBlur", "Normalize", "CenterCrop", "Resize", "RandomRotation", "RandomAffine",
                 "RandomChannelPermutation", "GaussianNoise", "RandomCrop"} | {c[0] for c in DRAWN}
     # Compared in tests/test_drawn_sizes.py (sizes and pixels, on every backend).
-    compared |= {"RandomShortestSize", "RandomResize", "ScaleJitter"}
+    compared |= {"RandomShortestSize", "RandomResize", "ScaleJitter", "RandomZoomOut"}
     containers = {"Compose", "RandomApply", "RandomChoice", "RandomOrder"}
     for name in _classes():
         if name in containers or name in LAYOUT_ONLY:

@@ -80,7 +80,7 @@ def mix_caption(rows) -> str:
 
 def size_caption(chain: ChainModel, image) -> str:
     """A sample's size, "HxW" (height x width), where a step of `chain` draws each sample's size
-    (RandomShortestSize, RandomResize, ScaleJitter): the letterboxed tiles would hide it; ""
+    (RandomShortestSize, RandomResize, ScaleJitter, RandomZoomOut): the letterboxed tiles hide it; ""
     otherwise.
 
     Example:

@@ -75,7 +75,8 @@ def support_matrix_markdown() -> str:
               "backend that runs all its children (Kornia runs each child on the samples that chose it, DALI under "
               "conditional execution, Albumentations per image). The group's `p` gates it per sample; a chosen "
               "child still applies with its own `p`. Children keep the image size: ops whose p is fixed at 1 "
-              "(crops, resizes, Normalize, policies) and batch mixing cannot be inside a group.", ""]
+              "(crops, resizes, Normalize, policies), ops that draw each sample's size (RandomZoomOut) and batch "
+              "mixing cannot be inside a group.", ""]
     for spec in GROUPS.values():
         lines.append(f"- **{spec.name}**: {spec.doc}"
                      + "".join(f" `{param.name}`: {param.doc}." for param in spec.params))

@@ -22,7 +22,7 @@ LOCAL_TRANSFORMS = {"Resize": "WbResize", "LongestMaxSize": "WbLongestMaxSize",
                     "SmallestMaxSize": "WbSmallestMaxSize", "ElasticTransform": "WbElasticTransform",
                     "RandomResizedCrop": "WbRandomResizedCrop"}
 # The workbench's transforms of ops Albumentations has no class for: a lowering names them itself.
-OWN_TRANSFORMS = ("WbPad", "WbSharpness", "WbPerspective", "WbRandomSize")
+OWN_TRANSFORMS = ("WbPad", "WbSharpness", "WbPerspective", "WbRandomSize", "WbRandomZoomOut")
 
 
 def albumentations_transform_call(step) -> str:

@@ -36,7 +36,7 @@ def resize_position(enabled) -> tuple[int, bool]:
 
 def drawn_sizes(enabled) -> tuple[int, str] | None:
     """(position among the enabled steps, op) of the last step that draws each image's size
-    (RandomShortestSize, RandomResize, ScaleJitter; in a group too), or None.
+    (RandomShortestSize, RandomResize, ScaleJitter, RandomZoomOut; in a group too), or None.
 
     Example:
         >>> from workbench.model import Step

@@ -1523,6 +1523,9 @@ class DrawnSizeOpSpec(OpSpec):
         return targets.drawn_sides(self.rule, value, height, width, *_drawn_settings(self.rule, params))
 
     def size_bounds(self, params: Mapping[str, Any], height: int, width: int) -> tuple[tuple[int, int], ...]:
+        if self.rule == "zoom_out":  # from the image as it is (or a sample the op skips) to the largest canvas
+            left, right, top, bottom = targets.zoom_out_padding(params["side_range"][1], 0.0, 0.0, height, width)
+            return (height, width), (height + top + bottom, width + left + right)
         values = params["sizes"] if self.rule == "shortest" else params[_DRAWN_SPAN[self.rule]]
         return self._drawn(params, min(values), height, width), self._drawn(params, max(values), height, width)
 
@@ -1671,7 +1674,84 @@ SCALE_JITTER = _drawn_size_spec(
           slider=(0.05, 4.0))),
     {"target_size": [256, 256], "scale": [0.3, 1.2]})
 
+def _tv_zoom_out(t, notes):
+    """v2.RandomZoomOut: its fill (one value, or one per channel; uint8 levels above 1 read as levels)."""
+    fill = t.fill
+    if isinstance(fill, dict):  # torchvision's per-type fills: the images' own
+        fill = next((value for kind, value in fill.items() if "Image" in getattr(kind, "__name__", str(kind))),
+                    fill.get(None, 0))
+    values = list(fill) if isinstance(fill, (list, tuple)) else [fill] * 3
+    if len(values) == 1:
+        values = values * 3
+    if len(values) != 3:
+        raise ValueError(f"fill={t.fill!r}: RandomZoomOut fills with one value or one per RGB channel")
+    return {"side_range": [float(v) for v in t.side_range], "fill": [_fill_level(v) for v in values]}
+
+
+def _wb_zoom_out(built, notes):
+    """The export's WbRandomZoomOut, from its arguments."""
+    return {"side_range": [float(v) for v in built["side_range"]], "fill": [float(v) for v in built["fill"]]}
+
+
+def _dali_zoom_out(a, c, d):
+    """The canvas as a window of the image (zoom_out_window), its outside filled by fn.slice's pad
+    policy with the fill at the step's value scale (the nearest 8-bit level while values are 0-255)."""
+    v = c.var
+    fill = [float(round(x * c.scale)) if c.scale == 255.0 else float(x) * c.scale for x in a["fill"]]
+    return [f"{v('padding')}, {v('start')}, {v('shape')} = zoom_out_window({d['_ratio']}, {d['_u']}, {d['_v']}, "
+            f"{c.height}, {c.width})",
+            f"{c.x} = slice_with_fill({c.x}, {v('start')}, {v('shape')}, {literal(fill)})"]
+
+
+def _reference_zoom_out(fill):
+    """The image padded by the reported [left, right, top, bottom] with the per-channel `fill`."""
+    def reference(image, row):
+        left, right, top, bottom = (int(round(p)) for p in row["padding"])
+        x = np.asarray(image, dtype=np.float64) / 255.0
+        out = np.empty((x.shape[0] + top + bottom, x.shape[1] + left + right, x.shape[2]))
+        out[:] = np.asarray(fill, np.float64)
+        out[top:top + x.shape[0], left:left + x.shape[1]] = x
+        return out
+    return reference
+
+
+_ZOOM_OUT_PARITY_FILL = [0.2, 0.4, 0.6]  # 8-bit levels (51, 102, 153), which every backend stores exactly
+
+RANDOM_ZOOM_OUT = DrawnSizeOpSpec(
+    name="RandomZoomOut", family="geometric", default_p=0.5, rule="zoom_out",
+    targets=TargetRule(geometry=targets.padding, size="padding"),
+    from_torchvision=Inverse("RandomZoomOut", _tv_zoom_out),
+    # Each backend draws its own canvases: each is checked against numpy's padding at its reported padding.
+    parity=Parity(border=0, mae=1e-6, params={"side_range": [1.2, 2.0], "fill": _ZOOM_OUT_PARITY_FILL},
+                  reference=_reference_zoom_out(_ZOOM_OUT_PARITY_FILL)),
+    doc="Place the image on a canvas `ratio` times its size, ratio drawn uniformly in `side_range` (>= 1), at a "
+        "uniformly drawn place, the rest filled with `fill` (one value per channel), as torchvision's RandomZoomOut "
+        "(SSD's zoom out): canvas sides int(side x ratio), the image int(room x u) from the left and top (float32). "
+        "A sample the op skips (p) keeps its size, and each other leaves at its own: the chain runs image by image "
+        "from this step until one fixes the size. Reported as padding [left, right, top, bottom].",
+    params=(
+        Range("side_range", "canvas size as a multiple of the image's, drawn per sample", (1.0, 4.0), lo=1.0,
+              hi=16.0, sample_hi=2.5, slider=(1.0, 8.0)),
+        Floats("fill", "fill per channel (0 = black, 1 = white)", (0.0, 0.0, 0.0), lo=0.0, hi=1.0),
+    ),
+    kornia=KorniaLowering("WbRandomZoomOut", lambda a: {"side_range": tuple(a["side_range"]),
+                                                        "fill": tuple(a["fill"])},
+                          record={"padding": "padding"}, local=True, from_module=_wb_zoom_out),
+    dali=DaliLowering(
+        needs_size=True, reports=("padding",),
+        draws=lambda a: {"_ratio": uniform(float(a["side_range"][0]), float(a["side_range"][1])),
+                         "_u": uniform(0.0, 1.0), "_v": uniform(0.0, 1.0)},
+        apply=_dali_zoom_out,
+        note="canvases come from DALI's generator, Kornia's from its own: draws differ, the same padding pads alike; "
+             "a fill between two 8-bit levels becomes the nearest level (Kornia keeps it exact)"),
+    albumentations=AlbumentationsLowering(
+        "WbRandomZoomOut",
+        lambda a: {"side_range": tuple(a["side_range"]), "fill": tuple(v * 255.0 for v in a["fill"])},
+        record={"padding": "padding"},
+        note="fills with fill * 255 (the uint8 scale): after a Normalize the fill is not rescaled"),
+)
+
 OPS = (HORIZONTAL_FLIP, VERTICAL_FLIP, ROTATE, AFFINE, RANDOM_RESIZED_CROP, RESIZE, CENTER_CROP,
        RANDOM_CROP, PAD, TRANSLATE, SHEAR, PERSPECTIVE, PAD_IF_NEEDED, LONGEST_MAX_SIZE, SMALLEST_MAX_SIZE,
        RANDOM_ROTATE90, TRANSPOSE, D4, PERSPECTIVE_ZOOM, PAD_BORDER_IF_NEEDED, RANDOM_SIZED_CROP,
-       RANDOM_SHORTEST_SIZE, RANDOM_RESIZE, SCALE_JITTER)
+       RANDOM_SHORTEST_SIZE, RANDOM_RESIZE, SCALE_JITTER, RANDOM_ZOOM_OUT)

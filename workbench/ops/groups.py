@@ -4,8 +4,9 @@ A group is a step whose `steps` are its children. `OneOf` runs one child per sam
 by `weights`; `SomeOf` runs `n` children per sample, chosen uniformly without replacement and
 run in their order in the group (as Albumentations' SomeOf does); `Sequential` runs all of
 them. The group's own `p` gates the whole group per sample, and a chosen child still honours
-its own `p`. Children keep the image size (no crops, resizes, Normalize, policies or batch
-mixing inside a group): every sample of a batch leaves the group with the size it came in with.
+its own `p`. Children keep the image size (no crops, resizes, Normalize, policies, sizes drawn
+per sample or batch mixing inside a group): every sample of a batch leaves the group with the
+size it came in with.
 
 Example:
     >>> GROUPS["OneOf"].validate_params("step 1 (OneOf)", {"weights": [1, 3]}, children=2)
@@ -143,4 +144,6 @@ def why_not_in_group(spec: OpSpec) -> str:
         return f"{spec.name} blends samples of one batch, so it cannot run for some samples only"
     if spec.always_applies:
         return f"{spec.name} must apply to every sample ({spec.always_applies_why})"
+    if spec.sizes_per_sample:
+        return f"{spec.name} gives each sample a size of its own, and a group's children keep the image size"
     return ""

@@ -270,9 +270,10 @@ class OpSpec:
     # whole same-size batch, p gates the whole batch, and its lowerings report `partner` (batch
     # index) and `weight` (the partner's share), with which the backends mix the labels too.
     mixes_batch: bool = False
-    # The op draws each sample's output size (RandomShortestSize, RandomResize, ScaleJitter): the
-    # samples of a batch leave it at sizes of their own, so the chain runs image by image from there
-    # until a step fixes the size, and its lowerings report out_size [height, width].
+    # The op draws each sample's output size (RandomShortestSize, RandomResize, ScaleJitter,
+    # RandomZoomOut): the samples of a batch leave it at sizes of their own, so the chain runs image by
+    # image from there until a step fixes the size; its lowerings report what the size comes from
+    # (out_size [height, width], or the zoom out's padding).
     sizes_per_sample: bool = False
     kornia: KorniaLowering | None = None
     dali: DaliLowering | None = None

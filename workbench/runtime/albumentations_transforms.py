@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from .targets import drawn_sides, elastic_field, scaled_sides
+from .targets import drawn_sides, elastic_field, scaled_sides, zoom_out_padding
 
 
 def wb_pil_resize(img, height, width, resample=Image.BILINEAR):
@@ -223,6 +223,35 @@ class WbRandomSize(A.ImageOnlyTransform):
 
     def get_transform_init_args_names(self):
         return ("rule", "sizes", "span", "bound", "target", "interpolation", "antialias")
+
+
+class WbRandomZoomOut(A.ImageOnlyTransform):
+    """torchvision's RandomZoomOut (the workbench's op of that name): the image on a canvas `ratio`
+    times its size (drawn in `side_range`) at a drawn place, filled with `fill` (0-255 per channel
+    on uint8 images); sides and place as zoom_out_padding computes them. Reports the padding
+    [left, right, top, bottom]; masks, boxes and keypoints move from it."""
+
+    def __init__(self, side_range=(1.0, 4.0), fill=(0.0, 0.0, 0.0), p=0.5):
+        super().__init__(p=p)
+        self.side_range, self.fill = (float(side_range[0]), float(side_range[1])), tuple(float(v) for v in fill)
+
+    @property
+    def targets_as_params(self):
+        return ["image"]
+
+    def get_params_dependent_on_data(self, params, data):
+        height, width = params["shape"][:2]
+        ratio = self.py_random.uniform(*self.side_range)
+        u, v = self.py_random.random(), self.py_random.random()
+        return {"padding": zoom_out_padding(ratio, u, v, height, width)}
+
+    def apply(self, img, padding, **params):
+        left, right, top, bottom = padding
+        value = list(self.fill) if img.ndim == 3 and img.shape[2] == len(self.fill) else [self.fill[0]]
+        return cv2.copyMakeBorder(img, top, bottom, left, right, cv2.BORDER_CONSTANT, value=value)
+
+    def get_transform_init_args_names(self):
+        return ("side_range", "fill")
 
 
 class WbLongestMaxSize(A.LongestMaxSize):

@@ -309,9 +309,10 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
     `resize` (height, width): every image is resized to it where the batch must first be one
     size (SIZE_NOTE says where); a chain that does not fix the size needs it for a folder of
     mixed sizes, whose first batch of several sizes raises an error otherwise. A chain that ends
-    with sizes drawn per image (DRAWN_SIZES: RandomShortestSize, RandomResize, ScaleJitter) takes
-    folders of any sizes without it: each batch is padded with zeros at the bottom and right to
-    its largest image, and batch[0]["image_sizes"] (N x 2) gives each image's height and width.
+    with sizes drawn per image (DRAWN_SIZES: RandomShortestSize, RandomResize, ScaleJitter,
+    RandomZoomOut) takes folders of any sizes without it: each batch is padded with zeros at the
+    bottom and right to its largest image, and batch[0]["image_sizes"] (N x 2) gives each image's
+    height and width.
 
     `coco` (a COCO instances file) and/or `masks` (a folder of label-map PNGs named after the
     images): the folder's annotated images only, and in place of the labels their targets moved

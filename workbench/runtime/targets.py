@@ -271,6 +271,21 @@ def drawn_sides(rule, value, height, width, bound=0, target=(0, 0)):
     return max(1, int(height * r)), max(1, int(width * r))
 
 
+def zoom_out_padding(ratio, u, v, height, width):
+    """torchvision's RandomZoomOut padding [left, right, top, bottom] of an image of height x width
+    from its draws (all float32, as torchvision computes them): a canvas int(side x ratio) on each
+    axis, the image at int(room x u) from the left and int(room x v) from the top.
+
+    Example:
+        >>> zoom_out_padding(2.0, 0.25, 0.5, 100, 200)
+        [50, 150, 50, 50]
+    """
+    ratio, u, v = np.float32(ratio), np.float32(u), np.float32(v)
+    canvas_h, canvas_w = int(np.float32(height) * ratio), int(np.float32(width) * ratio)
+    left, top = int(np.float32(canvas_w - width) * u), int(np.float32(canvas_h - height) * v)
+    return [left, canvas_w - width - left, top, canvas_h - height - top]
+
+
 def output_size(kind, params, row, height, width):
     """A step's output size (height, width): "same" as its input, "fixed" at params["size"],
     "padding" grown by the reported padding [left, right, top, bottom], "scale" resized by the

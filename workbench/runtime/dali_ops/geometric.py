@@ -412,6 +412,28 @@ def drawn_size(rule, value, height, width, bound=0, target=(0, 0)):
     return fn.cast(fn.stack(*(dmath.max(side, 1.0) for side in sides)), dtype=types.FLOAT)
 
 
+@do_not_convert
+def zoom_out_window(ratio, u, v, height, width):
+    """(padding, start, shape) of RandomZoomOut from its draws, as runtime/targets.py's
+    zoom_out_padding computes them (float32): the padding [left, right, top, bottom] and the canvas
+    as a window of the image, [-top, canvas_h - top) x [-left, canvas_w - left) ((y, x) int32)."""
+    ratio, u, v = (fn.cast(x, dtype=types.FLOAT) for x in (ratio, u, v))
+    h, w = fn.cast(height, dtype=types.FLOAT), fn.cast(width, dtype=types.FLOAT)
+    canvas_h, canvas_w = dmath.floor(h * ratio), dmath.floor(w * ratio)
+    left, top = dmath.floor((canvas_w - w) * u), dmath.floor((canvas_h - h) * v)
+    padding = fn.stack(left, canvas_w - w - left, top, canvas_h - h - top)
+    start = fn.cast(fn.stack(0.0 - top, 0.0 - left), dtype=types.INT32)
+    return padding, start, fn.cast(fn.stack(canvas_h, canvas_w), dtype=types.INT32)
+
+
+@do_not_convert
+def slice_with_fill(images, start, shape, fill):
+    """The window [start, start + shape) ((y, x) int32) of the images, the pixels outside them
+    `fill` (one value per channel): fn.slice's "pad" policy, exact."""
+    return fn.slice(images, start=start, shape=shape, axis_names="HW", out_of_bounds_policy="pad",
+                    fill_values=fill)
+
+
 # ----- pads ---------------------------------------------------------------------------------------
 @do_not_convert
 def _geometric_before(pad, share):

@@ -5,7 +5,7 @@ import kornia
 import kornia.augmentation as K
 import torch
 
-from ..targets import drawn_sides, scaled_sides
+from ..targets import drawn_sides, scaled_sides, zoom_out_padding
 from .arguments import RecordsArguments
 
 
@@ -289,6 +289,49 @@ class WbRandomSize(K.GeometricAugmentationBase2D, RecordsArguments):
 
     def apply_transform(self, input, params, flags, transform=None):
         return wb_resize(input, *self._out_size(params), resample=flags["resample"], antialias=flags["antialias"])
+
+
+class WbRandomZoomOut(K.GeometricAugmentationBase2D, RecordsArguments):
+    """torchvision's RandomZoomOut: the image placed on a canvas `ratio` times its size (ratio drawn
+    uniformly in `side_range`, >= 1) at a drawn place, the rest filled with `fill` (one value per
+    channel, in [0, 1]); sides and place as zoom_out_padding computes them. Each sample gets a size
+    of its own, so the chain runs it image by image (see WbRandomSize). Reports the padding
+    [left, right, top, bottom] per sample."""
+
+    def __init__(self, side_range=(1.0, 4.0), fill=(0.0, 0.0, 0.0), p=0.5):
+        super().__init__(p=p)
+        self.flags = {"side_range": (float(side_range[0]), float(side_range[1])),
+                      "fill": tuple(float(v) for v in fill)}
+
+    def generate_parameters(self, batch_shape):
+        count, height, width = int(batch_shape[0]), int(batch_shape[-2]), int(batch_shape[-1])
+        lo, hi = self.flags["side_range"]
+        ratios, places = lo + torch.rand(count) * (hi - lo), torch.rand(count, 2)  # torchvision's draws, float32
+        padding = [zoom_out_padding(r, u, v, height, width) for r, (u, v) in zip(ratios.tolist(), places.tolist())]
+        return {"padding": torch.tensor(padding, dtype=torch.float32).reshape(count, 4)}
+
+    def _padding(self, params):
+        paddings = {tuple(int(v) for v in row) for row in params["padding"].tolist()}
+        if len(paddings) > 1:
+            raise ValueError(f"{type(self).__name__} drew {len(paddings)} canvases for one batch; it gives each sample "
+                             "a size of its own, so run it image by image (the exported chain's augment_batch does)")
+        return paddings.pop()
+
+    def compute_transformation(self, input, params, flags):
+        left, _, top, _ = self._padding(params)
+        matrix = torch.eye(3, device=input.device, dtype=input.dtype).repeat(input.shape[0], 1, 1)
+        matrix[:, 0, 2], matrix[:, 1, 2] = float(left), float(top)
+        return matrix
+
+    def apply_transform(self, input, params, flags, transform=None):
+        left, right, top, bottom = self._padding(params)
+        count, channels, height, width = input.shape
+        fill = torch.tensor(flags["fill"], device=input.device, dtype=input.dtype)
+        fill = fill if channels == len(fill) else fill[:1].expand(channels)
+        out = fill.reshape(1, channels, 1, 1).expand(count, channels, height + top + bottom,
+                                                     width + left + right).clone()
+        out[:, :, top:top + height, left:left + width] = input
+        return out
 
 
 def wb_dihedral_matrices(turns, transposed, size, device, dtype):
