@@ -362,3 +362,16 @@ def test_a_group_refuses_a_child_that_draws_sizes():
     with pytest.raises(wb.ChainError, match=r"step 1.1 \(RandomZoomOut\) cannot be inside a group: RandomZoomOut gives "
                                             r"each sample a size of its own.*Move it out of OneOf"):
         wb.Chain.from_dict({"steps": [{"op": "OneOf", "steps": [{"op": "RandomZoomOut"}, {"op": "HorizontalFlip"}]}]})
+
+
+def test_a_kornia_module_refuses_a_batch_whose_samples_drew_several_sizes():
+    """The modules run image by image (augment_batch's PER_IMAGE): a batch of several draws would
+    otherwise be resized to one of them silently."""
+    from workbench.runtime.kornia_modules.geometric import WbRandomSize, WbRandomZoomOut
+
+    torch.manual_seed(0)
+    with pytest.raises(ValueError, match="WbRandomSize drew 4 sizes for one batch.*run it image by image"):
+        WbRandomSize("resize", span=(10, 40))(torch.rand(4, 3, 20, 30))
+    with pytest.raises(ValueError, match="WbRandomZoomOut drew 4 canvases for one batch"):
+        WbRandomZoomOut(side_range=(1.5, 3.0), p=1.0)(torch.rand(4, 3, 20, 30))
+    assert WbRandomSize("resize", span=(12, 12))(torch.rand(4, 3, 20, 30)).shape == (4, 3, 12, 18)

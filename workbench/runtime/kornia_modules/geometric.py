@@ -246,6 +246,17 @@ class ResizeSideTo(K.GeometricAugmentationBase2D, RecordsArguments):
         return wb_resize(input, height, width, resample=flags["resample"], antialias=flags["antialias"])
 
 
+def drawn_for_the_batch(module, rows, what):
+    """The one row of whole numbers (a size, a padding) that every sample of a batch drew, for a
+    module that gives each sample a size of its own: the chain runs it image by image, and a batch
+    whose samples drew several (`what`, e.g. "sizes") is refused."""
+    values = {tuple(int(v) for v in row) for row in rows.tolist()}
+    if len(values) > 1:
+        raise ValueError(f"{type(module).__name__} drew {len(values)} {what} for one batch; it gives each sample a "
+                         "size of its own, so run it image by image (the exported chain's augment_batch does)")
+    return values.pop()
+
+
 class WbRandomSize(K.GeometricAugmentationBase2D, RecordsArguments):
     """Resize each sample to a size drawn for it, as torchvision's RandomShortestSize ("shortest":
     a shorter side drawn among `sizes`, the longer at most `bound` when > 0), RandomResize
@@ -278,11 +289,7 @@ class WbRandomSize(K.GeometricAugmentationBase2D, RecordsArguments):
         return {"out_size": torch.tensor(sides, dtype=torch.float64).reshape(count, 2)}
 
     def _out_size(self, params):
-        sizes = {tuple(int(v) for v in row) for row in params["out_size"].tolist()}
-        if len(sizes) > 1:
-            raise ValueError(f"{type(self).__name__} drew {len(sizes)} sizes for one batch; it gives each sample a "
-                             "size of its own, so run it image by image (the exported chain's augment_batch does)")
-        return sizes.pop()
+        return drawn_for_the_batch(self, params["out_size"], "sizes")
 
     def compute_transformation(self, input, params, flags):
         return wb_resize_matrix(input, *self._out_size(params))
@@ -311,11 +318,7 @@ class WbRandomZoomOut(K.GeometricAugmentationBase2D, RecordsArguments):
         return {"padding": torch.tensor(padding, dtype=torch.float32).reshape(count, 4)}
 
     def _padding(self, params):
-        paddings = {tuple(int(v) for v in row) for row in params["padding"].tolist()}
-        if len(paddings) > 1:
-            raise ValueError(f"{type(self).__name__} drew {len(paddings)} canvases for one batch; it gives each sample "
-                             "a size of its own, so run it image by image (the exported chain's augment_batch does)")
-        return paddings.pop()
+        return drawn_for_the_batch(self, params["padding"], "canvases")
 
     def compute_transformation(self, input, params, flags):
         left, _, top, _ = self._padding(params)
