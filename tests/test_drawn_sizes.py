@@ -358,10 +358,29 @@ def test_dali_places_the_canvas_as_zoom_out_padding_does():
         assert [int(x) for x in np.asarray(p.run()[0][0])] == zoom_out_padding(ratio, u, v, height, width)
 
 
-def test_a_group_refuses_a_child_that_draws_sizes():
-    with pytest.raises(wb.ChainError, match=r"step 1.1 \(RandomZoomOut\) cannot be inside a group: RandomZoomOut gives "
-                                            r"each sample a size of its own.*Move it out of OneOf"):
-        wb.Chain.from_dict({"steps": [{"op": "OneOf", "steps": [{"op": "RandomZoomOut"}, {"op": "HorizontalFlip"}]}]})
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_group_with_size_changing_children_leaves_each_sample_at_its_childs_size(small_images, backend):
+    """OneOf of a crop and a pad (a tile pipeline's), and of a drawn size: the chain runs per image
+    from the group (Kornia's PER_IMAGE), a later Resize makes one batch again, targets follow."""
+    group = {"op": "OneOf", "steps": [{"op": "RandomSizedCrop", "params": {"height": [40, 90], "size": [64, 64]}},
+                                      {"op": "PadIfNeeded", "params": {"min_size": [120, 140]}},
+                                      {"op": "RandomZoomOut", "params": {"side_range": [1.2, 1.5]}, "p": 1.0}]}
+    chain = wb.Chain.from_dict({"seed": 4, "steps": [group, {"op": "HorizontalFlip", "p": 0.5}]})
+    assert chain.steps[0].draws_sizes() and chain.steps[0].size_bounds(96, 128) == ((64, 64), (144, 192))
+    result = chain.run(small_images * 3, backend=backend, device="cpu", boxes=[[[30.0, 20.0, 60.0, 50.0]]] * 18)
+    for image, rows, boxes in zip(result.images, result.params, result.boxes):
+        chosen = rows[0]["chosen"][0] - 1
+        if chosen == 0:
+            assert image.shape[:2] == (64, 64)
+        elif chosen == 1:
+            assert image.shape[:2] == (120, 140) and boxes.shape[0] == 1
+            assert abs(float(boxes[0][1]) - 32.0) < 1e-4  # moved down by the pad's 12 rows
+        else:
+            left, right, top, bottom = (int(v) for v in rows[0]["steps"][2]["padding"])
+            assert image.shape[:2] == (96 + top + bottom, 128 + left + right)
+    assert {rows[0]["chosen"][0] for rows in result.params} == {1, 2, 3}  # every child ran on some sample
+    again = wb.Chain.from_dict({"seed": 4, "steps": [group, {"op": "Resize", "params": {"size": [48, 48]}}]})
+    assert again.run(small_images * 3, backend=backend, device="cpu").images.shape == (18, 48, 48, 3)
 
 
 def test_a_kornia_module_refuses_a_batch_whose_samples_drew_several_sizes():

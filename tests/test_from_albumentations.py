@@ -114,9 +114,8 @@ def test_containers_become_groups_with_albumentations_semantics():
         A.Sequential([A.VerticalFlip(p=1.0), A.OneOf([A.InvertImg(), A.HorizontalFlip()])], p=0.5),
         A.OneOf([A.Resize(32, 32), A.InvertImg()], p=1.0),
     ])
-    with pytest.warns(UserWarning, match=r"1 transform\(s\) left out"):
-        chain = wb.Chain.from_albumentations(pipeline)
-    one_of, some_of, sequential, kept = chain.steps
+    chain = wb.Chain.from_albumentations(pipeline)
+    one_of, some_of, sequential, sized = chain.steps
     # OneOf: its children's p become its weights, and the chosen child is forced (p = 1).
     assert one_of.op == "OneOf" and one_of.p == 0.6 and one_of.params == {"weights": [1.0, 0.5]}
     assert [(s.op, s.p) for s in one_of.steps] == [("VerticalFlip", 1.0), ("Invert", 1.0)]
@@ -126,12 +125,14 @@ def test_containers_become_groups_with_albumentations_semantics():
     # Sequential with p < 1 gates its children together; groups nest.
     assert sequential.op == "Sequential" and sequential.p == 0.5
     assert [s.op for s in sequential.steps] == ["VerticalFlip", "OneOf"]
-    # A size-changing child cannot sit in a group: it is listed, the rest of the group is kept.
-    assert [s.op for s in kept.steps] == ["Invert"]
-    assert chain.unmapped[0].position == "4.1" and "keep the image size" in chain.unmapped[0].reason
-    images = [np.ascontiguousarray(i[:64, :64]) for i in wb.load_images()[:3]]
+    # A size-changing child: the samples that chose it leave the group at its size.
+    assert [s.op for s in sized.steps] == ["Resize", "Invert"] and not chain.unmapped
+    images = [np.ascontiguousarray(i[:64, :64]) for i in wb.load_images()[:3]] * 4
     for backend in ("kornia", "dali", "albumentations"):
-        assert chain.run(images, backend=backend).images.shape == (3, 64, 64, 3)
+        result = chain.run(images, backend=backend)
+        resized = [rows[3]["chosen"] == [1] for rows in result.params]
+        assert [image.shape[:2] for image in result.images] == [(32, 32) if r else (64, 64) for r in resized]
+        assert 0 < sum(resized) < len(images), backend
 
 
 def test_nested_sequences_open_up_and_other_inputs_are_refused():

@@ -551,26 +551,31 @@ def test_groups_are_edited_as_nested_steps(small_images):
     assert [s.op for s in app.chain.steps[0].steps] == ["Invert", "VerticalFlip", "Invert"]
     assert app.chain.steps[0].params["weights"] == [1.0, 3.0, 1.0]  # the new child's weight: 1
     app.select((0, 2))
-    app.add("Resize")
-    assert ops(app) == ["OneOf", "Resize", "Brightness"] and app.selected == (1,)
+    app.add("RandAugment")
+    assert ops(app) == ["OneOf", "RandAugment", "Brightness"] and app.selected == (1,)
     app.undo()
     app.undo()
     assert app.selected is None  # undone: the selected place may hold another step now
-    # Kind switch keeps the children; a size-changing op cannot go in; ungroup puts them back.
+    # Kind switch keeps the children; a policy cannot go in (a crop can); ungroup puts them back.
     app.steps_box.children[0].step_controls["kind"].value = "Sequential"
     assert app.chain.steps[0].op == "Sequential" and len(app.chain.steps[0].steps) == 2
     app.steps_box.children[1].step_controls["title"].click()
     assert app.selected == (1,)
     app.steps_box.children[1].step_controls["title"].click()  # selected already: a second click clears it
     assert app.selected is None
-    app.add("Resize")  # nothing closes this chain: at its end
+    app.add("RandAugment")  # nothing closes this chain: at its end
     app.indent(2)
     assert "no group just above it" in said(app)
-    app.move(2, -1)  # Resize right after the group
+    app.move(2, -1)  # RandAugment right after the group
     app.indent(1)
-    assert "Resize must apply to every sample" in said(app) and app.chain.steps[1].op == "Resize"
+    assert "RandAugment must apply to every sample" in said(app) and app.chain.steps[1].op == "RandAugment"
     app.steps_box.children[0].step_controls["children"].children[1].step_controls["actions"]["outdent"].click()
-    assert ops(app) == ["Sequential", "VerticalFlip", "Resize", "Brightness"]
+    assert ops(app) == ["Sequential", "VerticalFlip", "RandAugment", "Brightness"]
+    app.add("PadIfNeeded")  # a pad goes into a group: its samples leave it at the padded size
+    app.move(4, -3)
+    app.indent(1)
+    assert [s.op for s in app.chain.steps[0].steps] == ["Invert", "PadIfNeeded"] and not said(app)
+    app.steps_box.children[0].step_controls["children"].children[1].step_controls["actions"]["outdent"].click()
     app.steps_box.children[0].step_controls["actions"]["ungroup"].click()
-    assert ops(app) == ["Invert", "VerticalFlip", "Resize", "Brightness"]
+    assert ops(app) == ["Invert", "PadIfNeeded", "RandAugment", "Brightness", "VerticalFlip"]  # (move swaps)
     assert app.chain.steps[0].p == 0.5

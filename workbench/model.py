@@ -25,7 +25,7 @@ import yaml
 
 from .errors import ChainError, show
 from .ops import GROUPS, get_spec, why_not_in_group
-from .ops.groups import MAX_DEPTH
+from .ops.groups import MAX_DEPTH, changes_size
 
 FORMAT_NAME = "augmentation-workbench/chain"
 # Version 2 added groups (OneOf, SomeOf, Sequential), version 3 the target settings; a chain is
@@ -218,6 +218,39 @@ class Step:
         if not self.is_group:
             return [self]
         return [op for _, child in self.enabled_steps() for op in child.ops()]
+
+    def draws_sizes(self) -> bool:
+        """Whether the samples may leave this step at sizes of their own: an op that draws each
+        sample's size (sizes_per_sample), or a group with a child that changes the size (which
+        children a sample runs decides its size).
+
+        Example:
+            >>> Step.create("OneOf", steps=[Step.create("Resize", size=[8, 8]), Step.create("Invert")]).draws_sizes()
+            True
+        """
+        if not self.is_group:
+            return self.spec.sizes_per_sample
+        return any(op.spec.sizes_per_sample or changes_size(op.spec) for op in self.ops())
+
+    def size_bounds(self, height: int, width: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        """(smallest, largest) image size after this step, for an input of height x width: the op's
+        (OpSpec.size_bounds); for a group, the envelope of its children run in turn, each of which
+        may not run for a sample (so the input's size is within it).
+
+        Example:
+            >>> Step.create("OneOf", steps=[Step.create("Resize", size=[8, 40])]).size_bounds(20, 20)
+            ((8, 20), (20, 40))
+        """
+        if not self.is_group:
+            return tuple(tuple(int(v) for v in size) for size in self.spec.size_bounds(self.params, height, width))
+        smallest = largest = (height, width)
+        for _, child in self.enabled_steps():
+            # OneOf runs one child on the group's input; SomeOf and Sequential run them in turn.
+            low, high = child.size_bounds(*((height, width) if self.spec.kind == "one" else smallest))[0], \
+                child.size_bounds(*((height, width) if self.spec.kind == "one" else largest))[1]
+            smallest = (min(smallest[0], low[0]), min(smallest[1], low[1]))
+            largest = (max(largest[0], high[0]), max(largest[1], high[1]))
+        return smallest, largest
 
     def count(self) -> int:
         """Steps in this step: 1, or a group plus everything inside it."""

@@ -80,7 +80,8 @@ def mix_caption(rows) -> str:
 
 def size_caption(chain: ChainModel, image) -> str:
     """A sample's size, "HxW" (height x width), where a step of `chain` draws each sample's size
-    (RandomShortestSize, RandomResize, ScaleJitter, RandomZoomOut): the letterboxed tiles hide it; ""
+    (Step.draws_sizes: RandomShortestSize, RandomResize, ScaleJitter, RandomZoomOut, a group with a
+    size-changing child): the letterboxed tiles hide it; ""
     otherwise.
 
     Example:
@@ -88,7 +89,7 @@ def size_caption(chain: ChainModel, image) -> str:
         >>> size_caption(ChainModel(steps=[Step.create("RandomResize")]), np.zeros((300, 400, 3)))
         '300x400'
     """
-    drawn = any(op.spec.sizes_per_sample for _, step in chain.enabled_steps() for op in step.ops())
+    drawn = any(step.draws_sizes() for _, step in chain.enabled_steps())
     return "{}x{}".format(*np.asarray(image).shape[:2]) if drawn else ""
 
 

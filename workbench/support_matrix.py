@@ -74,9 +74,10 @@ def support_matrix_markdown() -> str:
               "A group is a step that holds steps (`steps`) and chooses per sample which of them run, on every "
               "backend that runs all its children (Kornia runs each child on the samples that chose it, DALI under "
               "conditional execution, Albumentations per image). The group's `p` gates it per sample; a chosen "
-              "child still applies with its own `p`. Children keep the image size: ops whose p is fixed at 1 "
-              "(crops, resizes, Normalize, policies), ops that draw each sample's size (RandomZoomOut) and batch "
-              "mixing cannot be inside a group.", ""]
+              "child still applies with its own `p`. A child that changes the size (a crop, a resize, a pad, a "
+              "drawn size) leaves the samples that ran it at sizes of their own (the chain runs image by image "
+              "from the group until a step fixes the size); Normalize, the policies and batch mixing cannot be "
+              "inside a group.", ""]
     for spec in GROUPS.values():
         lines.append(f"- **{spec.name}**: {spec.doc}"
                      + "".join(f" `{param.name}`: {param.doc}." for param in spec.params))

@@ -64,10 +64,11 @@ def check_sizes(chain, images: list[np.ndarray]) -> None:
         checked.add((h, w))
         at = "at that step"
         for i, step in chain.enabled_steps():
-            need = step.spec.input_at_least
-            if need and (step.params[need][0] > h or step.params[need][1] > w):
-                raise InputError(f"step {i + 1} ({step.op}): {need} {step.params[need]} is larger than image {n + 1} "
-                                 f"({h}x{w} {at}); lower {need} or resize first")
+            for op in step.ops():  # (a crop in a group is checked at the group's input size)
+                need = op.spec.input_at_least
+                if need and (op.params[need][0] > h or op.params[need][1] > w):
+                    raise InputError(f"step {i + 1} ({op.op}): {need} {op.params[need]} is larger than image {n + 1} "
+                                     f"({h}x{w} {at}); lower {need} or resize first")
             for op in step.ops():  # a group's children run on its input size
                 side, why = op.spec.min_input(op.params) if op.spec.min_input else (0, "")
                 if min(h, w) < side:
@@ -80,16 +81,16 @@ def check_sizes(chain, images: list[np.ndarray]) -> None:
                                  f"must be square, but image {n + 1} is {h}x{w} there; add a square crop or Resize "
                                  f"(e.g. CenterCrop [{min(h, w)}, {min(h, w)}]) before step {i + 1}")
             # A drawn size is checked at its smallest: a later crop must fit every draw.
-            h, w = step.spec.size_bounds(step.params, h, w)[0]
-            if step.spec.sizes_per_sample:
+            h, w = step.size_bounds(h, w)[0]
+            if step.draws_sizes():
                 at = f"at that step, the smallest size step {i + 1} ({step.op}) can draw"
     sizes = {image.shape[:2] for image in images}
     for i, step in chain.enabled_steps():
         if step.spec.mixes_batch and len(sizes) > 1:
             a, b = sorted(sizes)[:2]
-            drawing = [(j, s.op) for j, s in chain.enabled_steps() if j < i and s.spec.sizes_per_sample]
+            drawing = [(j, s.op) for j, s in chain.enabled_steps() if j < i and s.draws_sizes()]
             drawn = f", as step {drawing[-1][0] + 1} ({drawing[-1][1]}) draws each image's size" if drawing else ""
             raise InputError(f"step {i + 1} ({step.op}) mixes samples of one batch, so the images must have one "
                              f"size there, but they differ ({a[0]}x{a[1]} and {b[0]}x{b[1]}{drawn}); add a Resize or "
                              f"a crop (CenterCrop, RandomResizedCrop) before step {i + 1}")
-        sizes = {tuple(size) for h, w in sizes for size in step.spec.size_bounds(step.params, h, w)}
+        sizes = {tuple(size) for h, w in sizes for size in step.size_bounds(h, w)}

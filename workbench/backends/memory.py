@@ -56,7 +56,7 @@ def memory_profile(chain, images: list[np.ndarray], backend: str, kept_states: i
     profile, kept = [], 0
     for index, step in chain.enabled_steps():
         before = sum(h * w for h, w in sizes)
-        sizes = [tuple(step.spec.output_size(step.params, h, w)) for h, w in sizes]
+        sizes = [step.size_bounds(h, w)[1] for h, w in sizes]  # (a drawn size at its largest)
         after = sum(h * w for h, w in sizes)
         kept += before * channels * BYTES_PER_VALUE * kept_states
         need = int(PEAK_STATES[backend] * max(before, after) * channels * BYTES_PER_VALUE)

@@ -100,9 +100,9 @@ def resized_crop_constant(enabled) -> list[str]:
 def per_image_head(enabled) -> tuple[int, bool]:
     """(HEAD_STEPS, PER_IMAGE) of an export: how many of the enabled (index, step) pairs run image by
     image, and whether every batch runs them so. Mixed input sizes run per image up to the first
-    step that fixes the size; a step that draws each sample's size (sizes_per_sample, in a group
-    too) makes every batch run per image, up to the first size-fixing step after it. Without
-    such a step, the whole chain.
+    step that fixes the size; a step that draws each sample's size (Step.draws_sizes: such an op,
+    or a group with a child that changes the size) makes every batch run per image, up to the first
+    size-fixing step after it. Without such a step, the whole chain.
 
     Example:
         >>> from workbench.model import Step
@@ -111,8 +111,7 @@ def per_image_head(enabled) -> tuple[int, bool]:
         >>> per_image_head([(0, Step.create("CenterCrop", size=[8, 8])), (1, Step.create("RandomResize"))])
         (2, True)
     """
-    drawn = [position for position, (_, step) in enumerate(enabled)
-             if any(op.spec.sizes_per_sample for op in step.ops())]
+    drawn = [position for position, (_, step) in enumerate(enabled) if step.draws_sizes()]
     start = drawn[-1] + 1 if drawn else 0
     fixing = next((position for position, (_, step) in enumerate(enabled)
                    if position >= start and step.spec.fixes_size), None)

@@ -36,15 +36,15 @@ def resize_position(enabled) -> tuple[int, bool]:
 
 def drawn_sizes(enabled) -> tuple[int, str] | None:
     """(position among the enabled steps, op) of the last step that draws each image's size
-    (RandomShortestSize, RandomResize, ScaleJitter, RandomZoomOut; in a group too), or None.
+    (Step.draws_sizes: RandomShortestSize, RandomResize, ScaleJitter, RandomZoomOut, or a group with a
+    child that changes the size), or None.
 
     Example:
         >>> from workbench.model import Step
         >>> drawn_sizes([(0, Step.create("RandomResize")), (1, Step.create("HorizontalFlip"))])
         (0, 'RandomResize')
     """
-    found = [(position, op.op) for position, (_, step) in enumerate(enabled) for op in step.ops()
-             if op.spec.sizes_per_sample]
+    found = [(position, step.op) for position, (_, step) in enumerate(enabled) if step.draws_sizes()]
     return found[-1] if found else None
 
 

@@ -109,8 +109,7 @@ def _group(container, position: str, children: list[Child], imported: Imported):
         outside = [op for op in step.ops() if why_not_in_group(op.spec)]
         if outside:
             imported.unmapped.append(Unmapped(child.position, _describe(child.transform),
-                                              why_not_in_group(outside[0].spec) + f"; a group's children keep the "
-                                              f"image size, so {name} runs without it"))
+                                              why_not_in_group(outside[0].spec) + f", so {name} runs without it"))
             continue
         if name == "OneOf":
             # A.OneOf takes its children's p as their weights and then forces the chosen one: the

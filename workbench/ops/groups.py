@@ -4,9 +4,10 @@ A group is a step whose `steps` are its children. `OneOf` runs one child per sam
 by `weights`; `SomeOf` runs `n` children per sample, chosen uniformly without replacement and
 run in their order in the group (as Albumentations' SomeOf does); `Sequential` runs all of
 them. The group's own `p` gates the whole group per sample, and a chosen child still honours
-its own `p`. Children keep the image size (no crops, resizes, Normalize, policies, sizes drawn
-per sample or batch mixing inside a group): every sample of a batch leaves the group with the
-size it came in with.
+its own `p`. A child that changes the size (a crop, a resize, a pad) leaves the samples that ran
+it at sizes of their own, as an op that draws each sample's size does (Step.draws_sizes): the chain
+runs image by image from the group until a step fixes the size. Normalize, the policies and batch
+mixing cannot be inside a group.
 
 Example:
     >>> GROUPS["OneOf"].validate_params("step 1 (OneOf)", {"weights": [1, 3]}, children=2)
@@ -132,18 +133,29 @@ SEQUENTIAL = GroupSpec(
 GROUPS: dict[str, GroupSpec] = {spec.name: spec for spec in (ONE_OF, SOME_OF, SEQUENTIAL)}
 
 
-def why_not_in_group(spec: OpSpec) -> str:
-    """Why an op cannot be a group's child ("" when it can).
+def changes_size(spec: OpSpec) -> bool:
+    """Whether an op changes the image's size (a crop, a resize, a pad; or draws each sample's):
+    in a group, it leaves the samples that run it at sizes of their own.
 
     Example:
         >>> from workbench.ops import get_op
-        >>> why_not_in_group(get_op("Rotate")), bool(why_not_in_group(get_op("Resize")))
+        >>> changes_size(get_op("Resize")), changes_size(get_op("Rotate")), changes_size(get_op("Normalize"))
+        (True, False, False)
+    """
+    return spec.family == "geometric" and (spec.always_applies or spec.sizes_per_sample)
+
+
+def why_not_in_group(spec: OpSpec) -> str:
+    """Why an op cannot be a group's child ("" when it can). Ops that change the size can: the
+    samples then leave the group at sizes of their own (Step.draws_sizes).
+
+    Example:
+        >>> from workbench.ops import get_op
+        >>> why_not_in_group(get_op("Resize")), bool(why_not_in_group(get_op("MixUp")))
         ('', True)
     """
     if spec.mixes_batch:
         return f"{spec.name} blends samples of one batch, so it cannot run for some samples only"
-    if spec.always_applies:
+    if spec.always_applies and not changes_size(spec):
         return f"{spec.name} must apply to every sample ({spec.always_applies_why})"
-    if spec.sizes_per_sample:
-        return f"{spec.name} gives each sample a size of its own, and a group's children keep the image size"
     return ""

@@ -290,7 +290,9 @@ def run_group(group, batch, records=None):
     for k, child in enumerate(group.steps):
         index = runs[:, k].nonzero().flatten()
         child_records = [] if records is not None else None
-        if len(index):
+        if len(index) == batch.shape[0]:  # (a child that changes the size runs so: image by image, PER_IMAGE)
+            batch = apply_steps([child], batch, child_records)
+        elif len(index):
             rows = index.to(batch.device)
             batch = batch.index_copy(0, rows, apply_steps([child], batch.index_select(0, rows), child_records))
         if records is not None:
