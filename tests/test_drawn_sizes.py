@@ -137,6 +137,19 @@ def test_the_kornia_loader_yields_a_list_of_images_at_their_drawn_sizes(exported
         assert all(image.dtype == torch.float32 and image.shape[0] == 3 for image in images)
 
 
+def test_the_kornia_loader_runs_a_first_random_resized_crop_per_image_before_a_drawn_size(exported):
+    """A chain starting with RandomResizedCrop crops a batch of mixed sizes in one batched op, unless a
+    later step draws each image's size: then every step runs image by image."""
+    root, _ = exported
+    chain = wb.Chain(seed=2).add("RandomResizedCrop", size=[64, 64]).add("RandomShortestSize", sizes=[40, 56, 72])
+    script = root.parent / "aug_crop_then_drawn.py"
+    chain.export("kornia", path=script.name, folder=root.parent)
+    _, images, _ = next(_loaded_from(script).training_batches(str(root), 4, workers=0, device="cpu"))
+    assert [tuple(image.shape) for image in images] == [(3, side, side) for side in
+                                                        (image.shape[-1] for image in images)]
+    assert {image.shape[-1] for image in images} <= {40, 56, 72}
+
+
 def test_the_albumentations_loader_yields_a_list_of_images_at_their_drawn_sizes(exported):
     root, modules = exported
     for _, images, labels in modules["albumentations"].training_batches(str(root), 3, workers=0, device="cpu"):

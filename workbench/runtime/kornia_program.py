@@ -998,7 +998,7 @@ def augment_training_batch(augmentation, images, device, labels=None, resize=Non
     each enabled step's draws are appended, as augment_batch appends them."""
     if resize is not None:
         return augment_resized(augmentation, images, device, resize, labels, torch_compile, records)
-    if RESIZED_CROP is None or torch.is_tensor(images):
+    if RESIZED_CROP is None or torch.is_tensor(images) or PER_IMAGE:  # (PER_IMAGE: the crop runs per image too)
         return augment_batch(augmentation, images, device, records, labels, torch_compile=torch_compile)
     windows = resized_crop_windows([image.shape[-2] for image in images], [image.shape[-1] for image in images])
     batch = resized_crops([image.to(device, non_blocking=True) for image in images], windows)
