@@ -407,3 +407,12 @@ def test_a_kornia_module_refuses_a_batch_whose_samples_drew_several_sizes():
     with pytest.raises(ValueError, match="WbRandomZoomOut drew 4 canvases for one batch"):
         WbRandomZoomOut(side_range=(1.5, 3.0), p=1.0)(torch.rand(4, 3, 20, 30))
     assert WbRandomSize("resize", span=(12, 12))(torch.rand(4, 3, 20, 30)).shape == (4, 3, 12, 18)
+
+
+def test_a_crop_in_a_group_larger_than_the_image_is_refused_naming_its_place(small_images):
+    chain = wb.Chain.from_dict({"steps": [{"op": "HorizontalFlip"}, {"op": "OneOf", "steps": [
+        {"op": "Invert"}, {"op": "CenterCrop", "params": {"size": [100, 100]}}]}]})
+    for backend in BACKENDS:
+        with pytest.raises(wb.InputError, match=r"step 2.2 \(CenterCrop\): size \[100, 100\] is larger than image 1 "
+                                                r"\(96x128 at that step\)"):
+            chain.run(small_images, backend=backend)

@@ -64,10 +64,10 @@ def check_sizes(chain, images: list[np.ndarray]) -> None:
         checked.add((h, w))
         at = "at that step"
         for i, step in chain.enabled_steps():
-            for op in step.ops():  # (a crop in a group is checked at the group's input size)
+            for label, op in _labelled_ops(str(i + 1), step):  # (a crop in a group: at the group's input size)
                 need = op.spec.input_at_least
                 if need and (op.params[need][0] > h or op.params[need][1] > w):
-                    raise InputError(f"step {i + 1} ({op.op}): {need} {op.params[need]} is larger than image {n + 1} "
+                    raise InputError(f"step {label} ({op.op}): {need} {op.params[need]} is larger than image {n + 1} "
                                      f"({h}x{w} {at}); lower {need} or resize first")
             for op in step.ops():  # a group's children run on its input size
                 side, why = op.spec.min_input(op.params) if op.spec.min_input else (0, "")
@@ -94,3 +94,11 @@ def check_sizes(chain, images: list[np.ndarray]) -> None:
                              f"size there, but they differ ({a[0]}x{a[1]} and {b[0]}x{b[1]}{drawn}); add a Resize or "
                              f"a crop (CenterCrop, RandomResizedCrop) before step {i + 1}")
         sizes = {tuple(size) for h, w in sizes for size in step.size_bounds(h, w)}
+
+
+def _labelled_ops(label: str, step):
+    """(label, op step) of a step, or of every enabled op inside a group, labelled as the chain's
+    outline numbers them ("3", or "3.1", "3.2.1" inside groups)."""
+    if not step.is_group:
+        return [(label, step)]
+    return [pair for k, child in step.enabled_steps() for pair in _labelled_ops(f"{label}.{k + 1}", child)]
