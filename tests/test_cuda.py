@@ -76,7 +76,7 @@ def test_estimate_on_the_gpu_has_the_copy_stage_where_it_exists(backend):
 
 # The settings issue 29 added, which the per-op CUDA tests (default settings) do not reach: local
 # Kornia variants (WbRandomResizedCrop, WbPaddedCrop, WbRandomSizedCrop, WbGridMask, WbBetaMixUp),
-# bicubic resizes, DALI's border slice and Beta draws, sizes drawn per sample.
+# bicubic resizes, DALI's border slice and Beta draws, sizes drawn per sample, ColorJitter's random order.
 ISSUE_29_STEPS = [
     ("RandomResizedCrop", {"size": [48, 64], "antialias": True, "interpolation": "bicubic"}),
     ("Resize", {"size": [60, 70], "interpolation": "bicubic"}),
@@ -90,6 +90,9 @@ ISSUE_29_STEPS = [
     ("RandomShortestSize", {"sizes": [40, 56, 72], "max_size": 90}),
     ("RandomResize", {"size": [40, 80]}),
     ("ScaleJitter", {"target_size": [64, 64], "scale": [0.4, 1.4]}),
+    # A colour order drawn per sample (Kornia's WbColorJitter, DALI's select over the 24 orders).
+    ("ColorJitter", {"brightness": [0.6, 1.4], "contrast": [0.6, 1.4], "saturation": [0.6, 1.4], "hue": [-0.1, 0.1],
+                     "order": "random"}),
 ]
 
 

@@ -149,3 +149,13 @@ def test_out_of_range_settings_are_reported_not_crashing():
     with pytest.warns(UserWarning):
         chain = wb.Chain.from_albumentations([A.GaussianBlur(blur_limit=(5, 5), sigma_limit=(0.001, 0.002))])
     assert chain.steps == [] and "sigma" in chain.unmapped[0].reason
+
+
+def test_color_jitter_imports_in_a_random_order_per_image_as_albumentations_applies_it():
+    chain = wb.Chain.from_albumentations([A.ColorJitter(brightness=0.3, contrast=0.3, saturation=0.3, hue=0.05, p=1.0)])
+    assert chain.steps[0].op == "ColorJitter" and chain.steps[0].params["order"] == "random"
+    single = wb.Chain.from_albumentations([A.ColorJitter(brightness=0.3, contrast=0, saturation=0, hue=0, p=1.0)])
+    assert single.steps[0].op == "Brightness"  # one kind: its order cannot matter
+    images = [np.ascontiguousarray(i[:48, :64]) for i in wb.load_images()[:4]] * 6
+    orders = {tuple(row[0]["order"]) for row in chain.run(images, backend="kornia").params}
+    assert len(orders) >= 8

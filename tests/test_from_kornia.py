@@ -99,8 +99,8 @@ def test_a_training_pipeline_imports_with_its_settings():
     (solarize,) = chain.unmapped
     assert solarize.position == "6" and solarize.transform == "K.RandomSolarize(p=0.2)"
     assert "additions" in solarize.reason
-    # Kornia's ColorJitter draws its order per batch; the note says the step's order is fixed.
-    assert any("order" in note for note in chain.notes)
+    # Kornia's ColorJitter draws its order per batch: the step draws one per sample, the note says so.
+    assert jitter.params["order"] == "random" and any("per batch" in note for note in chain.notes)
     assert any("align_corners=True" in note for note in chain.notes)  # RandomResizedCrop's default
 
 

@@ -368,6 +368,31 @@ def test_resize_of_one_side_rounds_as_torchvision_on_every_backend(photos):
     assert nearest.run(photos[:1]).images[0].shape[:2] == (101, 135)
 
 
+_ADJUST = (F.adjust_brightness, F.adjust_contrast, F.adjust_saturation, F.adjust_hue)
+
+
+@pytest.mark.parametrize("backend", ["kornia", "dali"])
+def test_color_jitter_applies_its_kinds_in_each_samples_order_as_torchvision(backend, photos):
+    """v2.ColorJitter draws an order of its four adjustments per image: the imported chain too (order
+    'random'), and at each sample's reported order and factors it gives torchvision's pixels."""
+    transform = v2.ColorJitter(brightness=0.4, contrast=0.4, saturation=0.4, hue=0.1)
+    chain = _imported(transform)
+    assert chain.steps[0].op == "ColorJitter" and chain.steps[0].params["order"] == "random" and not chain.notes
+    result = chain.run(photos * 8, backend=backend, device="cpu")
+    orders = {tuple(int(k) for k in rows[0]["order"]) for rows in result.params}
+    assert len(orders) >= 10 and all(sorted(order) == [0, 1, 2, 3] for order in orders)  # 24 possible
+    for photo, out, rows in zip(photos * 8, result.images, result.params):
+        row = rows[0]
+        factors = (row["brightness"], row["contrast"], row["saturation"], row["hue"])
+        theirs = _tensor(photo)
+        for kind in (int(k) for k in row["order"]):
+            theirs = _ADJUST[kind](theirs, float(factors[kind]))
+        theirs = _array(theirs)
+        ours = np.asarray(out, np.float64) / (255.0 if out.dtype == np.uint8 else 1.0)
+        # (Against torchvision in float: DALI rounds to a level after each kind, within 1/255 of it.)
+        assert float(np.abs(ours - theirs).mean()) <= TOLERANCE, (backend, row["order"])
+
+
 # Mapped transforms whose pixels this file does not compare with torchvision's yet, and why.
 NOT_COMPARED = {
     "JPEG": "torchvision codes JPEG in its C++ library, which does not load beside the CPU torch of the tests",
@@ -381,7 +406,6 @@ NOT_COMPARED = {
     # with torchvision's own op semantics are still to build (issue 29, point 4).
     "RandAugment": "a policy: its ops follow Kornia's policy semantics (see above), torchvision picks per image",
     "TrivialAugmentWide": "a policy, as RandAugment", "AutoAugment": "a policy, as RandAugment",
-    "ColorJitter": "torchvision applies the four kinds in a random order; each kind alone is compared above",
     "RandomPhotometricDistort": "compared above at the imported group's draws (a group of steps, not one op)",
 }
 
@@ -403,7 +427,7 @@ def test_every_v2_transform_class_is_accounted_for():
                 "GaussianBlur", "Normalize", "CenterCrop", "Resize", "RandomRotation", "RandomAffine",
                 "RandomChannelPermutation", "GaussianNoise", "RandomCrop"} | {c[0] for c in DRAWN}
     # Compared in tests/test_drawn_sizes.py (sizes and pixels, on every backend).
-    compared |= {"RandomShortestSize", "RandomResize", "ScaleJitter", "RandomZoomOut"}
+    compared |= {"RandomShortestSize", "RandomResize", "ScaleJitter", "RandomZoomOut", "ColorJitter"}
     containers = {"Compose", "RandomApply", "RandomChoice", "RandomOrder"}
     for name in _classes():
         if name in containers or name in LAYOUT_ONLY:

@@ -94,9 +94,9 @@ def _step_function(i: int, step, scale: float, fuse: str = "", flip=None,
     draws = _draw(step, ctx, lines, reported)
     body = low.apply(step.params, ctx, draws) if fuse != "flip" else [
         comment("mirrored by crop_mirror_normalize in a later step (only mirror-invariant steps in between)")]
-    lines += _gated(body, ctx, low, applied) if step.p < 1.0 and low.gate == "if" else body
+    lines += _gated(body, ctx, low.reported(step.params), applied) if step.p < 1.0 and low.gate == "if" else body
     lines = _unused_sizes_dropped(lines, prefix)
-    reported += [(name, ctx.var(name)) for name in low.reports]
+    reported += [(name, ctx.var(name)) for name in low.reported(step.params)]
     name = f"step_{i + 1}_{_snake(step.op)}"
     if spec.mixes_batch:
         # The labels get the partner and the weight the images got (none where not applied).
@@ -268,9 +268,9 @@ def _child_lines(path: tuple[int, ...], step, outer) -> tuple[list[str], list[tu
     reported = [("applied", applied)]
     draws = _draw(step, ctx, lines, reported)
     body = low.apply(step.params, ctx, draws)
-    lines += _gated(body, ctx, low, applied) if low.gate == "if" else body
+    lines += _gated(body, ctx, low.reported(step.params), applied) if low.gate == "if" else body
     lines = _unused_sizes_dropped(lines, prefix)
-    reported += [(name, ctx.var(name)) for name in low.reports]
+    reported += [(name, ctx.var(name)) for name in low.reported(step.params)]
     return lines, [(f"step{label}_{step.op}.{name}", var) for name, var in reported]
 
 
@@ -314,11 +314,11 @@ def _unused_sizes_dropped(lines: list[str], prefix: str) -> list[str]:
     return [line for line in lines if line not in unused]
 
 
-def _gated(body: list[str], ctx: DaliContext, low, applied) -> list[str]:
+def _gated(body: list[str], ctx: DaliContext, reports: tuple[str, ...], applied) -> list[str]:
     """`body` with the statements that run only for the samples the step applies to under
-    `if applied:`: all of them, unless the step reports values it computes (those must exist
-    for every sample), in which case only the statements that change the images."""
-    changes = body if not low.reports else [line for line in body if line.startswith(f"{ctx.x} = ")]
+    `if applied:`: all of them, unless the step reports values it computes (`reports`: those must
+    exist for every sample), in which case only the statements that change the images."""
+    changes = body if not reports else [line for line in body if line.startswith(f"{ctx.x} = ")]
     if not any(not line.lstrip().startswith("#") for line in changes):  # an `if` needs a statement
         return body
     return [line for line in body if line not in changes] + [f"if {applied}:"] + ["    " + line for line in changes]

@@ -123,9 +123,27 @@ def _from_jitter_single(kind: str, param: str):
 
 
 def _from_jitter_all(t):
-    """ColorJitter takes every A.ColorJitter that the single-factor ops do not."""
+    """ColorJitter takes every A.ColorJitter that the single-factor ops do not, in a random order per
+    image as A applies them."""
     ranges = _jitter_ranges(t)
-    return None if len(_moved(ranges)) == 1 else {k: list(ranges[k]) for k in _KINDS}
+    return None if len(_moved(ranges)) == 1 else {**{k: list(ranges[k]) for k in _KINDS}, "order": "random"}
+
+
+def _wb_jitter(built, notes):
+    """The export's WbColorJitter (ColorJitter with order 'random'), from its arguments."""
+    return {**{kind: [float(v) for v in kr.as_list(kr.plain(built[kind]))] for kind in _KINDS}, "order": "random"}
+
+
+def _dali_jitter(a, c, d):
+    """The four adjustments in the fixed order, or in each sample's drawn order (runtime/dali_ops/
+    color.py's jitter_order and colour_jitter_in_order), which it reports."""
+    if a["order"] == "fixed":
+        return [line for k in _KINDS for line in _dali_color(k, c, d[k])]
+    v = c.var
+    keys = ", ".join(str(d[f"_key{kind}"]) for kind in range(4))
+    return [f"{v('ranks')}, {v('order')} = jitter_order([{keys}])",
+            f"{c.x} = colour_jitter_in_order({c.x}, {d['brightness']}, {d['contrast']}, {d['saturation']}, "
+            f"{d['hue']}, {v('ranks')}, uint8={_uint8(c)})"]
 
 
 _ALB_JITTER_NOTE = ("on uint8, A.ColorJitter rounds down to a level after each adjustment (at most 1/255 from "
@@ -154,14 +172,11 @@ def _tv_jitter_alone(kind: str):
 
 
 def _tv_jitter_all(t, notes):
-    """v2.ColorJitter with several kinds (or none) given."""
+    """v2.ColorJitter with several kinds (or none) given: in a random order per image, as torchvision."""
     ranges, moved = tv.jitter_ranges(t)
     if len(moved) == 1:
         return None
-    if moved:
-        notes.append("v2.ColorJitter: applies its adjustments in a random order per call; ColorJitter applies "
-                     "brightness, contrast, saturation, hue in that order")
-    return ranges
+    return {**ranges, "order": "random"}
 
 
 # K.ColorJitter's kinds: (kind, the op it is alone, its parameter, the range centre, the lowest bound).
@@ -198,8 +213,9 @@ def _k_jitter_all(m, notes):
         raise ValueError(f"order={order}: ColorJitter applies brightness, contrast, saturation, hue in that order "
                          "(order=(0, 1, 2, 3))")
     if order is None and len(given) > 1:
-        notes.append("K.ColorJitter: draws the order of its adjustments at random per batch; ColorJitter applies "
-                     "brightness, contrast, saturation, hue in that order")
+        notes.append("K.ColorJitter: draws one order of its adjustments per batch; ColorJitter with order 'random' "
+                     "draws one per sample")
+        return {**ranges, "order": "random"}
     return ranges
 
 
@@ -257,38 +273,48 @@ COLOR_JITTER = OpSpec(
     name="ColorJitter", family="color",
     from_kornia=Inverse("ColorJitter", _k_jitter_all),
     from_torchvision=Inverse("ColorJitter", _tv_jitter_all),
-    cost_hint="on Kornia it runs all four colour branches in a fixed order; when you need only some "
-              "factors, the single-factor ops (Brightness, Contrast, Saturation, Hue) skip the rest.",
+    cost_hint="on Kornia it runs all four colour branches; when you need only some factors, the single-factor "
+              "ops (Brightness, Contrast, Saturation, Hue) skip the rest. Order 'random' runs unfused on Kornia and "
+              "four times the work on DALI.",
     # Albumentations' random order (measured 1.5 to 1.9/255 over seeds); DALI 0.36/255 (a level's rounding
     # after each factor; its hue was fn.hue before, 3.8/255 at 0.03 turns).
     parity=Parity(border=0, mae=2.2 / 255, psnr=36.0, params={"brightness": [1.2, 1.2], "contrast": [0.8, 0.8],
                                                              "saturation": [1.3, 1.3], "hue": [0.01, 0.01]}),
-    doc="Brightness, contrast, saturation and hue in that fixed order, each factor drawn per sample.",
+    doc="Brightness, contrast, saturation and hue, each factor drawn per sample, in that fixed order or (order "
+        "'random', as torchvision's and Albumentations' ColorJitter) in an order drawn per sample, which is "
+        "reported as order (the kinds by position: 0 brightness, 1 contrast, 2 saturation, 3 hue).",
     params=(
         Range("brightness", "brightness factor range", (0.8, 1.2), **_FACTOR),
         Range("contrast", "contrast factor range", (0.8, 1.2), **_FACTOR),
         Range("saturation", "saturation factor range", (0.8, 1.2), **_FACTOR),
         Range("hue", "hue shift range in turns", (-0.05, 0.05), lo=-0.5, hi=0.5),
+        Choice("order", "the order of the four adjustments: fixed, or drawn per sample", "fixed",
+               options=("fixed", "random")),
     ),
     kornia=KorniaLowering(
         "ColorJitter",
         lambda a: {"brightness": tuple(a["brightness"]), "contrast": tuple(a["contrast"]),
-                   "saturation": tuple(a["saturation"]), "hue": tuple(a["hue"]), "order": (0, 1, 2, 3)},
+                   "saturation": tuple(a["saturation"]), "hue": tuple(a["hue"]),
+                   **({"order": (0, 1, 2, 3)} if a["order"] == "fixed" else {})},
         record={"brightness_factor": "brightness", "contrast_factor": "contrast",
-                "saturation_factor": "saturation", "hue_factor": "hue"},
+                "saturation_factor": "saturation", "hue_factor": "hue", "sample_order": "order"},
+        local_variant="WbColorJitter", local_when=lambda a: a["order"] == "random", from_module=_wb_jitter,
     ),
     dali=DaliLowering(
-        draws=lambda a: {k: uniform(*a[k]) for k in _KINDS},
-        apply=lambda a, c, d: [line for k in _KINDS for line in _dali_color(k, c, d[k])],
+        draws=lambda a: {**{k: uniform(*a[k]) for k in _KINDS},
+                         **({f"_key{kind}": uniform(0.0, 1.0) for kind in range(4)} if a["order"] == "random" else {})},
+        apply=_dali_jitter, reports=lambda a: ("order",) if a["order"] == "random" else (),
         mirror_invariant=True,
+        note="order 'random' computes every adjustment at every position and keeps each sample's (four times "
+             "the work of the fixed order)",
     ),
     albumentations=AlbumentationsLowering(
         "ColorJitter", lambda a: {k: tuple(a[k]) for k in _KINDS}, record={k: k for k in _KINDS},
         from_transform=_from_jitter_all,
-        note="A.ColorJitter applies the four adjustments in a random order per image (no argument fixes it; "
-             "Kornia and DALI: brightness, contrast, saturation, hue), rounding down after each; hue as in Hue. "
-             "Measured on the sample photos with the parity factors: 1.5/255 mean abs error from Kornia in the "
-             "fixed order, 1.5 to 3.3/255 per image across the 24 orders",
+        note="A.ColorJitter applies the four adjustments in a random order per image (order 'random'; no argument "
+             "fixes it for order 'fixed'), rounding down after each; hue as in Hue. Measured on the sample photos "
+             "with the parity factors: 1.5/255 mean abs error from Kornia in the fixed order, 1.5 to 3.3/255 per "
+             "image across the 24 orders; A does not report the order it drew",
     ),
 )
 

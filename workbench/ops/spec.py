@@ -161,9 +161,10 @@ class DaliLowering:
     draws: Callable[[Mapping[str, Any]], dict[str, Any]] = lambda params: {}
     gate: str = "if"
     needs_size: bool = False
-    # Step-local variables that `apply` defines and the run reports per sample; draws whose
-    # name starts with "_" are internal and not reported.
-    reports: tuple[str, ...] = ()
+    # Step-local variables that `apply` defines and the run reports per sample (or a function of
+    # the params giving them: see `reported`); draws whose name starts with "_" are internal and
+    # not reported.
+    reports: tuple[str, ...] | Callable[[Mapping[str, Any]], tuple[str, ...]] = ()
     # The output values leave 0-255 (Normalize): later steps work in [0, 1]-based units.
     unit_scale_after: bool = False
     # What DALI does differently from Kornia, for the support matrix (empty: nothing known).
@@ -171,6 +172,10 @@ class DaliLowering:
     # The op gives the same result before or after a horizontal mirror (colour, blur), so a
     # flip can move past it into crop_mirror_normalize.
     mirror_invariant: bool = False
+
+    def reported(self, params: Mapping[str, Any]) -> tuple[str, ...]:
+        """The step-local variables reported for these params (`reports`)."""
+        return tuple(self.reports(params)) if callable(self.reports) else self.reports
     # `apply` honours `ctx.encoded`: as the chain's first step it can decode only its window
     # (region decoding, as a hand-written DALI loader's fn.decoders.image_random_crop does).
     decodes_region: bool = False

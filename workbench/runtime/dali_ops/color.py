@@ -240,3 +240,32 @@ def colour_rgb_shift(images, r_shift, g_shift, b_shift, uint8):
     """Albumentations' RGBShift: the three shifts (levels of 255) added to the red, green and blue
     channels, clamped."""
     return from_unit(to_unit(images, uint8) + fn.stack(r_shift, g_shift, b_shift) / 255.0, uint8)
+
+
+@do_not_convert
+def jitter_order(keys):
+    """(ranks, order) of ColorJitter's per-sample random order from four uniform `keys`, one per
+    kind (0 brightness, 1 contrast, 2 saturation, 3 hue): a kind's rank is how many keys are
+    smaller than its own (its position in the order), and `order` lists the kinds by position
+    (what the step reports, as Kornia's WbColorJitter does)."""
+    ranks = [sum(fn.cast(other < key, dtype=types.INT32) for other in keys if other is not key) for key in keys]
+    order = fn.stack(*(sum(fn.cast(rank == position, dtype=types.INT32) * kind for kind, rank in enumerate(ranks))
+                       for position in range(4)))
+    return ranks, fn.cast(order, dtype=types.FLOAT)
+
+
+@do_not_convert
+def colour_jitter_in_order(images, brightness, contrast, saturation, hue, ranks, uint8):
+    """Brightness, contrast, saturation and hue (as the single-kind functions; hue in turns) in each
+    sample's own order (`ranks`, see jitter_order): at every position each kind is computed and a
+    sample keeps the one of its rank there, an exact select (four times the work of a fixed order)."""
+    adjust = (lambda x: colour_brightness(x, brightness, uint8), lambda x: colour_contrast(x, contrast, uint8),
+              lambda x: colour_saturation(x, saturation, uint8), lambda x: colour_hsv_shift(x, hue * 6.0, uint8))
+    for position in range(4):
+        kept = None
+        for rank, step in zip(ranks, adjust):
+            chosen = fn.cast(rank == position, dtype=types.FLOAT)
+            term = chosen * step(images)
+            kept = term if kept is None else kept + term
+        images = fn.cast(kept, dtype=types.UINT8) if uint8 else kept
+    return images

@@ -279,3 +279,31 @@ class RandomCLAHE(K.IntensityAugmentationBase2D, RecordsArguments):
         lab = kornia.color.rgb_to_lab(x)
         lab = torch.stack([lightness.to(x.dtype) * (100.0 / 255.0), lab[:, 1], lab[:, 2]], dim=1)
         return kornia.color.lab_to_rgb(lab).clamp(0.0, 1.0)
+
+
+class WbColorJitter(K.ColorJitter, RecordsArguments):
+    """K.ColorJitter (brightness, contrast, saturation, hue; Kornia's factors and arithmetic) with
+    the four adjustments in an order drawn per sample, as torchvision's ColorJitter draws one per
+    image (K.ColorJitter draws one order per batch). Reports each sample's order (`sample_order`,
+    the kinds as 0 brightness, 1 contrast, 2 saturation, 3 hue, in the order applied)."""
+
+    def __init__(self, brightness=0.0, contrast=0.0, saturation=0.0, hue=0.0, p=1.0):
+        super().__init__(brightness=brightness, contrast=contrast, saturation=saturation, hue=hue, p=p)
+
+    def generate_parameters(self, batch_shape):
+        params = super().generate_parameters(batch_shape)
+        params["sample_order"] = torch.rand(int(batch_shape[0]), 4).argsort(dim=1)
+        return params
+
+    def apply_transform(self, input, params, flags, transform=None):
+        steps = (self._brightness_fn, self._contrast_fn, self._saturation_fn, self._adjust_hue_turns)
+        factors = [params[f"{kind}_factor"].to(input.device, input.dtype)
+                   for kind in ("brightness", "contrast", "saturation", "hue")]
+        order = params["sample_order"].to(input.device)
+        out = input.clamp(0.0, 1.0)
+        for position in range(4):
+            for kind, (step, factor) in enumerate(zip(steps, factors)):
+                rows = (order[:, position] == kind).nonzero().flatten()
+                if len(rows):
+                    out = out.index_copy(0, rows, step(out.index_select(0, rows), factor.index_select(0, rows)))
+        return out.clamp(0.0, 1.0)
