@@ -366,8 +366,6 @@ def test_lowering_and_import_are_inverse(x):
 def test_color_jitter_in_a_random_order_exports_what_the_run_gives(backend, small_folder, tmp_path):
     """The exported file draws each sample's order as chain.run does (Kornia's WbColorJitter is copied
     into the export, DALI's select is the same graph), bit for bit."""
-    from conftest import assert_save_equals_run
-
     chain = wb.Chain(seed=5).add("ColorJitter", p=0.8, brightness=[0.7, 1.3], contrast=[0.7, 1.3],
                                  saturation=[0.7, 1.3], hue=[-0.05, 0.05], order="random")
     assert_save_equals_run(chain, small_folder, tmp_path, seeds=(0, 7), backend=backend, fresh=0)
