@@ -5,7 +5,9 @@ Chain: RandomResizedCrop 224 (scale 0.08-1) -> HorizontalFlip p=0.5 -> ColorJitt
 500x375 (ImageNet's typical size) made from the sample photos with PIL (--images to use
 your own). Each export's own `--bench` runs in a fresh process, alternating Kornia, DALI,
 Kornia, ...; medians over --repeats. Reports images/s and the ratio Kornia / DALI (target
-on one H100 at batch 256: Kornia >= 10k images/s and >= 0.5x DALI). Usage:
+on one H100 at batch 256: Kornia >= 10k images/s and >= 0.5x DALI). On a GPU the Kornia export
+also runs with --decode-ahead (its GPU decoder decodes the next batch on a thread), side by side:
+that option's first measurement. Usage:
 
     python bench/loaders_imagenet.py [--batch 64] [--files 512] [--workers 2] [--device cpu|cuda]
 """
@@ -91,19 +93,28 @@ def main() -> None:
         scripts = {backend: tmp / f"imagenet_{backend}.py" for backend in ("kornia", "dali")}
         for backend, script in scripts.items():
             chain.export(backend, path=script.name, folder=tmp)
-        rates = {backend: [] for backend in scripts}
+        # (On the CPU the workers decode with PIL: --decode-ahead changes nothing there.)
+        sides = {"kornia": (scripts["kornia"], ()), "dali": (scripts["dali"], ())}
+        if args.device != "cpu":
+            sides["kornia_ahead"] = (scripts["kornia"], ("--decode-ahead",))
+        rates = {side: [] for side in sides}
         for _ in range(args.repeats):
-            for backend, script in scripts.items():
-                rates[backend].append(export_bench(script, folder, args.batch, args.workers, args.device,
-                                                   "--runs", "3"))
+            for side, (script, flags) in sides.items():
+                rates[side].append(export_bench(script, folder, args.batch, args.workers, args.device,
+                                                "--runs", "3", *flags))
     kornia, dali = (statistics.median(rates[b]) for b in ("kornia", "dali"))
+    ahead = statistics.median(rates["kornia_ahead"]) if "kornia_ahead" in rates else None
     print(machine_line(args.device))
     print(f"batch {args.batch}, {'your folder ' + args.images if args.images else f'{args.files} JPEGs 500x375'}, "
           f"{args.workers} workers/threads, each export's --bench (median of 3 runs) alternating, "
           f"{args.repeats} repeats, medians")
     print(table(["Kornia export images/s", "DALI export images/s", "Kornia / DALI"],
                 [[f"{kornia:.0f}", f"{dali:.0f}", f"{kornia / dali:.3f}"]]))
-    write_figures(args.json, kornia=kornia, dali=dali, kornia_over_dali=kornia / dali)
+    extra = {}
+    if ahead is not None:
+        print(f"Kornia export with --decode-ahead: {ahead:.0f} images/s, {ahead / kornia:.3f}x without it")
+        extra = {"kornia_ahead": ahead, "kornia_ahead_over_kornia": ahead / kornia}
+    write_figures(args.json, kornia=kornia, dali=dali, kornia_over_dali=kornia / dali, **extra)
 
 
 if __name__ == "__main__":

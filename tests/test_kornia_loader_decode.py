@@ -1,6 +1,7 @@
 """The exported Kornia training loader: batched RandomResizedCrop for mixed sizes, GPU decoding
 (with its PIL fallbacks), and the byte-reading dataset. CPU tests; the CUDA ones skip without it."""
 import builtins
+import threading
 import warnings
 
 import numpy as np
@@ -408,3 +409,56 @@ def test_gpu_decoding_loader_end_to_end_with_worker_processes(crop_module, jpeg_
     assert len(images) == len(ds.files) and calls == [4, 2]  # the PNG (one of the 7) was decoded in a worker
     for image, path in zip(images, ds.files):
         assert torch.equal(image, torch.from_numpy(decode_image(path)).permute(2, 0, 1)), path.name
+
+
+def test_decoding_ahead_gives_the_same_batches_in_the_same_order(crop_module, jpeg_folder):
+    """decode_ahead: a thread decodes batch k + 1 while the caller holds batch k; the batches, their
+    order and the labels are the loader's, the decoder sees each batch once, and a decoding error
+    reaches the caller (on the CPU here, with PIL standing in for the GPU decoder)."""
+    from torch.utils.data import DataLoader
+
+    ds = crop_module.EncodedImageFolderDataset(jpeg_folder)
+
+    def run(ahead, decode):
+        loader = crop_module.GpuDecodingLoader(DataLoader(ds, batch_size=2, num_workers=0,
+                                                          collate_fn=crop_module.collate_encoded),
+                                               decode, torch.device("cpu"), "stand-in", ahead=ahead)
+        return [(images, labels) for images, labels in loader]
+
+    calls = []
+
+    def decode(encoded):
+        calls.append(threading.current_thread().name)
+        return [crop_module.decode_bytes_with_pil(data) for data in encoded]
+
+    plain, ahead = run(False, decode), run(True, decode)
+    assert len(plain) == len(ahead) == 4  # (7 files by 2: the last batch is the PNG, decoded in the dataset)
+    for (a, la), (b, lb) in zip(plain, ahead):
+        assert torch.equal(la, lb) and all(torch.equal(x, y) for x, y in zip(a, b))
+    assert calls[:3] == ["MainThread"] * 3 and all(name.startswith("decode-ahead") for name in calls[3:])
+
+    def broken(encoded):
+        raise RuntimeError("the decoder failed")
+
+    with pytest.raises(RuntimeError, match="the decoder failed"):
+        run(True, broken)
+
+
+@cuda
+def test_decoding_ahead_on_the_gpu_gives_the_same_batches(crop_module, jpeg_folder):
+    """--decode-ahead with the GPU decoder: the same images, bit for bit, in the same order, while a
+    lagging GPU (a sleep queued before each batch is used) keeps the decoding thread ahead."""
+    device = torch.device("cuda")
+    runs = []
+    for ahead in (False, True):
+        loader = crop_module.make_loader(jpeg_folder, 2, workers=0, device=device, seed=4, decode_ahead=ahead)
+        assert loader.ahead is ahead
+        batches = []
+        for images, labels in loader:
+            torch.cuda._sleep(int(2e7))  # the caller's kernels lag: the next batch decodes meanwhile
+            batches.append(([image.clone() for image in images], labels.clone()))
+        runs.append(batches)
+    torch.cuda.synchronize()
+    assert len(runs[0]) == len(runs[1]) > 1
+    for (a, la), (b, lb) in zip(*runs):
+        assert torch.equal(la, lb) and all(torch.equal(x, y) for x, y in zip(a, b))

@@ -52,6 +52,7 @@ for JPEGs) exactly as a folder does. --save takes the shards' samples in order, 
 import os
 import random
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from io import BytesIO
 from pathlib import Path
 
@@ -771,10 +772,14 @@ def decode_batch(payloads, decode, device):
 class GpuDecodingLoader:
     """A DataLoader over EncodedImageFolderDataset whose batches are decoded on the GPU as they
     come: it yields (images on `device`, labels) as the PIL loader yields them on the CPU.
-    `dataset` and `sampler` are the DataLoader's (set_epoch, DistributedSampler shards)."""
+    `dataset` and `sampler` are the DataLoader's (set_epoch, DistributedSampler shards).
+    With `ahead`, a thread decodes the next batch while the caller works on this one (the
+    decoder's host wait then overlaps the augmentation's kernel launches); the same batches come
+    in the same order."""
 
-    def __init__(self, loader, decode, device, decoder):
+    def __init__(self, loader, decode, device, decoder, ahead=False):
         self.loader, self.decode, self.device, self.decoder = loader, decode, torch.device(device), decoder
+        self.ahead = ahead
 
     @property
     def dataset(self):
@@ -785,8 +790,18 @@ class GpuDecodingLoader:
         return self.loader.sampler
 
     def __iter__(self):
-        for payloads, labels in self.loader:
-            yield decode_batch(unpack_payloads(payloads), self.decode, self.device), labels_to(labels, self.device)
+        batches = ((decode_batch(unpack_payloads(payloads), self.decode, self.device), labels_to(labels, self.device))
+                   for payloads, labels in self.loader)
+        if not self.ahead:
+            yield from batches
+            return
+        # One thread advances `batches`, one batch at a time: the order stays the loader's. Both
+        # threads use the device's default stream, so the decoded images are ready in stream order.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="decode-ahead") as pool:
+            pending = pool.submit(next, batches, None)
+            while (batch := pending.result()) is not None:
+                pending = pool.submit(next, batches, None)
+                yield batch
 
     def __len__(self):
         return len(self.loader)
@@ -799,7 +814,7 @@ def labels_to(labels, device):
 
 
 def make_loader(root=None, batch_size=64, workers=4, seed=SEED, device="cpu", num_samples=None, decoder="auto",
-                shards=None, coco=None, masks=None):
+                shards=None, coco=None, masks=None, decode_ahead=False):
     """Loader over an image folder (`root`) or WebDataset tar shards (`shards`, e.g.
     "train-{0000..0099}.tar": see shard_paths and TarShardDataset), one of the two: shuffled
     (seeded), sharded by rank under torchrun, reading on `workers` processes. With the PIL
@@ -815,7 +830,9 @@ def make_loader(root=None, batch_size=64, workers=4, seed=SEED, device="cpu", nu
     world_size x batch_size.
     `num_samples` draws that many samples with replacement (for benchmarks on small folders).
     `coco`, `masks`: a folder's annotated images only, labelled with their targets (see
-    ImageFolderDataset and training_batches).
+    ImageFolderDataset and training_batches). `decode_ahead`: a GPU decoder decodes the next
+    batch on a thread while this one is augmented (see GpuDecodingLoader; not yet measured on a
+    GPU, so off by default).
     """
     if (root is None) == (shards is None):
         raise ValueError("give the training images as a folder (root) or as WebDataset tar shards (shards=), "
@@ -845,7 +862,7 @@ def make_loader(root=None, batch_size=64, workers=4, seed=SEED, device="cpu", nu
         return loader
     device = torch.device(device)
     decode = nvimgcodec_jpeg_decoder(device) if decoder == "nvimgcodec" else torchvision_jpeg_decoder(device)
-    return GpuDecodingLoader(loader, decode, device, decoder)
+    return GpuDecodingLoader(loader, decode, device, decoder, ahead=decode_ahead)
 
 
 class CudaPrefetcher:
@@ -1079,14 +1096,16 @@ def join_record(pieces):
 
 
 def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, device=None, num_samples=None,
-                     decoder="auto", resize=None, shards=None, torch_compile=False, coco=None, masks=None):
+                     decoder="auto", resize=None, shards=None, torch_compile=False, coco=None, masks=None,
+                     decode_ahead=False):
     """Yield (epoch, augmented float batch on `device`, labels): the loop to train with, over an
     image folder (`root`) or WebDataset tar shards (`shards`; see make_loader), one of the two.
 
     Labels are class ids; when a step mixes the batch (MixUp, CutMix) they are float soft
     targets (batch x classes) mixed like the images, which torch's cross_entropy takes as
     they are. Every rank and epoch gets its own derived augmentation seed, so runs repeat exactly.
-    `decoder`: see resolve_decoder ("auto": on the GPU when the device is CUDA).
+    `decoder`: see resolve_decoder ("auto": on the GPU when the device is CUDA); `decode_ahead`:
+    see make_loader.
     `resize` (height, width): every image is resized to it where the batch must first be one
     size (SIZE_NOTE says where); a chain that does not fix the size needs it for a folder of
     mixed sizes, whose first batch of several sizes raises an error otherwise.
@@ -1118,7 +1137,8 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
         # under torchrun every rank would otherwise build them on GPU 0.
         torch.cuda.set_device(device)
     augmentation = place(build_augmentation(), device)
-    loader = make_loader(root, batch_size, workers, seed, device, num_samples, decoder, shards, coco, masks)
+    loader = make_loader(root, batch_size, workers, seed, device, num_samples, decoder, shards, coco, masks,
+                         decode_ahead)
     # GPU-decoded batches are on the device already; PIL batches are copied ahead.
     batches = loader if isinstance(loader, GpuDecodingLoader) else CudaPrefetcher(loader, device)
     annotated = loader.dataset.annotations is not None
@@ -1175,11 +1195,12 @@ def _save(args):
 
 
 def bench_rates(root=None, batch_size=64, batches=20, warmup=3, runs=1, workers=4, seed=SEED, device=None,
-                progress=None, decoder="auto", resize=None, shards=None, torch_compile=False, coco=None, masks=None):
+                progress=None, decoder="auto", resize=None, shards=None, torch_compile=False, coco=None, masks=None,
+                decode_ahead=False):
     """Images/s of the training loop (read and decode, copy, augment) over `runs` stretches of
     `batches` batches after `warmup`; --bench prints one, the workbench's estimate several.
-    `resize`, `shards`, `torch_compile`, `coco`, `masks`: see training_batches (compiling happens
-    in the warm-up)."""
+    `resize`, `shards`, `torch_compile`, `coco`, `masks`, `decode_ahead`: see training_batches
+    (compiling happens in the warm-up)."""
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     # Samples to spare: the workers keep decoding (and competing for the cores) until the last
     # timed batch, as they do in training; at the very end of a loader they would be idle.
@@ -1187,7 +1208,7 @@ def bench_rates(root=None, batch_size=64, batches=20, warmup=3, runs=1, workers=
     total = batch_size * (warmup + batches * runs + spare)
     loop = training_batches(root, batch_size, epochs=1, workers=workers, seed=seed, device=device, num_samples=total,
                             decoder=decoder, resize=resize, shards=shards, torch_compile=torch_compile, coco=coco,
-                            masks=masks)
+                            masks=masks, decode_ahead=decode_ahead)
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else None
     try:
         return timed_rates(loop, lambda batch: len(batch[1]), batches, warmup, runs, sync, progress)
@@ -1200,7 +1221,7 @@ def _bench(args):
     batches = bench_batches(args.batch_size, args.batches)
     rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, device,
                         decoder=args.decoder, resize=args.resize, shards=args.shards, torch_compile=args.compile,
-                        coco=args.coco, masks=args.masks)
+                        coco=args.coco, masks=args.masks, decode_ahead=args.decode_ahead)
     print(f"device: {device}, decoder: {resolve_decoder(args.decoder, device)}, batch size: {args.batch_size}, "
           f"workers: {args.workers}, {args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
     print_rates(rates)
@@ -1214,7 +1235,7 @@ def _train(args):
     for epoch, images, labels in training_batches(args.images, args.batch_size, args.epochs, args.workers,
                                                   args.seed, args.device, decoder=args.decoder, resize=args.resize,
                                                   shards=args.shards, torch_compile=args.compile, coco=args.coco,
-                                                  masks=args.masks):
+                                                  masks=args.masks, decode_ahead=args.decode_ahead):
         # Your training step goes here: loss = criterion(model(images), labels) ...
         # (with --coco/--masks, `labels` holds each image's targets: see training_batches).
         seen += len(labels)
@@ -1232,6 +1253,9 @@ def main(argv=None):
                              "nvImageCodec or torchvision imports, else PIL), pil (in the worker processes), "
                              "nvimgcodec or torchvision (batched on the GPU); --save always decodes with PIL")
     add_resize_argument(parser, FIXES_SIZE, SIZE_NOTE)
+    parser.add_argument("--decode-ahead", action="store_true",
+                        help="with a GPU decoder, decode the next batch on a thread while this one is augmented "
+                             "(the same batches; not yet measured on a GPU, so off by default)")
     parser.add_argument("--compile", action="store_true",
                         help="run the fused runs of steps through torch.compile (the first batch of each size "
                              "compiles; without a working torch.compile: a warning, then as without the flag)")
