@@ -246,8 +246,8 @@ class Step:
         smallest = largest = (height, width)
         for _, child in self.enabled_steps():
             # OneOf runs one child on the group's input; SomeOf and Sequential run them in turn.
-            low, high = child.size_bounds(*((height, width) if self.spec.kind == "one" else smallest))[0], \
-                child.size_bounds(*((height, width) if self.spec.kind == "one" else largest))[1]
+            low_in, high_in = ((height, width), (height, width)) if self.spec.kind == "one" else (smallest, largest)
+            low, high = child.size_bounds(*low_in)[0], child.size_bounds(*high_in)[1]
             smallest = (min(smallest[0], low[0]), min(smallest[1], low[1]))
             largest = (max(largest[0], high[0]), max(largest[1], high[1]))
         return smallest, largest

@@ -1523,9 +1523,6 @@ class DrawnSizeOpSpec(OpSpec):
         return targets.drawn_sides(self.rule, value, height, width, *_drawn_settings(self.rule, params))
 
     def size_bounds(self, params: Mapping[str, Any], height: int, width: int) -> tuple[tuple[int, int], ...]:
-        if self.rule == "zoom_out":  # from the image as it is (or a sample the op skips) to the largest canvas
-            left, right, top, bottom = targets.zoom_out_padding(params["side_range"][1], 0.0, 0.0, height, width)
-            return (height, width), (height + top + bottom, width + left + right)
         values = params["sizes"] if self.rule == "shortest" else params[_DRAWN_SPAN[self.rule]]
         return self._drawn(params, min(values), height, width), self._drawn(params, max(values), height, width)
 
@@ -1715,10 +1712,25 @@ def _reference_zoom_out(fill):
     return reference
 
 
+@dataclass(frozen=True)
+class ZoomOutSpec(OpSpec):
+    """RandomZoomOut's spec: each sample's canvas is drawn (sizes_per_sample), from the image as it is
+    (ratio 1, or a sample the op skips) to the largest canvas of `side_range`."""
+
+    sizes_per_sample: bool = True
+
+    def size_bounds(self, params: Mapping[str, Any], height: int, width: int) -> tuple[tuple[int, int], ...]:
+        left, right, top, bottom = targets.zoom_out_padding(params["side_range"][1], 0.0, 0.0, height, width)
+        return (height, width), (height + top + bottom, width + left + right)
+
+    def output_size(self, params: Mapping[str, Any], height: int, width: int) -> tuple[int, int]:
+        return self.size_bounds(params, height, width)[1]
+
+
 _ZOOM_OUT_PARITY_FILL = [0.2, 0.4, 0.6]  # 8-bit levels (51, 102, 153), which every backend stores exactly
 
-RANDOM_ZOOM_OUT = DrawnSizeOpSpec(
-    name="RandomZoomOut", family="geometric", default_p=0.5, rule="zoom_out",
+RANDOM_ZOOM_OUT = ZoomOutSpec(
+    name="RandomZoomOut", family="geometric", default_p=0.5,
     targets=TargetRule(geometry=targets.padding, size="padding"),
     from_torchvision=Inverse("RandomZoomOut", _tv_zoom_out),
     # Each backend draws its own canvases: each is checked against numpy's padding at its reported padding.
