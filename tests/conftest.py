@@ -207,19 +207,29 @@ def assert_save_equals_run(chain: wb.Chain, folder: Path, tmp_path: Path, seeds,
                 main(argv)
         saved = np.load(out)
         expected = chain.run(images, backend=backend, device="cpu", seed=seed)
-        if isinstance(expected.images, list):  # images left at sizes of their own: one array each
-            got = [saved[f"image_{i:05d}"] for i in range(len(expected.images))]
-            assert [a.shape for a in got] == [a.shape for a in expected.images], f"seed {seed}: sizes differ"
-            assert all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(got, expected.images)), \
-                f"seed {seed}: --save differs from chain.run"
-        else:
-            assert saved["images"].dtype == expected.images.dtype
-            assert np.array_equal(saved["images"], expected.images), f"seed {seed}: --save differs from chain.run"
+        assert_same_images(saved_images(saved, expected.images), expected.images, f"seed {seed}: --save differs from chain.run")
         # The saved draws are the ones chain.run reports.
         for i, step in chain.enabled_steps():
             key = f"params.step{i + 1}_{step.op}." + ("applied" if backend == "dali" else "batch_prob")
             if key in saved:  # DALI saves no coin for steps with p = 1
                 assert [bool(v > 0.5) for v in saved[key]] == [row[i]["applied"] for row in expected.params]
+
+
+def saved_images(saved, expected):
+    """What an export's --save wrote, in chain.run's form: one array, or one array per image when
+    the chain left the images at sizes of their own (then --save names them image_00000, ...)."""
+    if isinstance(expected, list):
+        return [saved[f"image_{i:05d}"] for i in range(len(expected))]
+    return saved["images"]
+
+
+def assert_same_images(got, expected, message: str) -> None:
+    """Equal pixels, dtypes and sizes, for a batch array or a list of images at sizes of their own."""
+    if isinstance(expected, list):
+        assert isinstance(got, list) and [a.shape for a in got] == [a.shape for a in expected], f"{message}: sizes differ"
+        assert all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(got, expected)), message
+    else:
+        assert got.dtype == expected.dtype and np.array_equal(got, expected), message
 
 
 def _loaded_from(script: Path):
