@@ -226,6 +226,38 @@ def test_every_op_runs_on_cuda(backend, op):
             assert gpu.params == cpu.params, f"{op} p={p}: the draws depend on the device"
 
 
+def unit_images(images) -> list[np.ndarray]:
+    """A run's images (a batch array or a list at sizes of their own) as float64 in [0, 1]."""
+    return [np.asarray(a, np.float64) / (255.0 if a.dtype == np.uint8 else 1.0) for a in list(images)]
+
+
+@cuda
+@pytest.mark.parametrize("op", DALI_OPS)
+def test_dali_gpu_operators_give_the_cpu_operators_pixels(op):
+    """DALI's GPU operators are other kernels than its CPU ones (warp_affine, warp_perspective, CLAHE,
+    resize, filters, ...): at the op's parity settings, where DALI draws on its CPU operators on both
+    devices, the GPU run draws alike, gives the same sizes and is within the op's cross-backend parity
+    tolerance of the CPU run (at least 1/255, torchvision's bound), border pixels left out."""
+    spec = get_op(op)
+    photos = [np.ascontiguousarray(i[:300, :300]) for i in wb.load_images(ROOT / "sample_data")[:4]]
+    images = [np.ascontiguousarray(i[:96, :128]) for i in photos] if spec.parity.same_size else photos
+    chain = wb.Chain(seed=3)
+    if spec.mixes_batch:
+        chain.add("Resize", size=[96, 96])
+    chain.add(op, p=1.0, **dict(spec.parity.params))
+    cpu = chain.run(images, backend="dali", device="cpu")
+    gpu = chain.run(images, backend="dali", device="cuda")
+    assert gpu.params == cpu.params, f"{op}: DALI's draws depend on the device"
+    a, b = unit_images(cpu.images), unit_images(gpu.images)
+    assert [x.shape for x in a] == [x.shape for x in b], f"{op}: sizes differ between the devices"
+    border = spec.parity.border
+    inner = [x[border:x.shape[0] - border, border:x.shape[1] - border] for x in a]
+    inner_gpu = [x[border:x.shape[0] - border, border:x.shape[1] - border] for x in b]
+    mae = float(np.mean([np.abs(x - y).mean() for x, y in zip(inner, inner_gpu)]))
+    bound = max(spec.parity.mae, 1.0 / 255)
+    assert mae <= bound + 1e-9, f"{op}: DALI on the GPU is {mae * 255:.3f}/255 from DALI on the CPU (> {bound * 255:.2f})"
+
+
 @cuda
 @pytest.mark.parametrize("backend,op", [("kornia", op) for op in KORNIA_OPS] + [("dali", op) for op in DALI_OPS])
 def test_export_equals_run_on_cuda_for_every_op(backend, op, tmp_path):
