@@ -52,7 +52,7 @@ def test_save_with_coco_and_masks_writes_what_run_gives_bit_for_bit(backend, tmp
     assert (saved["masks"] == 255).any() and saved["box_counts"].sum() == sum(len(b) for b in res.boxes) > 0
 
 
-@pytest.mark.parametrize("backend", ["kornia", "dali"])
+@pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
 def test_mixing_and_groups_move_targets_alike_in_the_export(backend):
     chain = wb.Chain.from_dict({"seed": 9, "steps": [
         {"op": "Resize", "params": {"size": [128, 128]}},

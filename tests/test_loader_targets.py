@@ -125,7 +125,7 @@ def test_distortions_and_policies_move_targets_in_the_training_loader(backend, t
     assert seen == 6
 
 
-@pytest.mark.parametrize("backend", ["kornia", "dali"])
+@pytest.mark.parametrize("backend", wb.BACKENDS)
 def test_cutmix_in_the_training_loader_pastes_the_partners_mask_with_its_pixels(backend, tmp_path):
     folder, coco, masks = annotated_folder(tmp_path, MIXED)
     chain = wb.Chain(seed=5).add("Resize", size=[96, 96]).add("CutMix", area=[0.3, 0.5])

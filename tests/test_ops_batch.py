@@ -330,12 +330,3 @@ def test_bad_labels_are_refused(photos, labels, message):
     with pytest.raises(wb.InputError, match=message):
         wb.Chain().add("MixUp").run(photos[:3], labels=labels)
 
-
-def test_albumentations_refuses_batch_mixing_with_the_reason(photos):
-    for op in ("MixUp", "CutMix"):
-        spec = wb.get_op(op)
-        assert not spec.supports("albumentations") and "one image at a time" in spec.unsupported["albumentations"]
-        with pytest.raises(wb.UnsupportedOpError, match=rf"{op} cannot run on albumentations"):
-            wb.Chain().add(op).run(photos[:2], backend="albumentations")
-        with pytest.raises(wb.UnsupportedOpError, match=rf"cannot export to albumentations: {op} runs on kornia, dali"):
-            wb.Chain().add(op).export("albumentations")

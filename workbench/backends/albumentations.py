@@ -21,15 +21,17 @@ def _require_albumentations() -> None:
                              "(the last MIT-licensed release)") from None
 
 
-def run_albumentations(chain, images: list[np.ndarray], device: str):
-    """(images, per-sample params) from the generated module's `augment_images` (CPU only)."""
+def run_albumentations(chain, images: list[np.ndarray], device: str, labels: np.ndarray | None = None):
+    """(images, per-sample params, mixed labels or None) from the generated module's
+    `augment_images` (CPU only); `labels` (soft targets) are handed to it when given."""
     _require_albumentations()
     if device != "cpu":
         raise WorkbenchError(f"the albumentations backend runs on the CPU; use device='cpu' (got {device!r}), "
                              "or the kornia or dali backend on the GPU")
     module = load_module(emit(chain, "albumentations"), "albumentations")
+    extra = {} if labels is None else {"labels": labels}
     try:
-        out, records = module.augment_images(images, seed=chain.seed, device="cpu")
+        out, records, *mixed = module.augment_images(images, seed=chain.seed, device="cpu", **extra)
     except (RuntimeError, ValueError, TypeError) as exc:
         raise WorkbenchError(f"Albumentations could not run the chain: {exc}") from exc
-    return out, per_sample_params(chain, records, len(images), albumentations_names)
+    return out, per_sample_params(chain, records, len(images), albumentations_names), (mixed[0] if mixed else None)

@@ -75,18 +75,24 @@ def _measure_albumentations(chain, inp: BenchInput, s: Settings, phases: Phases)
     details = {"decode": f"PIL in {where}"}
 
     images = list(first_batch(inp, s.batch_size))
-    compose = module.seed_transforms(module.build_compose(), chain.seed)
+    compose = module.build_compose()
+    pieces = module.split_at_mixing(compose)  # before seeding: see split_at_mixing
+    module.seed_transforms(compose, chain.seed)
     tick = phases.tick("augmentation")
     # Albumentations augments one image at a time on one core: a batch is the sum of its
-    # images; the loader spreads batches over its workers.
-    stages["augment"] = median_seconds(lambda: [compose(image=image) for image in images], s.runs, 1)
+    # images; the loader spreads batches over its workers. A mixing step (MixUp, CutMix) mixes the
+    # whole batch, as the loader's collate does.
+    if len(pieces) == 1 and not module.mixes_batch(pieces[0][1]):
+        stages["augment"] = median_seconds(lambda: [compose(image=image) for image in images], s.runs, 1)
+    else:
+        stages["augment"] = median_seconds(lambda: module.run_stages(pieces, images), s.runs, 1)
     details["augment"] = f"Albumentations on one CPU core per batch (the loader runs {max(1, s.workers)} at once)"
     inputs = [images]
     for transform in compose.transforms:
-        inputs.append([transform(image=image)["image"] for image in inputs[-1]])
+        inputs.append(_albumentations_step(module, transform, inputs[-1]))
     steps = []
     for k, transform in enumerate(compose.transforms):
-        steps.append(median_seconds(lambda: [transform(image=image) for image in inputs[k]], s.runs, 1))
+        steps.append(median_seconds(lambda: _albumentations_step(module, transform, inputs[k]), s.runs, 1))
         tick(k + 1, len(compose.transforms))
     if inp.annotated:
         # Each worker moves its own sample's targets, on the host, beside its Compose.
@@ -94,6 +100,14 @@ def _measure_albumentations(chain, inp: BenchInput, s: Settings, phases: Phases)
         details["targets"] = (f"moving a batch's {target_kinds(inp)} on one CPU core, as each worker moves its "
                               f"sample's (the loader runs {max(1, s.workers)} at once)")
     return Measurement(rates, stages, details, steps)
+
+
+def _albumentations_step(module, transform, images: list) -> list:
+    """One transform of an Albumentations export on a batch of HxWxC arrays: per image, or on the
+    whole batch for a mixing step (module.mixes_batch)."""
+    if module.mixes_batch(transform):
+        return list(transform.mix_batch(np.stack(images))[0])
+    return [transform(image=image)["image"] for image in images]
 
 
 def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measurement:

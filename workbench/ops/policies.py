@@ -3,13 +3,15 @@
 Kornia's `kornia.augmentation.auto` policies are the reference: the Kornia export builds them,
 and the DALI export reproduces their conventions with DALI's auto_aug library (its ops where
 they agree, and its `select`, which runs each sample through the op it drew under DALI's
-conditional execution). Magnitudes are in each op's own unit (see `POLICY_OPS`). The ops
-work on 0-255 images: a policy belongs before Normalize (after one it sees the values
-clamped to [0, 1] on DALI; most of Kornia's ops clamp them too).
+conditional execution), and the Albumentations export carries the workbench's own transforms
+(runtime/albumentations_policies.py: Kornia's ops in numpy and OpenCV). Magnitudes are in each
+op's own unit (see `POLICY_OPS`). The ops work on 0-255 images: a policy belongs before
+Normalize (after one it sees the values clamped to [0, 1] on DALI and Albumentations; most of
+Kornia's ops clamp them too).
 
 Kornia picks a policy's ops once per batch (every image of a batch gets the same op, with
-its own magnitude and sign), DALI per sample; the ops themselves agree (see the parity
-tolerances). Both report per sample `ops` (the ops that ran, in order) and `magnitudes`.
+its own magnitude and sign), DALI and Albumentations per sample; the ops themselves agree (see
+the parity tolerances). All report per sample `ops` (the ops that ran, in order) and `magnitudes`.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from ..literals import Name, identifier, literal
 from ..runtime import targets
 from .dali_helpers import RandomOp
 from .params import Choice, Number, OpRanges, PolicyOp, policy_draws
-from .spec import DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule, Inverse
+from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule, Inverse
 from . import kornia_reading as kr
 from . import torchvision_reading as tv
 
@@ -332,6 +334,50 @@ def _index(count: int) -> RandomOp:
 
 
 # ---------------------------------------------------------------------------------------
+# Albumentations lowering: the workbench's own transforms of runtime/albumentations_policies.py
+# (WbRandAugment, WbTrivialAugment, WbAutoAugment), which the export copies; their arguments
+# carry the magnitudes as the other lowerings compute them.
+# ---------------------------------------------------------------------------------------
+def _signed(ops) -> tuple[str, ...]:
+    """The ops of a set drawn with a random sign."""
+    return tuple(name for name in ops if POLICY_OP_BY_NAME[name].symmetric)
+
+
+def _alb_rand_augment(a) -> dict[str, Any]:
+    """WbRandAugment's arguments: each op's magnitude at strength `magnitude` (_rand_augment_value, in
+    float32 as Kornia computes it; translations as fractions of the size)."""
+    ops = {name: _rand_augment_value(name, rng, a["magnitude"]) if rng else None for name, rng in a["ops"].items()}
+    return {"ops": ops, "n": _ops_in_use(a), "signed": _signed(a["ops"])}
+
+
+def _alb_trivial_augment(a) -> dict[str, Any]:
+    """WbTrivialAugment's arguments: each op's range, from 0 for the ops drawn with a sign."""
+    ops = {name: [0.0 if POLICY_OP_BY_NAME[name].symmetric else float(rng[0]), float(rng[1])] if rng else None
+           for name, rng in a["ops"].items()}
+    return {"ops": ops, "signed": _signed(a["ops"])}
+
+
+def _alb_auto_augment(a) -> dict[str, Any]:
+    """WbAutoAugment's arguments: the policy's sub-policies with each magnitude bin as its interval."""
+    return {"sub_policies": tuple(
+        tuple((name, float(prob), list(auto_augment_bin(name, magnitude_bin))
+               if magnitude_bin is not None and POLICY_OP_BY_NAME[name].has_magnitude else None)
+              for name, prob, magnitude_bin in sub)
+        for sub in AUTO_AUGMENT_POLICIES[a["policy"]])}
+
+
+_ALB_NOTE = ("the export writes {transform}, the workbench's own transform (Albumentations 2.0.8 has no such "
+             "policies); it picks per image, as DALI (Kornia picks once per batch), and runs Kornia's ops in "
+             "float32, rounding to the image's levels once at the end (equalize is Kornia's, PIL's formula); "
+             "rotate, shear and translate are resampled by OpenCV (its bilinear weights are in 1/32 pixel steps)")
+
+
+def _albumentations(transform: str, args) -> AlbumentationsLowering:
+    return AlbumentationsLowering(transform, args, record={name: name for name in _REPORTS},
+                                  note=_ALB_NOTE.format(transform=transform))
+
+
+# ---------------------------------------------------------------------------------------
 # Parity reference: a sample's reported ops and magnitudes, applied one by one with Kornia's
 # own augmentations (every backend is compared with it at its own draws)
 # ---------------------------------------------------------------------------------------
@@ -388,8 +434,6 @@ def apply_reported(image, row) -> np.ndarray:
 _DALI_NOTE = ("Kornia picks a policy's op (sub-policy) once per batch and applies it to every image, DALI picks "
               "per sample, both draw magnitudes and signs per sample; equalize is OpenCV's on DALI and PIL's on "
               "Kornia (3.7/255 mean abs difference on the sample photos); the other ops agree to rounding")
-_UNSUPPORTED = {"albumentations": "Albumentations 2.0.8 has no RandAugment-style policies (only AutoAugment-free "
-                                  "single transforms), so there is nothing to lower a policy to"}
 # Kornia's policy modules take no p, and a policy's own draws already decide what each image gets.
 _P_WHY = "a policy's own draws decide which ops each image gets, and Kornia's policy modules have no p"
 
@@ -479,10 +523,10 @@ RAND_AUGMENT = OpSpec(
         draws=lambda a: {"_keys": _uniform01(shape=(len(a["ops"]),)),
                          "_coins": RandomOp("fn.random.coin_flip", {"shape": (_ops_in_use(a),)})},
         apply=_rand_augment_dali, reports=_REPORTS, note=_DALI_NOTE),
-    # 8 - 6 * 12 / 30 = 5.6 bits, floored to 5 on both: measured identical on the sample photos.
+    albumentations=_albumentations("WbRandAugment", _alb_rand_augment),
+    # 8 - 6 * 12 / 30 = 5.6 bits, floored to 5 on every backend: measured identical on the sample photos.
     parity=Parity(border=2, mae=0.1 / 255, psnr=60.0,
                   params={"n": 1, "magnitude": 12, "ops": {"posterize": [2.0, 8.0]}}),
-    unsupported=_UNSUPPORTED,
     cost_hint="every op of the set is a branch of DALI's conditional execution; on Kornia the whole batch "
               "runs the drawn op, so a smaller op set changes little; fewer ops per image (n) cost less.",
 )
@@ -518,9 +562,10 @@ TRIVIAL_AUGMENT = OpSpec(
         draws=lambda a: {"_op": _index(len(a["ops"])), "_u": _uniform01(),
                          "_coin": RandomOp("fn.random.coin_flip", {})},
         apply=_trivial_augment_dali, reports=_REPORTS, note=_DALI_NOTE),
-    # Measured 0.045/255 mean abs error, 66.3 dB (DALI rounds to uint8, Kornia keeps floats).
+    albumentations=_albumentations("WbTrivialAugment", _alb_trivial_augment),
+    # Measured 0.045/255 mean abs error, 66.3 dB, DALI and Albumentations alike (they round to uint8, Kornia
+    # keeps floats).
     parity=Parity(border=2, mae=0.1 / 255, psnr=60.0, params={"ops": {"color": [1.6, 1.6]}}),
-    unsupported=_UNSUPPORTED,
 )
 
 
@@ -559,12 +604,13 @@ AUTO_AUGMENT = OpSpec(
                          "_gates": _uniform01(shape=(_stages(a["policy"]),)),
                          "_u": _uniform01(shape=(_stages(a["policy"]),))},
         apply=_auto_augment_dali, reports=_REPORTS, note=_DALI_NOTE),
+    albumentations=_albumentations("WbAutoAugment", _alb_auto_augment),
     # Sub-policies are drawn per batch on Kornia and per sample on DALI: each backend is
     # compared with Kornia's ops applied at its own reported draws. Measured: Kornia exact;
-    # DALI 1.70/255 mean abs error, 34.4 dB, nearly all of it equalize (OpenCV's, see the note).
+    # DALI 1.70/255 mean abs error, 34.4 dB, nearly all of it equalize (OpenCV's, see the note);
+    # Albumentations 0.11/255, 62.6 dB (its equalize is Kornia's; rounding to levels at the end).
     parity=Parity(border=2, mae=2.0 / 255, psnr=33.0, params={"policy": "imagenet"},
                   reference=lambda image, row: apply_reported(image, row)),
-    unsupported=_UNSUPPORTED,
 )
 
 OPS = (RAND_AUGMENT, TRIVIAL_AUGMENT, AUTO_AUGMENT)

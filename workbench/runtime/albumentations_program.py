@@ -14,6 +14,11 @@ decoded by PIL to RGB and augmented one by one in file-name order by one `Compos
 transforms each have their own seed derived from the chain's seed. The training loader
 augments in DataLoader worker processes; each worker reseeds its copy of the pipeline from
 (seed, rank, epoch, worker), so runs repeat exactly with the same number of workers.
+
+Batch mixing (MixUp, CutMix): such a step mixes the whole batch in numpy (WbMixUp, WbCutMix),
+the steps around it run one image at a time; the labels become float32 soft targets mixed with
+the images' weights (--save writes them, the label of each file being its index). The training
+loader's workers run the steps before the first mixing step, its collate the rest, on the batch.
 """
 
 import os
@@ -32,9 +37,10 @@ from torch.utils.data.distributed import DistributedSampler
 from .annotations import (annotated_inputs, batch_targets, loader_annotations, per_image, sample_targets,
                           target_arrays)
 from .albumentations_chain import SEED, STEPS, TARGETS_REFUSED, augment_targets, build_compose
+from .albumentations_mixing import mix_labels, mixes_batch, split_at_mixing
 from .common import (IMAGE_EXTENSIONS, bench_batches, box_count, contract_parser, decode_image, derive_seed,
                      distributed_context, list_image_files, print_rates, print_seen, record_arrays,
-                     run_command, timed_rates)
+                     run_command, soft_target_array, timed_rates)
 
 
 def seed_transforms(compose, seed, *path):
@@ -91,25 +97,54 @@ def _padded(value, shape):
     return out
 
 
-def augment_images(images, seed=SEED, device="cpu"):
+def augment_images(images, seed=SEED, device="cpu", labels=None):
     """Augment HxWx3 uint8 arrays in the given order with `seed`, as the workbench preview does.
 
     Returns (images, params): images as an NxHxWxC array (uint8, or float32 after a
     Normalize; a list when sizes differ), params as one dict per step of the pipeline of
     arrays with the sample index first ("batch_prob": 1 where the step applied; NaN where a
-    value was not drawn).
+    value was not drawn). Given `labels` (class ids, or soft targets N x classes), also the
+    labels as float32 soft targets, mixed by the mixing steps (MixUp, CutMix) with the weights
+    they report: (images, params, labels).
     """
     if device != "cpu":
         raise ValueError(f"Albumentations runs on the CPU; got device {device!r}")
-    compose = seed_transforms(build_compose(), seed)
+    compose = build_compose()
+    stages = split_at_mixing(compose)
+    seed_transforms(compose, seed)
+    outputs, records, mixed = run_stages(stages, images, None if labels is None else soft_target_array(labels))
+    out = np.stack(outputs) if len({o.shape for o in outputs}) == 1 else outputs
+    return (out, records) if labels is None else (out, records, mixed)
+
+
+def augment_each(compose, images):
+    """(images, records): each image through `compose` on its own, and what each of its
+    transforms drew, one record per transform (see stack_drawn)."""
     outputs, drawn = [], []
     for image in images:
         outputs.append(compose(image=np.ascontiguousarray(image))["image"])
         drawn.append([drawn_by(t) for t in compose.transforms])
-    records = [stack_drawn([d[k] for d in drawn]) for k in range(len(compose.transforms))]
-    if len({o.shape for o in outputs}) == 1:
-        return np.stack(outputs), records
-    return outputs, records
+    return outputs, [stack_drawn([d[k] for d in drawn]) for k in range(len(compose.transforms))]
+
+
+def run_stages(stages, images, labels=None):
+    """(images, records, labels) after `stages` (split_at_mixing's): a Compose runs on each
+    image, a mixing step on the batch, which must be one size there; it mixes `labels` (soft
+    targets, or None) too. One record per step, in the chain's order."""
+    records = []
+    for first, stage in stages:
+        if not mixes_batch(stage):
+            images, drawn = augment_each(stage, images)
+            records += drawn
+            continue
+        if len({image.shape for image in images}) > 1:
+            name, position = STEPS[first]
+            raise ValueError(f"step {position + 1} ({name}) mixes samples of one batch, but the images differ in "
+                             "size there; add a Resize or a crop (CenterCrop, RandomResizedCrop) before it")
+        batch, draws = stage.mix_batch(np.stack(images))
+        images, labels = list(batch), mix_labels(labels, draws)
+        records.append(draws)
+    return images, records, labels
 
 
 def drawn_by(transform):
@@ -168,6 +203,8 @@ class AugmentedImageFolder(Dataset):
     def reseed(self, worker):
         """Seed this copy of the pipeline from (seed, rank, epoch, worker)."""
         rank = distributed_context()[0]
+        # Split first: the stretches' Composes share the transforms seeded here.
+        self.stages = split_at_mixing(self.compose)
         seed_transforms(self.compose, derive_seed(self.seed, rank, self.epoch, worker))
 
     def __len__(self):
@@ -175,7 +212,15 @@ class AugmentedImageFolder(Dataset):
 
     def __getitem__(self, i):
         image = decode_image(self.files[i])
-        if self.annotations is None:
+        if len(self.stages) > 1 or mixes_batch(self.stages[0][1]):
+            # A chain that mixes the batch: the steps before its first mixing step (collate runs the rest,
+            # and moves the targets from what every step drew).
+            first = self.stages[0][1]
+            out = image if mixes_batch(first) else first(image=image)["image"]
+            label = self.labels[i] if self.annotations is None else {
+                "targets": sample_targets(self.annotations, i), "size": image.shape[:2],
+                "drawn": [] if mixes_batch(first) else [drawn_by(transform) for transform in first.transforms]}
+        elif self.annotations is None:
             out, label = self.compose(image=image)["image"], self.labels[i]
         else:
             out, label = self.augment_annotated(image, i)
@@ -187,6 +232,29 @@ class AugmentedImageFolder(Dataset):
         out = self.compose(image=image)["image"]
         records = [stack_drawn([drawn_by(transform)]) for transform in self.compose.transforms]
         return out, per_image(augment_targets(records, [image.shape[:2]], targets))[0]
+
+    def collate(self, batch):
+        """collate's batch; for a chain that mixes the batch, after the steps from its first mixing
+        step on (__getitem__ ran the others), with the labels as float32 soft targets over the
+        classes, mixed as the images were (with annotations: the targets, moved and mixed as the
+        pixels were, one dict per image)."""
+        if len(self.stages) == 1 and not mixes_batch(self.stages[0][1]):
+            return collate(batch)
+        images, labels = zip(*batch)
+        arrays = [image.permute(1, 2, 0).numpy() for image in images]
+        stages = self.stages if mixes_batch(self.stages[0][1]) else self.stages[1:]
+        if self.annotations is None:
+            rows = soft_target_array(np.asarray(labels), max(1, len(self.classes)))
+            arrays, _, targets = run_stages(stages, arrays, rows)
+            targets = torch.from_numpy(targets)
+        else:
+            head = [stack_drawn([label["drawn"][k] for label in labels]) for k in range(len(labels[0]["drawn"]))]
+            arrays, records, _ = run_stages(stages, arrays)
+            moved = augment_targets(head + records, [label["size"] for label in labels],
+                                    batch_targets([label["targets"] for label in labels]))
+            targets = [{kind: torch.as_tensor(value) for kind, value in target.items()} for target in per_image(moved)]
+        out = [torch.from_numpy(np.ascontiguousarray(a)).permute(2, 0, 1) for a in arrays]
+        return (torch.stack(out) if len({tuple(o.shape) for o in out}) == 1 else out), targets
 
 
 def seed_worker(worker_id):
@@ -221,6 +289,8 @@ def make_loader(root, batch_size, workers=4, seed=SEED, num_samples=None, pin_me
 
     `num_samples` draws that many samples with replacement (for benchmarks on small folders).
     `coco`, `masks`: the annotated images only, with their targets (see AugmentedImageFolder).
+    A chain that mixes the batch (MixUp, CutMix) mixes it in the collate, in the worker that
+    made it, labels with it (see AugmentedImageFolder.collate).
     """
     dataset = AugmentedImageFolder(root, seed, coco, masks)
     rank, world_size, _ = distributed_context()
@@ -231,7 +301,7 @@ def make_loader(root, batch_size, workers=4, seed=SEED, num_samples=None, pin_me
         sampler = RandomSampler(dataset, replacement=num_samples is not None, num_samples=num_samples,
                                 generator=generator)
     # Workers are not persistent: they start again each epoch and so pick up the new epoch's seed.
-    return DataLoader(dataset, batch_size=batch_size, sampler=sampler, num_workers=workers, collate_fn=collate,
+    return DataLoader(dataset, batch_size=batch_size, sampler=sampler, num_workers=workers, collate_fn=dataset.collate,
                       pin_memory=pin_memory, drop_last=True, worker_init_fn=seed_worker, generator=generator,
                       prefetch_factor=4 if workers > 0 else None)
 
@@ -239,6 +309,9 @@ def make_loader(root, batch_size, workers=4, seed=SEED, num_samples=None, pin_me
 def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=None, num_samples=None, coco=None,
                      masks=None):
     """Yield (epoch, augmented batch NCHW on `device`, labels): the loop to train with.
+
+    Labels are class ids; when a step mixes the batch (MixUp, CutMix) they are float32 soft
+    targets (batch x classes) mixed like the images, which torch's cross_entropy takes as they are.
 
     With `coco` (a COCO instances file) and/or `masks` (a folder of label-map PNGs named after
     the images), the annotated images only, and in place of the labels their targets moved as
@@ -278,8 +351,13 @@ def _save(args):
         if not files:
             raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {args.images}")
         images = [decode_image(f) for f in files]
-    out, records = augment_images(images, seed=args.seed, device=args.device or "cpu")
+    # A mixing chain also saves its mixed labels, the label of each file being its index, so
+    # that each row shows which files were mixed in and by how much (as the workbench preview).
+    labels = np.arange(len(images)) if any(mixes_batch(t) for t in build_compose().transforms) else None
+    out, records, *mixed = augment_images(images, seed=args.seed, device=args.device or "cpu", labels=labels)
     arrays = {"images": out} if not isinstance(out, list) else {f"image_{i:05d}": o for i, o in enumerate(out)}
+    if mixed:
+        arrays["labels"] = mixed[0]
     arrays.update(record_arrays(STEPS, records))
     if annotated:
         arrays.update(target_arrays(augment_targets(records, [image.shape[:2] for image in images], targets)))

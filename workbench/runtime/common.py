@@ -516,3 +516,13 @@ def save_inputs(args):
     if not files:
         raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {args.images}")
     return [decode_image(f) for f in files]
+
+
+def soft_target_array(labels, num_classes=None):
+    """Labels as float32 soft targets, one row per sample: class ids become one-hot rows (as many
+    classes as the largest id + 1 unless `num_classes`); (N, C) rows are taken as they are."""
+    labels = np.asarray(labels)
+    if labels.ndim == 2:
+        return labels.astype(np.float32)
+    count = int(labels.max()) + 1 if num_classes is None else num_classes
+    return np.eye(count, dtype=np.float32)[labels.astype(np.int64)]
