@@ -207,7 +207,8 @@ def assert_save_equals_run(chain: wb.Chain, folder: Path, tmp_path: Path, seeds,
                 main(argv)
         saved = np.load(out)
         expected = chain.run(images, backend=backend, device="cpu", seed=seed)
-        assert_same_images(saved_images(saved, expected.images), expected.images, f"seed {seed}: --save differs from chain.run")
+        assert_same_images(saved_images(saved, expected.images), expected.images,
+                           f"seed {seed}: --save differs from chain.run")
         # The saved draws are the ones chain.run reports.
         for i, step in chain.enabled_steps():
             key = f"params.step{i + 1}_{step.op}." + ("applied" if backend == "dali" else "batch_prob")
@@ -226,7 +227,8 @@ def saved_images(saved, expected):
 def assert_same_images(got, expected, message: str) -> None:
     """Equal pixels, dtypes and sizes, for a batch array or a list of images at sizes of their own."""
     if isinstance(expected, list):
-        assert isinstance(got, list) and [a.shape for a in got] == [a.shape for a in expected], f"{message}: sizes differ"
+        assert isinstance(got, list), f"{message}: one array where a list of images was expected"
+        assert [a.shape for a in got] == [a.shape for a in expected], f"{message}: sizes differ"
         assert all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(got, expected)), message
     else:
         assert got.dtype == expected.dtype and np.array_equal(got, expected), message

@@ -38,10 +38,16 @@ def _step(op: str) -> dict:
     return step
 
 
+def cpu_ops(backend: str) -> list[str]:
+    """The backend's ops that it runs on the CPU, where the snapshot's --save runs (not those it runs on
+    its GPU only: OpSpec.gpu_only)."""
+    return [op for op in wb.list_ops(backend=backend) if wb.get_op(op).supports(backend, "cpu")]
+
+
 def chains(backend: str) -> dict[str, wb.Chain]:
     """name -> chain: the backend's ops, square-input ops first, in family order, PER_CHAIN a chain,
     each chain after a Resize to 96x96 (the square ops need a square)."""
-    ops = wb.list_ops(backend=backend)
+    ops = cpu_ops(backend)
     ops = sorted(ops, key=lambda op: (not wb.get_op(op).square_input, FAMILIES.index(wb.get_op(op).family), op))
     out = {}
     for k in range(0, len(ops), PER_CHAIN):

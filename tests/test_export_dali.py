@@ -14,7 +14,8 @@ from export_ast import parse_export
 from conftest import (class_folder, import_export, assert_bench_output, DESIGN_CHAIN, ROOT, assert_save_equals_run,
                       random_step_dict, op_rng, run_script)
 
-DALI_OPS = wb.list_ops(backend="dali")
+# The ops these tests run on DALI's CPU (tests/test_gpu_paths.py runs the GPU-only ones on a GPU).
+DALI_OPS = [op for op in wb.list_ops(backend="dali") if wb.get_op(op).supports("dali", "cpu")]
 
 
 def affordable(step: dict) -> dict:

@@ -1,7 +1,12 @@
 """Non-rigid distortions (ElasticTransform, GridDistortion, OpticalDistortion): the Kornia modules
 build Albumentations' maps for the same draws, zero distortion does what Albumentations does,
-ranges and p are honoured, and Albumentations' transforms (defaults too) import 1:1."""
+ranges and p are honoured, and Albumentations' transforms (defaults too) import 1:1. On DALI,
+OpticalDistortion runs on the GPU only (its maps built on the CPU, checked here against
+Albumentations'; its GPU graph defined; the CPU refused everywhere, saying why; on a GPU, the
+cuda-marked tests compare it with Kornia), and ElasticTransform not at all."""
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -17,7 +22,14 @@ from workbench.runtime.kornia_modules.distortion import (  # noqa: E402
     distortion_elastic_field, distortion_elastic_noise, distortion_grid_axis, distortion_grid_steps,
     distortion_optical_maps, distortion_remap)
 from workbench.ops.distortion import _grid_record, _optical_record  # noqa: E402
-from workbench.runtime.targets import elastic_field  # noqa: E402
+from workbench.runtime.targets import elastic_field, gaussian_kernel  # noqa: E402
+from workbench.backends.dali_cache import DaliPrefixCache  # noqa: E402
+from workbench.codegen import emit, load_module  # noqa: E402
+from workbench.runtime.dali_ops.distortion import (  # noqa: E402
+    elastic_maps_dali, optical_distortion_maps, remap_frame, remap_padded)
+from workbench.support_matrix import support_matrix_markdown  # noqa: E402
+
+from conftest import ENV, assert_same_images, run_script, saved_images  # noqa: E402
 
 OPS = ["ElasticTransform", "GridDistortion", "OpticalDistortion"]
 
@@ -293,9 +305,242 @@ def test_grid_on_dali_is_albumentations_grid_at_its_own_steps(params, photos):
             assert out.dtype == np.uint8 and np.abs(out / 255.0 - expected).max() <= 1.01 / 255, (p, params)
 
 
-def test_dali_is_refused_with_the_reason():
-    for op in ("ElasticTransform", "OpticalDistortion"):
-        spec = wb.get_op(op)
-        assert not spec.supports("dali") and "GPU only" in spec.unsupported["dali"]
-        with pytest.raises(wb.UnsupportedOpError, match="remap"):
-            wb.Chain().add(op).export("dali")
+# --- OpticalDistortion on DALI: GPU only ------------------------------------------------------
+
+def _dali_cpu_outputs(function, images, *outputs):
+    """Run `function(images node, height, width)` (DALI CPU operators only) on `images` and return its
+    outputs as lists of per-sample arrays."""
+    import nvidia.dali.fn as fn
+    import nvidia.dali.types as types
+    from nvidia.dali import pipeline_def
+
+    @pipeline_def
+    def pipe():
+        nodes = fn.external_source(name="images", layout="HWC", dtype=types.UINT8)
+        hw = fn.cast(nodes.shape(), dtype=types.FLOAT)
+        return function(nodes, hw[0], hw[1])
+
+    built = pipe(batch_size=len(images), num_threads=1, device_id=None, seed=1)
+    built.build()
+    built.feed_input("images", images)
+    return [[np.array(out[i]) for i in range(len(images))] for out in built.run()]
+
+
+@pytest.mark.parametrize("mode", ["camera", "fisheye"])
+def test_optical_maps_on_dali_are_albumentations_maps_for_the_same_k(mode):
+    """The maps DALI builds on the CPU (over the image and the padding around it) are Albumentations'
+    at the k each sample drew, in float32."""
+    import nvidia.dali.fn as fn
+
+    make = fgeometric.get_camera_matrix_distortion_maps if mode == "camera" else fgeometric.get_fisheye_distortion_maps
+    sizes = [(32, 48), (17, 9)]
+
+    def maps(images, height, width):
+        k = fn.random.uniform(range=(-0.3, 0.3), seed=4)
+        frame = remap_frame(height, width)
+        return (*optical_distortion_maps(k, height, width, fisheye=mode == "fisheye", frame=frame), k)
+
+    map_x, map_y, ks = _dali_cpu_outputs(maps, [np.zeros((*size, 3), np.uint8) for size in sizes])
+    for (height, width), mx, my, k in zip(sizes, map_x, map_y, ks):
+        ax, ay = make((height, width), float(k))
+        assert mx.shape == (height + 4, width + 4) and abs(float(k)) > 1e-3
+        assert np.abs(mx[2:-2, 2:-2] - ax).max() < 1e-4 and np.abs(my[2:-2, 2:-2] - ay).max() < 1e-4, (mode, k)
+
+
+def test_padded_remap_is_cv2_remap_with_a_zero_border(photos):
+    """remap_distortion's padding and clamping make a resampler that reads nothing outside its padded
+    input give cv2.remap's BORDER_CONSTANT result: with OpenCV standing in for DALI's remap (NPP) and a
+    border mode that would show any read past the padding (replicate), the image cut out of the padded
+    result is cv2.remap of the image with zeros outside, for maps reaching well past every edge."""
+    import nvidia.dali.fn as fn
+
+    def padded(images, height, width):
+        k = fn.random.uniform(values=[0.6], seed=1)  # pulls sources from far outside at the corners
+        frame = remap_frame(height, width)
+        map_x, map_y = optical_distortion_maps(k, height, width, fisheye=False, frame=frame)
+        return (*remap_padded(images, map_x, map_y, frame), map_x, map_y)
+
+    images = [photos[1], photos[2]]
+    for image, pad, mx, my, inside, raw_x, raw_y in zip(images, *_dali_cpu_outputs(padded, images)):
+        height, width = image.shape[:2]
+        assert float(inside) == 2.0 and pad.shape == (height + 4, width + 4, 3)
+        assert (pad[:2] == 0).all() and (pad[:, -2:] == 0).all() and np.array_equal(pad[2:-2, 2:-2], image)
+        got = cv2.remap(pad, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)[2:-2, 2:-2]
+        want = cv2.remap(image.astype(np.float32), raw_x[2:-2, 2:-2], raw_y[2:-2, 2:-2], cv2.INTER_LINEAR,
+                         borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+        outside = (raw_x[2:-2, 2:-2] < -1) | (raw_x[2:-2, 2:-2] > width) | (raw_y[2:-2, 2:-2] < -1)
+        assert outside.mean() > 0.05  # the case tests the border
+        assert np.abs(got - want).max() < 0.05
+
+
+@pytest.mark.parametrize("op,params", [("OpticalDistortion", {"mode": "fisheye"}),
+                                       ("ElasticTransform", {"sigma": 5.0, "alpha": 30.0})])
+def test_remap_ops_on_dali_are_gpu_only_and_their_gpu_graphs_remap_on_the_gpu(op, params):
+    spec = wb.get_op(op)
+    assert spec.supports("dali") and spec.supports("dali", "cuda") and not spec.supports("dali", "cpu")
+    assert "remap runs on the GPU only in DALI" in spec.gpu_only["dali"]
+    assert f"| {op} | geometric | yes | GPU only | yes |" in support_matrix_markdown()
+    for p in (1.0, 0.5):
+        module = load_module(emit(wb.Chain(seed=2).add("Rotate").add(op, p=p, **params), "dali"), "dali")
+        pipe = module.preview_pipeline(aug_seed=1, gpu=True, batch_size=2, num_threads=1, device_id=None)
+        pipe._build_graph()  # defined, never run: no GPU needed
+        remaps = [op for op in pipe._ops if getattr(op._op, "schema_name", "") == "experimental__Remap"]
+        assert len(remaps) == 1 and remaps[0]._op.device == "gpu"
+
+
+def _refused(message: str, op: str = "OpticalDistortion") -> None:
+    for part in (op, "GPU only", "remap runs on the GPU only in DALI", 'device="cuda"'):
+        assert part in message, (part, message)
+
+
+def test_elastic_on_the_dali_cpu_is_refused_naming_the_op_the_reason_and_the_fix(photos):
+    """The paths are OpticalDistortion's (tested below in full); ElasticTransform's own reason and fix."""
+    chain = wb.Chain(seed=1).add("ElasticTransform")
+    with pytest.raises(wb.UnsupportedOpError) as run:
+        chain.run(photos[:2], backend="dali", device="cpu")
+    _refused(str(run.value), "ElasticTransform")
+    module = load_module(emit(chain, "dali"), "dali")
+    with pytest.raises(ValueError) as augment:
+        module.augment_images(photos[:2], device="cpu")
+    _refused(str(augment.value), "ElasticTransform")
+
+
+ELASTIC_SETTINGS = [
+    {"alpha": 60.0, "sigma": 6.0, "approximate": False, "same_dxdy": False, "noise_distribution": "gaussian"},
+    {"alpha": 40.0, "sigma": 3.0, "approximate": True, "same_dxdy": False, "noise_distribution": "uniform"},
+    {"alpha": 25.0, "sigma": 2.0, "approximate": False, "same_dxdy": True, "noise_distribution": "gaussian"},
+]
+
+
+@pytest.mark.parametrize("settings", ELASTIC_SETTINGS, ids=lambda s: "-".join(str(v) for v in s.values()))
+def test_elastic_maps_on_dali_are_the_field_every_backend_builds(settings):
+    """DALI builds ElasticTransform's field in its graph (the noise hash in uint32 arithmetic, the edge
+    frame, fn.gaussian_blur): run on the CPU, its maps are each pixel's position plus runtime/targets.py's
+    elastic_field for the seed each sample drew (what Kornia, Albumentations and the targets build),
+    within 1e-4 pixels, images smaller than the blur's taps included."""
+    import nvidia.dali.fn as fn
+    import nvidia.dali.types as types
+
+    taps = 17 if settings["approximate"] else len(gaussian_kernel(settings["sigma"], 0))
+
+    def maps(images, height, width):
+        seed = fn.random.uniform(range=(0, 16777215), dtype=types.INT32, seed=4)
+        frame = remap_frame(height, width)
+        return (*elastic_maps_dali(images, seed, height, width, frame, settings["alpha"], settings["sigma"], taps,
+                                   1 if settings["same_dxdy"] else 2, settings["noise_distribution"]), seed)
+
+    sizes = [(32, 48), (9, 17), (40, 40)]
+    map_x, map_y, seeds = _dali_cpu_outputs(maps, [np.zeros((*size, 3), np.uint8) for size in sizes])
+    assert len({int(s) for s in seeds}) == len(sizes)
+    for (height, width), mx, my, seed in zip(sizes, map_x, map_y, seeds):
+        dx, dy = elastic_field(settings, int(seed), height, width)
+        xs, ys = np.meshgrid(np.arange(width), np.arange(height))
+        assert mx.shape == (height + 4, width + 4) and np.abs(dx).max() > 0.5
+        assert np.abs(mx[2:-2, 2:-2] - (xs + dx)).max() < 1e-4 and np.abs(my[2:-2, 2:-2] - (ys + dy)).max() < 1e-4
+
+
+def test_optical_on_the_dali_cpu_is_refused_naming_the_op_the_reason_and_the_fix(photos, tmp_path):
+    images = photos[2:]
+    grouped = wb.Chain.from_dict({"seed": 1, "steps": [{"op": "Rotate"}, {"op": "OneOf", "steps": [
+        {"op": "OpticalDistortion"}, {"op": "GridDistortion"}]}]})
+    for chain in (wb.Chain(seed=1).add("Rotate").add("OpticalDistortion"), grouped):
+        with pytest.raises(wb.UnsupportedOpError) as run:
+            chain.run(images, backend="dali", device="cpu")
+        _refused(str(run.value))
+        assert "kornia or albumentations backend" in str(run.value)
+        with pytest.raises(wb.UnsupportedOpError) as preview:
+            DaliPrefixCache().run(chain, images, "cpu")
+        _refused(str(preview.value))
+        with pytest.raises(wb.UnsupportedOpError) as estimate:
+            chain.estimate(backend="dali", device="cpu", batch_size=2, images=images, progress=False)
+        _refused(str(estimate.value))
+        assert chain.run(images, backend="kornia", device="cpu").images.shape[0] == len(images)
+    # The export is written (it is for GPUs); on the CPU its pipelines refuse, saying which step and why.
+    module = load_module(emit(grouped, "dali"), "dali")
+    assert module.GPU_ONLY == ((1, module.GPU_ONLY[0][1]),) and "(step 2)" in module.GPU_ONLY[0][1]
+    with pytest.raises(ValueError) as augment:
+        module.augment_images(images, device="cpu")
+    _refused(str(augment.value))
+    module.check_gpu_only(False, first=2)  # resuming past the step needs no GPU
+    with pytest.raises(ValueError) as loader:
+        module.make_loader(tmp_path, 2, gpu=False)
+    _refused(str(loader.value))
+    script = tmp_path / "optical_dali.py"
+    wb.Chain(seed=1).add("OpticalDistortion").export("dali", path=script.name, folder=tmp_path)
+    cv2.imwrite(str(tmp_path / "a.png"), images[0])
+    done = subprocess.run([sys.executable, str(script), "--images", str(tmp_path), "--save", str(tmp_path / "o.npz"),
+                           "--device", "cpu"], capture_output=True, text=True, env=ENV, timeout=240)
+    assert done.returncode != 0 and not (tmp_path / "o.npz").exists()
+    _refused(done.stderr)
+
+
+# --- on a GPU ------------------------------------------------------------------------------------
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("mode", ["camera", "fisheye"])
+def test_optical_on_dali_gpu_is_kornia_at_the_same_k(mode, sample_images):
+    """DALI's GPU remap against Kornia's module at each sample's DALI-drawn k (Kornia's maps and
+    grid_sample, on CUDA), and against Albumentations' reference, within the op's parity tolerance."""
+    spec = wb.get_op("OpticalDistortion")
+    images = [np.ascontiguousarray(i[:200, :240]) for i in sample_images[:6]]
+    limit = [-0.2, 0.2] if mode == "camera" else [-0.4, 0.4]
+    res = wb.Chain(seed=3).add("OpticalDistortion", p=1.0, distort_limit=limit, mode=mode).run(
+        images, backend="dali", device="cuda")
+    ks = [float(row[0]["k"]) for row in res.params]
+    assert len(set(ks)) == len(ks) and all(limit[0] <= k <= limit[1] for k in ks)
+    border = spec.parity.border
+    cut = lambda x: x[border:-border, border:-border]  # noqa: E731
+    kornia, reference, dali = [], [], []
+    for image, out, k, row in zip(images, res.images, ks, res.params):
+        x = torch.from_numpy(image).permute(2, 0, 1)[None].float().cuda() / 255.0
+        map_x, map_y = distortion_optical_maps(torch.tensor([k]), *image.shape[:2], mode, x.device, x.dtype)
+        kornia.append(cut(distortion_remap(x, map_x, map_y, "bilinear")[0].permute(1, 2, 0).cpu().numpy()))
+        reference.append(cut(np.asarray(_remap(image, *(
+            fgeometric.get_camera_matrix_distortion_maps if mode == "camera"
+            else fgeometric.get_fisheye_distortion_maps)(image.shape[:2], k)), np.float64) / 255.0))
+        dali.append(cut(out.astype(np.float64) / 255.0))
+        assert out.dtype == np.uint8 and out.shape == image.shape
+    for name, expected in (("kornia", kornia), ("albumentations", reference)):
+        diff = np.concatenate([np.ravel(a - b) for a, b in zip(dali, expected)])
+        mae, psnr = float(np.abs(diff).mean()), float(10 * np.log10(1.0 / max(np.mean(diff ** 2), 1e-12)))
+        print(f"OpticalDistortion {mode}: DALI GPU vs {name} {mae * 255:.3f}/255, {psnr:.1f} dB")
+        assert mae <= spec.parity.mae + 1e-9 and psnr >= spec.parity.psnr, (name, mae * 255, psnr)
+
+
+@pytest.mark.cuda
+def test_elastic_on_dali_gpu_is_the_reference_at_its_seeds(sample_images):
+    """DALI's GPU ElasticTransform (its field built in the graph, resampled by the remap) against
+    Albumentations' remap of the field rebuilt from each sample's reported seed (the parity reference,
+    which Kornia matches on the CPU), within the op's parity tolerance; the seeds differ per sample."""
+    spec = wb.get_op("ElasticTransform")
+    images = [np.ascontiguousarray(i[:200, :240]) for i in sample_images[:6]]
+    res = wb.Chain(seed=3).add("ElasticTransform", p=1.0, **spec.parity.params).run(
+        images, backend="dali", device="cuda")
+    seeds = [int(row[0]["seed"]) for row in res.params]
+    assert len(set(seeds)) == len(seeds)
+    border = spec.parity.border
+    diff = np.concatenate([
+        np.ravel((out.astype(np.float64) / 255.0 - np.asarray(spec.parity.reference(image, row[0]), np.float64))
+                 [border:-border, border:-border])
+        for image, out, row in zip(images, res.images, res.params)])
+    mae, psnr = float(np.abs(diff).mean()), float(10 * np.log10(1.0 / max(np.mean(diff ** 2), 1e-12)))
+    print(f"ElasticTransform: DALI GPU vs the reference at its seeds {mae * 255:.3f}/255, {psnr:.1f} dB")
+    assert mae <= spec.parity.mae + 1e-9 and psnr >= spec.parity.psnr, (mae * 255, psnr)
+
+
+@pytest.mark.cuda
+def test_optical_export_equals_run_on_cuda_under_conditionals(tmp_path, sample_images):
+    from PIL import Image
+
+    folder = tmp_path / "images"
+    folder.mkdir()
+    for i, image in enumerate(sample_images[:4]):
+        Image.fromarray(np.ascontiguousarray(image[:120, :160])).save(folder / f"img_{i:02d}.png")
+    chain = wb.Chain(seed=6).add("Rotate").add("OpticalDistortion", p=0.5, distort_limit=[-0.4, 0.4], mode="fisheye")
+    chain.export("dali", path="optical.py", folder=tmp_path)
+    run_script(tmp_path / "optical.py", "--images", str(folder), "--save", str(tmp_path / "o.npz"), "--device", "cuda")
+    expected = chain.run(wb.load_images(folder), backend="dali", device="cuda")
+    saved = np.load(tmp_path / "o.npz")
+    assert_same_images(saved_images(saved, expected.images), expected.images, "--save on CUDA differs from run")
+    applied = [row[1]["applied"] for row in expected.params]
+    assert 0 < sum(applied) < len(applied)  # the coin split the batch

@@ -244,13 +244,6 @@ def test_perspective_without_distortion_is_the_identity(backend, small_images):
     assert max(np.abs(unit(o) - unit(i)).max() for o, i in zip(out, small_images)) < 1.01 / 255
 
 
-def test_backends_without_a_lowering_are_refused_with_the_reason():
-    image = [np.zeros((16, 16, 3), np.uint8)]
-    with pytest.raises(wb.UnsupportedOpError, match=r"ElasticTransform cannot run on dali: it runs on "
-                                                     r"kornia, albumentations \(DALI's only per-pixel-map"):
-        wb.Chain().add("ElasticTransform").run(image, backend="dali")
-
-
 # ----- Albumentations import (from_transform inverts args) -------------------------------------
 def build_transform(spec, params):
     """The transform the Albumentations export writes for `params` (dict arguments are source text): A's

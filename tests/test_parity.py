@@ -7,10 +7,12 @@ import workbench as wb
 from workbench.ops import REGISTRY
 
 BACKENDS = ("kornia", "dali", "albumentations")
-# Every (op, backend, other backend) where both backends support the op: each is compared
-# with the first backend that supports it.
+# Every (op, backend, other backend) where both backends support the op on the CPU: each is compared
+# with the first backend that supports it. (An op a backend runs on its GPU only, OpSpec.gpu_only, is
+# compared there by its own CUDA test.)
 # Batch mixing ops pair samples differently per library: tests/test_ops_batch.py checks them.
-PAIRS = [(name, spec.backends[0], other) for name, spec in REGISTRY.items() for other in spec.backends[1:]
+ON_CPU = {name: [b for b in spec.backends if spec.supports(b, "cpu")] for name, spec in REGISTRY.items()}
+PAIRS = [(name, ON_CPU[name][0], other) for name, spec in REGISTRY.items() for other in ON_CPU[name][1:]
          if spec.family != "batch mixing"]
 SHARED = [name for name, spec in REGISTRY.items() if {"kornia", "dali"} <= set(spec.backends)]
 

@@ -51,7 +51,8 @@ def test_list_ops_filters():
     assert set(wb.list_ops(family="geometric")) >= {"Rotate", "Resize", "HorizontalFlip"}
     assert wb.list_ops(backend="kornia") == [n for n in wb.list_ops() if get_op(n).kornia is not None]
     assert "ElasticTransform" in wb.list_ops(backend="kornia")
-    assert "ElasticTransform" not in wb.list_ops(backend="dali")
+    assert "ElasticTransform" in wb.list_ops(backend="dali")  # on its GPU: supports("dali", "cpu") says no
+    assert not get_op("ElasticTransform").supports("dali", "cpu") and get_op("ElasticTransform").supports("dali")
     assert wb.list_ops(backend="none") == []
 
 

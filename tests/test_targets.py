@@ -42,7 +42,8 @@ def tight_box(shape):
 
 
 def backends_of(op):
-    return [b for b in wb.BACKENDS if wb.get_op(op).supports(b)]
+    """The backends that run `op` on the CPU (where these tests run)."""
+    return [b for b in wb.BACKENDS if wb.get_op(op).supports(b, "cpu")]
 
 
 # Ops with a map, each with parameters that move the shape visibly and keep it in the image.
@@ -144,7 +145,7 @@ def test_property_targets_stay_on_the_shape_through_random_chains(backend):
     checked = 0
     for k in range(12):
         chain = random_chain(rng, k)
-        if chain.unsupported_ops(backend):
+        if chain.unsupported_ops(backend, "cpu"):
             continue
         res = chain.run([image, image], backend=backend, masks=[mask, mask], boxes=[[SHAPE], [SHAPE]],
                         keypoints=[POINTS, POINTS])

@@ -358,9 +358,10 @@ class ChainModel:
         """
         return [op for _, s in self.enabled_steps() for op in s.ops()]
 
-    def unsupported_ops(self, backend: str) -> list[str]:
-        """Names of the enabled ops (inside groups too) that `backend` cannot run."""
-        return list(dict.fromkeys(s.op for s in self.enabled_ops() if not s.spec.supports(backend)))
+    def unsupported_ops(self, backend: str, device: str | None = None) -> list[str]:
+        """Names of the enabled ops (inside groups too) that `backend` cannot run (on `device`, when
+        given: an op that runs on the backend's GPU only is listed for "cpu")."""
+        return list(dict.fromkeys(s.op for s in self.enabled_ops() if not s.spec.supports(backend, device)))
 
     # ----- dict / JSON / YAML ---------------------------------------------------------
     @classmethod

@@ -24,14 +24,15 @@ from each sample's reported draws, alike on every backend; "no" ops refuse targe
 
 Devices: Kornia and DALI run every op they support on the CPU and on an NVIDIA GPU
 (`device="cuda"`; DALI's GPU operators, Kornia on CUDA tensors with its draws made on the CPU
-so that both devices draw alike); Albumentations runs on the CPU only. Every op's DALI GPU
-graphs are defined in CI and every op runs on CUDA where a GPU is present
-(`tests/test_gpu_paths.py`).
+so that both devices draw alike), except the ops marked "GPU only", which that backend runs on
+its GPU alone (`run`, the preview, the exported script and the estimate refuse them on its CPU,
+saying why); Albumentations runs on the CPU only. Every op's DALI GPU graphs are defined in CI
+and every op runs on CUDA where a GPU is present (`tests/test_gpu_paths.py`).
 """
 
 
-def _cell(ok: bool) -> str:
-    return "yes" if ok else "no"
+def _cell(ok: bool, gpu_only: bool = False) -> str:
+    return ("GPU only" if gpu_only else "yes") if ok else "no"
 
 
 def targets_text(spec) -> str:
@@ -68,7 +69,7 @@ def support_matrix_markdown() -> str:
         else:
             parity = f"<= {spec.parity.mae * 255:.2g}/255, >= {spec.parity.psnr:g} dB, border {spec.parity.border} px"
         lines.append(f"| {spec.name} | {spec.family} | "
-                     + " | ".join(_cell(spec.supports(b)) for b in BACKEND_NAMES)
+                     + " | ".join(_cell(spec.supports(b), b in spec.gpu_only) for b in BACKEND_NAMES)
                      + f" | {parity} | {targets_text(spec)} |")
     lines += ["", "## Groups", "",
               "A group is a step that holds steps (`steps`) and chooses per sample which of them run, on every "
@@ -100,6 +101,9 @@ def support_matrix_markdown() -> str:
             if not spec.supports(backend):
                 why = spec.unsupported.get(backend, "no lowering")
                 lines.append(f"- not on {backend} ({why}): `run` and `export` refuse it there")
+            elif backend in spec.gpu_only:
+                lines.append(f"- {backend}: on the GPU only ({spec.gpu_only[backend]}): `run`, the preview, the "
+                             "exported script and the estimate refuse it with device \"cpu\"")
         if spec.dali is not None and spec.dali.decodes_region:
             after = " (or right after a leading Resize)" if spec.dali.follows_resize else ""
             lines.append(f"- DALI training loader: as the chain's first step{after} it decodes only the pixels its "

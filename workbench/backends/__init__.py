@@ -14,7 +14,7 @@ from .device import resolve_device
 from .inputs import check_sizes, soft_targets
 from .memory import check_memory
 from .result import BACKENDS, RunResult
-from .run import check_compile_backend, run_chain
+from .run import check_compile_backend, check_device_support, run_chain
 
-__all__ = ["BACKENDS", "RunResult", "check_compile_backend", "check_memory", "check_sizes", "resolve_device",
-           "run_chain", "soft_targets"]
+__all__ = ["BACKENDS", "RunResult", "check_compile_backend", "check_device_support", "check_memory", "check_sizes",
+           "resolve_device", "run_chain", "soft_targets"]

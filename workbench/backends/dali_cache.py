@@ -26,6 +26,7 @@ from ..codegen.dali import fused_flip
 from ..errors import WorkbenchError
 from .dali import _cause, _require_dali, params_from_draws
 from .result import RunResult
+from .run import check_device_support
 from .step_cache import StepStateCache
 
 
@@ -70,6 +71,7 @@ class DaliPrefixCache(StepStateCache):
         first is collected: DALI computes one on its threads while Python defines the next."""
         _require_dali()
         _, arrays, device = self._prepare(chain, images, device, None)
+        check_device_support(chain, "dali", device, doing="preview")
         module = load_module(emit(chain, "dali"), "dali")
         steps = len(chain.enabled_steps())
         # The fusion of a flip into Normalize changes what earlier steps output: part of the key.

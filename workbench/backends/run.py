@@ -28,6 +28,21 @@ def check_compile_backend(torch_compile: bool, backend: str) -> None:
                          f"{backend} has no such option: drop torch_compile=True, or use backend='kornia'")
 
 
+def check_device_support(chain, backend: str, device: str, doing: str = "run") -> None:
+    """Refuse the ops of `chain` that `backend` runs on its GPU only when `device` is the CPU (the
+    run, the DALI preview and the estimate call it once the device is resolved), naming each op, why
+    and what to use instead.
+
+    Example:
+        >>> import workbench as wb
+        >>> check_device_support(wb.Chain().add("OpticalDistortion"), "dali", "cuda")
+    """
+    missing = chain.unsupported_ops(backend, device)
+    if missing:
+        raise UnsupportedOpError("; ".join(f"{op} cannot {doing} on {backend} with device={device!r}: it "
+                                           f"{where_it_runs(op, backend, device)}" for op in missing))
+
+
 def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed: int | None = None,
               labels: Any = None, torch_compile: bool = False, masks: Any = None, boxes: Any = None,
               box_labels: Any = None, keypoints: Any = None, keypoints_visible: Any = None) -> RunResult:
@@ -55,12 +70,13 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
     mixing = targets if any(s.spec.mixes_batch for _, s in chain.enabled_steps()) else None
     # Albumentations only runs on the CPU: "auto" means the CPU there.
     device = "cpu" if backend == "albumentations" and device == "auto" else resolve_device(device)
+    check_device_support(chain, backend, device)
     check_memory(chain, arrays, backend, device)
     mixed = None
     if backend == "dali":
         out, params, mixed = run_dali(chain, arrays, device, mixing)
     elif backend == "albumentations":
-        out, params = run_albumentations(chain, arrays, device)
+        out, params, mixed = run_albumentations(chain, arrays, device, mixing)
     else:
         out, params, mixed = run_kornia(chain, arrays, device, mixing, torch_compile)
     moved = move_targets(chain, params, arrays, given, outputs=out) if given is not None else None

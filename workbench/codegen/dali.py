@@ -345,6 +345,20 @@ def region_steps(chain: ChainModel) -> tuple[int, ...]:
     return ()
 
 
+def gpu_only_steps(chain: ChainModel) -> tuple[tuple[int, str], ...]:
+    """(position among the enabled steps, "Op (step N) runs on DALI's GPU only (why)") of each op, inside
+    groups too, that DALI runs on the GPU only (OpSpec.gpu_only): the exported pipelines refuse the CPU there.
+
+    Example:
+        >>> import workbench as wb
+        >>> gpu_only_steps(wb.Chain().add("Rotate").add("OpticalDistortion"))[0][1].split(" (")[:2]
+        ['OpticalDistortion', "step 2) runs on DALI's GPU only"]
+    """
+    return tuple((position, f"{op.op} (step {i + 1}) runs on DALI's GPU only ({op.spec.gpu_only['dali']})")
+                 for position, (i, step) in enumerate(chain.enabled_steps()) for op in step.ops()
+                 if "dali" in op.spec.gpu_only)
+
+
 def _one_size_before(enabled) -> tuple[int, str] | None:
     for position, (i, step) in enumerate(enabled):
         if step.spec.fixes_size:
@@ -410,6 +424,9 @@ def emit_dali(chain: ChainModel) -> str:
                comment("the pipelines then run with DALI's conditionals, which rewrite the pipeline functions"),
                comment("(autograph) each time they are defined; straight-line chains skip that."),
                f"CONDITIONALS = {converted}",
+               comment("(position in STEP_FUNCTIONS, what and why) of each op DALI runs on the GPU only: the"),
+               comment("pipelines refuse to run those steps on the CPU."),
+               f"GPU_ONLY = {literal(gpu_only_steps(chain))}",
                f"DRAWS = {literal(tuple(d for step in draws_by_step for d in step))}",
                 *size_constants]
     program = program_source(PROGRAM, CHAIN, whole=[m.__file__ for m in TARGET_MODULES],

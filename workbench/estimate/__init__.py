@@ -15,7 +15,8 @@ import os
 import statistics
 from typing import Any, Sequence
 
-from ..backends import BACKENDS, check_compile_backend, check_memory, check_sizes, resolve_device
+from ..backends import (BACKENDS, check_compile_backend, check_device_support, check_memory, check_sizes,
+                        resolve_device)
 from ..codegen.loader_sizes import resize_position
 from ..plans import unfollowed_op
 from ..runtime.common import bench_batches
@@ -88,10 +89,13 @@ def compare_backends(chain, backends: Sequence[str] | None = None, **kwargs) -> 
         raise ChainError(f"unknown backend(s) {unknown or backends}; choose from {', '.join(BACKENDS)}")
     report = resolve_progress(kwargs.pop("progress", True))
     estimates, skipped = {}, {}
+    device = resolve_device(kwargs.get("device", "cpu"))
     for n, backend in enumerate(backends):
         missing = chain.unsupported_ops(backend)
-        if missing:
-            skipped[backend] = f"{', '.join(missing)} cannot run on {backend}"
+        gpu_only = chain.unsupported_ops(backend, device)
+        if missing or gpu_only:
+            skipped[backend] = (f"{', '.join(missing)} cannot run on {backend}" if missing else
+                                f"{', '.join(gpu_only)} run(s) on {backend}'s GPU only, not on device={device!r}")
             continue
         part = None if report is None else (lambda f, m, n=n: report((n + f) / len(backends), f"{backend}: {m}"))
         options = {k: v for k, v in kwargs.items() if k != "torch_compile" or backend == "kornia"}
@@ -118,7 +122,9 @@ def _settings(chain, backend, device, batch_size, workers, runs, batches, warmup
     # The same runs as the exported --bench by default, so the two measure alike.
     batches = bench_batches(batch_size, batches)
     _check_int("batches", batches, 1, 100_000)
-    return Settings(backend, resolve_device(device), batch_size, workers, runs, batches, warmup, bool(torch_compile))
+    device = resolve_device(device)
+    check_device_support(chain, backend, device, doing="estimate")
+    return Settings(backend, device, batch_size, workers, runs, batches, warmup, bool(torch_compile))
 
 
 def _check_int(name: str, value: Any, lo: int, hi: int) -> None:

@@ -69,15 +69,20 @@ def get_spec(name: str) -> OpSpec:
     return get_op(name)
 
 
-def where_it_runs(name: str, backend: str) -> str:
-    """Where op `name` runs instead of `backend`, with the spec's reason, for the messages of
-    everything that refuses it (run, export, the app).
+def where_it_runs(name: str, backend: str, device: str | None = None) -> str:
+    """Where op `name` runs instead of `backend` (on `device`, when given), with the spec's reason and
+    the fix, for the messages of everything that refuses it (run, export, the preview, the estimate).
 
     Example:
-        >>> where_it_runs("ElasticTransform", "dali").split(" (")[0]
-        'runs on kornia, albumentations'
+        >>> where_it_runs("OpticalDistortion", "dali", "cpu").split(" (")[0]
+        "runs on dali's GPU only"
     """
     spec = get_op(name)
+    if backend in spec.gpu_only and spec.supports(backend) and not spec.supports(backend, device):
+        others = [b for b in spec.backends if b != backend and spec.supports(b, device)]
+        instead = f", or the {' or '.join(others)} backend" if others else ""
+        return (f"runs on {backend}'s GPU only ({spec.gpu_only[backend]}): use device=\"cuda\" on a machine with an "
+                f"NVIDIA GPU{instead}")
     reason = f" ({spec.unsupported[backend]})" if backend in spec.unsupported else ""
     return f"runs on {', '.join(spec.backends) or 'no backend'}{reason}"
 

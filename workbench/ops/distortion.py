@@ -7,17 +7,22 @@ workbench's own modules (runtime/kornia_modules/distortion.py), which build Albu
 cv2.remap maps in torch, per sample and batched, and resample them with the same pixel-centre
 and zero-fill conventions.
 
-DALI has no CPU operator that resamples through per-pixel maps (see _NO_DALI_REMAP), but the
+DALI has no CPU operator that resamples through per-pixel maps (see _DALI_REMAP_GPU_ONLY), but the
 grid distortion is separable (map_x depends on x alone, map_y on y alone, linear within each
-cell), so it runs there as one fn.resize per cell and axis.
+cell), so it runs there as one fn.resize per cell and axis. OpticalDistortion runs on DALI's GPU
+only: its maps are built per sample on the CPU and fn.experimental.remap resamples on the GPU
+(OpSpec.gpu_only: a DALI CPU run, preview, script or estimate refuses it, saying so).
+ElasticTransform runs on DALI's GPU only too: its field is built in the graph (the noise hash in
+uint32 arithmetic, fn.gaussian_blur) and resampled by the same remap.
 
 The draws are random fields that no collapsed range pins down: GridDistortion reports the
 steps its grid uses, OpticalDistortion its coefficient k and ElasticTransform the seed of its
-noise (both backends draw the noise from NumPy's generator with that seed, as Albumentations
-does; the Albumentations export writes a subclass that draws the seed first), from which the
-image is determined, so parity compares each backend with Albumentations' remap through the
-maps built from that backend's reported draws (Parity.reference). The same draws rebuild the
-fields in runtime/targets.py, which moves masks, boxes and keypoints through them.
+noise (every backend computes the noise from that seed with one counter-based hash,
+runtime/targets.py's elastic_noise, with Albumentations' distributions; the Albumentations
+export writes a subclass that draws the seed first), from which the image is determined, so
+parity compares each backend with Albumentations' remap through the maps built from that
+backend's reported draws (Parity.reference). The same draws rebuild the fields in
+runtime/targets.py, which moves masks, boxes and keypoints through them.
 """
 import math
 
@@ -26,18 +31,17 @@ import numpy as np
 from ..runtime import targets
 from ..runtime.targets import grid_axis, optical_maps
 from .geometric import _CV_INTERP, _INTERP, _ZERO_BORDER, _interp_from, _zero_border_from
-from ..literals import literal
-from .dali_helpers import RandomOp
+from ..literals import Name, literal
+from .dali_helpers import INTERP, RandomOp, uniform
 from .params import Choice, Flag, Number, Range
 from .spec import AlbumentationsLowering, DaliLowering, Inverse, KorniaLowering, OpSpec, Parity, TargetRule
 from . import kornia_reading as kr
 from . import torchvision_reading as tv
 
 # DALI's only operator that resamples through per-pixel maps is fn.experimental.remap, and DALI 2.4
-# registers it for the GPU only ("Operator experimental__Remap not registered for cpu"); every DALI
-# lowering must also run in the CPU pipelines the workbench previews and tests with.
-_NO_DALI_REMAP = ("DALI's only per-pixel-map resampler, fn.experimental.remap, runs on the GPU only (DALI 2.4 "
-                  "registers no CPU operator for it), and the workbench's DALI pipelines must also run on the CPU")
+# registers it for the GPU only ("Operator experimental__Remap not registered for cpu").
+_DALI_REMAP_GPU_ONLY = ("remap runs on the GPU only in DALI: fn.experimental.remap, DALI's only resampler through "
+                        "per-pixel maps, has no CPU operator in DALI 2.4")
 _ALB_NOTE = "works on 8-bit levels: the resampled image is rounded (Kornia keeps floats)"
 
 
@@ -101,6 +105,25 @@ _ELASTIC_PARITY = {"alpha": 60.0, "sigma": 6.0, "approximate": False, "same_dxdy
                    "noise_distribution": "gaussian"}
 
 
+def _elastic_taps(a) -> int:
+    """The Gaussian's taps: 17 when approximate, else OpenCV's round(8 sigma + 1) made odd."""
+    return 17 if a["approximate"] else len(targets.gaussian_kernel(float(a["sigma"]), 0))
+
+
+def _dali_elastic(a, c, d):
+    """The maps from the reported seed on the images' device (elastic_maps_dali: the field built in the
+    graph), then the image resampled through them on the GPU (remap_distortion)."""
+    frame, map_x, map_y = (c.var(n) for n in ("frame", "map_x", "map_y"))
+    return [
+        f"{frame} = remap_frame({c.height}, {c.width})",
+        f"{map_x}, {map_y} = elastic_maps_dali({c.x}, {d['seed']}, {c.height}, {c.width}, {frame}, "
+        f"alpha={literal(float(a['alpha']))}, sigma={literal(float(a['sigma']))}, taps={literal(_elastic_taps(a))}, "
+        f"fields={literal(1 if a['same_dxdy'] else 2)}, distribution={literal(a['noise_distribution'])})",
+        f"{c.x} = remap_distortion({c.x}, {map_x}, {map_y}, {c.height}, {c.width}, {frame}, "
+        f"interp={INTERP[a['interpolation']]}, uint8={literal(c.scale == 255.0)})",
+    ]
+
+
 def _elastic_reference(image, row):
     """cv2.remap through the field rebuilt from the reported seed (at the parity parameters)."""
     height, width = np.shape(image)[:2]
@@ -113,18 +136,19 @@ ELASTIC_TRANSFORM = OpSpec(
     name="ElasticTransform", family="geometric", targets=TargetRule(field=targets.elastic_distortion),
     from_torchvision=Inverse("ElasticTransform", _tv_elastic),
     default_p=0.5,
-    # Both backends draw each sample's noise from NumPy's generator seeded by the reported seed (the seeds
+    # Every backend computes each sample's noise from the reported seed (elastic_noise's hash; the seeds
     # differ): each is compared with Albumentations' remap of the field rebuilt from its own seed.
     # Measured on the 8 photos, seed 3: Kornia 0.000/255 and 130 dB, Albumentations 0.237/255 and 59.2 dB
-    # (8-bit rounding).
+    # (8-bit rounding); DALI runs on the GPU only (tests/test_ops_distortion.py compares it there).
     parity=Parity(mae=0.4 / 255, psnr=55.0, params=_ELASTIC_PARITY, reference=_elastic_reference),
-    cost_hint="draws an image-sized noise field per sample (NumPy's generator, on the CPU) and blurs it with a "
-              "Gaussian of 8 sigma + 1 taps (through the FFT when long); approximate=True blurs with 17 taps.",
+    cost_hint="computes an image-sized noise field per sample (on the CPU for Kornia and Albumentations, in the "
+              "graph on DALI's GPU) and blurs it with a Gaussian of 8 sigma + 1 taps (through the FFT when long); "
+              "approximate=True blurs with 17 taps.",
     doc="Elastic deformation (A.ElasticTransform): per sample, random noise per pixel (Gaussian, divided by its "
         "largest magnitude, or uniform in [-1, 1]) for the x and y shifts, blurred together by a Gaussian of "
-        "sigma pixels and times alpha, moves each pixel; outside filled with 0. The noise is drawn as "
-        "Albumentations draws it, from a generator seeded per sample; reported as that seed, from which the "
-        "field (and the masks, boxes and keypoints moved through it) is rebuilt.",
+        "sigma pixels and times alpha, moves each pixel; outside filled with 0. The noise has Albumentations' "
+        "distributions, computed from a seed drawn per sample by one hash on every backend; reported as that "
+        "seed, from which the field (and the masks, boxes and keypoints moved through it) is rebuilt.",
     params=(
         Number("alpha", "scale of the shifts in pixels (about 1 / (3.5 sigma) of alpha with Gaussian noise)",
                1.0, lo=0.0, hi=1000.0, slider=(0.0, 200.0)),
@@ -154,7 +178,16 @@ ELASTIC_TRANSFORM = OpSpec(
              "and its noise from that seed (A draws the noise from its generator directly), so that the field can "
              "be rebuilt; " + _ALB_NOTE,
     ),
-    unsupported={"dali": _NO_DALI_REMAP},
+    dali=DaliLowering(
+        needs_size=True, apply=_dali_elastic,
+        # Integer uniform draws are inclusive in DALI and overflow near 2^31: 24 bits of seed.
+        draws=lambda a: {"seed": RandomOp("fn.random.uniform", {"range": (0, 16777215),
+                                                                "dtype": Name("types.INT32")})},
+        note="runs on the GPU only (fn.experimental.remap); the field is built on the GPU from the seed (the "
+             "noise hash in uint32 arithmetic, fn.gaussian_blur), equal to the other backends' within 1e-5 "
+             "pixels; seeds have 24 bits; images up to 32768 pixels a side",
+    ),
+    gpu_only={"dali": _DALI_REMAP_GPU_ONLY},
 )
 
 
@@ -321,6 +354,24 @@ def _optical_record(raw) -> dict:
     return {"k": best}
 
 
+def _dali_optical_draws(a):
+    """k per sample, uniform in distort_limit (reported, as the other backends report it)."""
+    return {"k": uniform(*(float(v) for v in a["distort_limit"]))}
+
+
+def _dali_optical(a, c, d):
+    """The maps from k on the CPU (optical_distortion_maps), then the image resampled through them on
+    the GPU (remap_distortion: fn.experimental.remap, the image padded with zeros as cv2.remap's border)."""
+    frame, map_x, map_y = c.var("frame"), c.var("map_x"), c.var("map_y")
+    return [
+        f"{frame} = remap_frame({c.height}, {c.width})",
+        f"{map_x}, {map_y} = optical_distortion_maps({d['k']}, {c.height}, {c.width}, "
+        f"fisheye={literal(a['mode'] == 'fisheye')}, frame={frame})",
+        f"{c.x} = remap_distortion({c.x}, {map_x}, {map_y}, {c.height}, {c.width}, {frame}, "
+        f"interp={INTERP[a['interpolation']]}, uint8={literal(c.scale == 255.0)})",
+    ]
+
+
 def _optical_from(t):
     _zero_border_from(t)
     return {"distort_limit": _limit_from(t), "mode": str(t.mode), "interpolation": _interp_from(t)}
@@ -357,7 +408,12 @@ OPTICAL_DISTORTION = OpSpec(
                    "interpolation": _CV_INTERP[a["interpolation"]], **_ZERO_BORDER},
         record=_optical_record, from_transform=_optical_from, note=_ALB_NOTE,
     ),
-    unsupported={"dali": _NO_DALI_REMAP},
+    dali=DaliLowering(
+        needs_size=True, draws=_dali_optical_draws, apply=_dali_optical,
+        note="runs on the GPU only (fn.experimental.remap); the maps are built on the CPU, per sample, in float32; "
+             "images up to 32768 pixels a side",
+    ),
+    gpu_only={"dali": _DALI_REMAP_GPU_ONLY},
 )
 
 OPS = (ELASTIC_TRANSFORM, GRID_DISTORTION, OPTICAL_DISTORTION)

@@ -291,6 +291,10 @@ class OpSpec:
     # Why a backend cannot run this op, by backend name (the support matrix and the refusal
     # messages quote it); every backend without a lowering needs one.
     unsupported: Mapping[str, str] = field(default_factory=dict)
+    # Backends that run this op on their GPU only, with the reason, by backend name (DALI's
+    # fn.experimental.remap has no CPU operator): `supports(backend, "cpu")` is False there, and a
+    # run, preview, exported script or estimate on that backend's CPU refuses the op quoting it.
+    gpu_only: Mapping[str, str] = field(default_factory=dict)
     # How masks, boxes and keypoints follow the op (default: they are left alone).
     targets: TargetRule = field(default_factory=TargetRule)
 
@@ -303,6 +307,10 @@ class OpSpec:
                              "follow (TargetRule.geometry or .field) or why they cannot (TargetRule.unsupported)")
         if not self.name.isidentifier():
             raise ValueError(f"op name {self.name!r} must be a Python identifier")
+        for backend in self.gpu_only:
+            if getattr(self, backend, None) is None or "GPU" not in BACKEND_DEVICES.get(backend, ()):
+                raise ValueError(f"op {self.name}: gpu_only names {backend!r}, which has no lowering for this op or "
+                                 "no GPU; name a backend that runs the op on a GPU")
 
     @property
     def is_group(self) -> bool:
@@ -314,8 +322,19 @@ class OpSpec:
         """Backends that can run and export this op."""
         return tuple(b for b in BACKEND_NAMES if getattr(self, b) is not None)
 
-    def supports(self, backend: str) -> bool:
-        return backend in self.backends
+    def supports(self, backend: str, device: str | None = None) -> bool:
+        """Whether `backend` runs this op; on `device` ("cpu", "cuda", "cuda:1") when given: an op
+        `gpu_only` on a backend is not supported on its CPU.
+
+        Example:
+            >>> from workbench.ops import get_op
+            >>> spec = get_op("OpticalDistortion")
+            >>> spec.supports("dali"), spec.supports("dali", "cuda"), spec.supports("dali", "cpu")
+            (True, True, False)
+        """
+        if backend not in self.backends:
+            return False
+        return not (backend in self.gpu_only and is_cpu(device))
 
     def output_size(self, params: Mapping[str, Any], height: int, width: int) -> tuple[int, int]:
         """Image size after this op, given the input size (the largest it can draw, for an op that
@@ -351,6 +370,16 @@ class OpSpec:
         for p in self.params:
             out[p.name] = p.validate(where, params[p.name] if p.name in params else _plain(p.default))
         return out
+
+
+def is_cpu(device: str | None) -> bool:
+    """Whether `device` names the CPU ("cpu"); None (any device), "cuda", "cuda:1" do not.
+
+    Example:
+        >>> is_cpu("cpu"), is_cpu("cuda:0"), is_cpu(None)
+        (True, False, False)
+    """
+    return device is not None and str(device).split(":")[0].lower() == "cpu"
 
 
 def largest(value: Any) -> float:

@@ -25,6 +25,9 @@ STEP_DRAWS = ()
 DRAWS = ()
 # Whether a step branches on its per-sample draws (then the pipelines run with DALI's conditionals).
 CONDITIONALS = False
+# (position in STEP_FUNCTIONS, "OpName (step N) runs on DALI's GPU only (why)") of each op that DALI runs
+# on the GPU only: the pipelines refuse to run those steps on the CPU.
+GPU_ONLY = ()
 # What the training loader does with images of several sizes (see --help), and the end of its
 # error at a batch of several sizes (codegen/loader_sizes.py words them for each chain).
 SIZE_NOTE = ("Output size: not fixed: no step sets it, so each image keeps its own size. A folder of one size "

@@ -57,14 +57,23 @@ from .annotations import (annotated_inputs, batch_targets, loader_annotations, p
 from .common import (CLASS_ID_DIGITS, IMAGE_EXTENSIONS, add_resize_argument, bench_batches, box_count,
                      check_one_size, check_shards_argument, contract_parser, derive_seed, distributed_context,
                      first_two_sizes, index_shards, list_image_files, loader_resize, mixed_sizes_error,
-                     print_rates, print_seen, run_command, save_inputs, shard_paths, timed_rates)
-from .dali_chain import (CONDITIONALS, DRAWN_SIZES, DRAWS, FIXES_SIZE, MIXING_STEPS, ONE_SIZE_BEFORE,
+                     print_rates, print_seen, run_command, save_inputs, shard_paths, soft_target_array, timed_rates)
+from .dali_chain import (CONDITIONALS, DRAWN_SIZES, DRAWS, FIXES_SIZE, GPU_ONLY, MIXING_STEPS, ONE_SIZE_BEFORE,
                          REGION_DECODE, REGION_STEPS, RESIZE_AT, SEED, SIZE_FIX, SIZE_NOTE, STEP_DRAWS,
                          STEP_FUNCTIONS, TARGETS_REFUSED, augment_targets)
 
 
 def _threads():
     return max(1, min(4, os.cpu_count() or 1))
+
+
+def check_gpu_only(gpu, first=0):
+    """Refuse to define a CPU pipeline (`gpu` False) that runs a step DALI has on the GPU only (GPU_ONLY;
+    from step `first` on), naming the steps, why, and what to do instead."""
+    steps = [text for position, text in GPU_ONLY if position >= first]
+    if steps and not gpu:
+        raise ValueError("; ".join(steps) + ": run on an NVIDIA GPU (--device cuda; augment_images(device=\"cuda\"), "
+                         "make_loader(gpu=True)), or export the chain for Kornia or Albumentations")
 
 
 @pipeline_def(enable_conditionals=CONDITIONALS)
@@ -78,16 +87,6 @@ def preview_pipeline(aug_seed=SEED, gpu=False, first=0, dtype=types.UINT8, keep=
     labels = fn.external_source(name="labels", dtype=types.FLOAT) if labelled else None
     images, draws, after, *labels = augment(images, aug_seed, first, None, True, labels)
     return (images, *draws, *(after if keep else []), *labels)
-
-
-def soft_targets(labels, num_classes=None):
-    """Labels as float32 soft targets, one row per sample: class ids become one-hot rows (as many
-    classes as the largest id + 1 unless `num_classes`); (N, C) rows are taken as they are."""
-    labels = np.asarray(labels)
-    if labels.ndim == 2:
-        return labels.astype(np.float32)
-    count = int(labels.max()) + 1 if num_classes is None else num_classes
-    return np.eye(count, dtype=np.float32)[labels.astype(np.int64)]
 
 
 def mix_labels(labels, partner, weight):
@@ -118,6 +117,7 @@ def start_images(images, seed=SEED, device="cpu", first=0, keep=False, labels=No
     augment_images' result. Several started at once overlap (the workbench's preview starts
     every draw's pipeline before it collects the first)."""
     gpu = device != "cpu"
+    check_gpu_only(gpu, first)
     device_id = int(device.split(":")[1]) if ":" in device else (0 if gpu else None)
     batch = [np.ascontiguousarray(image) for image in images]
     if ONE_SIZE_BEFORE is not None and first <= ONE_SIZE_BEFORE[0] and len({b.shape for b in batch}) > 1:
@@ -131,7 +131,7 @@ def start_images(images, seed=SEED, device="cpu", first=0, keep=False, labels=No
     pipe.build()
     pipe.feed_input("images", batch)
     if labelled:
-        pipe.feed_input("labels", list(soft_targets(labels)))
+        pipe.feed_input("labels", list(soft_target_array(labels)))
     pipe.schedule_run()
     return pipe, first, keep, labelled
 
@@ -373,6 +373,7 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
         import torch
 
         gpu = torch.cuda.is_available()
+    check_gpu_only(gpu)
     if shards is not None:
         paths = shard_paths(shards)
         # (DALI refuses an index of no samples: a shard without any stays out.)

@@ -427,22 +427,70 @@ def optical_distortion(params, row, height, width):
     return to_source, to_target
 
 
+# The integer hash behind the elastic noise: a counter-based stream (a value per (seed, stream, row,
+# column), in any order) rather than a generator's, because DALI's graph computes the same values from its
+# uint32 arithmetic (runtime/dali_ops/distortion.py) where no DALI operator draws NumPy's stream.
+HASH_MULTIPLIERS = (0x7FEB352D, 0x846CA68B)
+HASH_STREAM = 0x9E3779B9
+
+
+def hash_mix(h):
+    """A uint32 avalanche (an xor-shift-multiply finaliser: each input bit flips each output bit about
+    half the time), written with floor divisions where a shift would do, as DALI has no shift.
+
+    Example:
+        >>> int(hash_mix(np.uint32(1)))
+        1753845952
+    """
+    h = np.asarray(h, dtype=np.uint32)
+    with np.errstate(over="ignore"):  # uint32 products wrap, as they do in DALI
+        h = h ^ (h // np.uint32(65536))
+        h = h * np.uint32(HASH_MULTIPLIERS[0])
+        h = h ^ (h // np.uint32(32768))
+        h = h * np.uint32(HASH_MULTIPLIERS[1])
+        return h ^ (h // np.uint32(65536))
+
+
+def hash_uniform(seed, stream, rows, columns):
+    """Uniform values in (0, 1), float32, one per (row, column) of `rows` (a column of uint32 indices) and
+    `columns` (a row of them) for (seed, stream): the top 24 bits of the hash, centred in their step.
+
+    Example:
+        >>> u = hash_uniform(3, 0, np.arange(4, dtype=np.uint32)[:, None], np.arange(5, dtype=np.uint32)[None])
+        >>> u.shape, bool((u > 0).all() and (u < 1).all())
+        ((4, 5), True)
+    """
+    start = hash_mix(np.uint32((int(seed) + int(stream) * HASH_STREAM) % 2 ** 32))
+    h = hash_mix(hash_mix(start ^ rows) ^ columns)
+    return ((h // np.uint32(256)).astype(np.float32) + np.float32(0.5)) * np.float32(1.0 / 16777216.0)
+
+
+def elastic_noise_at(seed, rows, columns, distribution):
+    """The elastic noise at the (stacked) `rows` x `columns` uint32 indices: uniform in [-1, 1), or
+    standard normal by Box-Muller from two streams (before elastic_noise divides it by its largest
+    magnitude), float32."""
+    if distribution == "gaussian":
+        u1, u2 = hash_uniform(seed, 0, rows, columns), hash_uniform(seed, 1, rows, columns)
+        return np.sqrt(np.float32(-2.0) * np.log(u1)) * np.cos(np.float32(2.0 * math.pi) * u2)
+    return hash_uniform(seed, 0, rows, columns) * np.float32(2.0) - np.float32(1.0)
+
+
 def elastic_noise(seed, fields, height, width, distribution):
-    """The (fields, H, W) float32 noise of an elastic sample with `seed`, drawn as
-    A.ElasticTransform draws it from a generator (np.random.default_rng(seed)): standard normal
-    divided by its largest magnitude, or uniform in [-1, 1].
+    """The (fields, H, W) float32 noise of an elastic sample with `seed`, the fields stacked one above
+    the other ((fields H) rows): standard normal divided by its largest magnitude, or uniform in
+    [-1, 1), from the counter-based hash (elastic_noise_at), as Albumentations' distributions.
 
     Example:
         >>> noise = elastic_noise(3, 2, 4, 5, "gaussian")
         >>> noise.shape, float(np.abs(noise).max())
         ((2, 4, 5), 1.0)
     """
-    generator = np.random.default_rng(int(seed))
+    rows = np.arange(fields * height, dtype=np.uint32)[:, None]
+    noise = elastic_noise_at(seed, rows, np.arange(width, dtype=np.uint32)[None], distribution)
     if distribution == "gaussian":
-        noise = generator.standard_normal((fields, height, width), dtype=np.float32)
         largest = np.abs(noise).max()
-        return noise / largest if largest > 1e-6 else noise
-    return generator.uniform(-1, 1, size=(fields, height, width)).astype(np.float32)
+        noise = noise / largest if largest > 1e-6 else noise
+    return noise.reshape(fields, height, width).astype(np.float32)
 
 
 def gaussian_kernel(sigma, size):

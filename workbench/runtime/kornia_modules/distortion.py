@@ -79,8 +79,8 @@ def distortion_blur_axis(x, kernel, dim):
 
 def distortion_elastic_noise(seed, fields, height, width, distribution):
     """The (fields, H, W) float32 noise of the sample with `seed`, on the CPU: runtime/targets.py's
-    elastic_noise (NumPy's generator, as A.ElasticTransform draws it), so that the targets rebuild
-    the same field from the reported seed."""
+    elastic_noise (the counter-based hash every backend computes, with A.ElasticTransform's
+    distributions), so that the targets rebuild the same field from the reported seed."""
     return torch.from_numpy(elastic_noise(seed, fields, height, width, distribution))
 
 
