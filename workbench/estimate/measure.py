@@ -82,7 +82,7 @@ def _measure_albumentations(chain, inp: BenchInput, s: Settings, phases: Phases)
     # Albumentations augments one image at a time on one core: a batch is the sum of its
     # images; the loader spreads batches over its workers. A mixing step (MixUp, CutMix) mixes the
     # whole batch, as the loader's collate does.
-    if len(pieces) == 1 and not module.mixes_batch(pieces[0][1]):
+    if not module.stages_mix(pieces):
         stages["augment"] = median_seconds(lambda: [compose(image=image) for image in images], s.runs, 1)
     else:
         stages["augment"] = median_seconds(lambda: module.run_stages(pieces, images), s.runs, 1)

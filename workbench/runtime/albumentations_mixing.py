@@ -121,6 +121,11 @@ def mixes_batch(transform):
     return bool(getattr(transform, "mixes_batch", False))
 
 
+def stages_mix(stages):
+    """Whether split_at_mixing's `stages` hold a mixing step (then a batch, not an image, is the unit)."""
+    return any(mixes_batch(stage) for _, stage in stages)
+
+
 def split_at_mixing(compose):
     """The chain's Compose as stages in order, each (index of its first step in compose.transforms,
     what runs): an A.Compose of a stretch of per-image steps, or a mixing transform. A chain without

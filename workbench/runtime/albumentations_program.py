@@ -37,7 +37,7 @@ from torch.utils.data.distributed import DistributedSampler
 from .annotations import (annotated_inputs, batch_targets, loader_annotations, per_image, sample_targets,
                           target_arrays)
 from .albumentations_chain import SEED, STEPS, TARGETS_REFUSED, augment_targets, build_compose
-from .albumentations_mixing import mix_labels, mixes_batch, split_at_mixing
+from .albumentations_mixing import mix_labels, mixes_batch, split_at_mixing, stages_mix
 from .common import (IMAGE_EXTENSIONS, bench_batches, box_count, contract_parser, decode_image, derive_seed,
                      distributed_context, list_image_files, print_rates, print_seen, record_arrays,
                      run_command, soft_target_array, timed_rates)
@@ -212,7 +212,7 @@ class AugmentedImageFolder(Dataset):
 
     def __getitem__(self, i):
         image = decode_image(self.files[i])
-        if len(self.stages) > 1 or mixes_batch(self.stages[0][1]):
+        if stages_mix(self.stages):
             # A chain that mixes the batch: the steps before its first mixing step (collate runs the rest,
             # and moves the targets from what every step drew).
             first = self.stages[0][1]
@@ -238,7 +238,7 @@ class AugmentedImageFolder(Dataset):
         step on (__getitem__ ran the others), with the labels as float32 soft targets over the
         classes, mixed as the images were (with annotations: the targets, moved and mixed as the
         pixels were, one dict per image)."""
-        if len(self.stages) == 1 and not mixes_batch(self.stages[0][1]):
+        if not stages_mix(self.stages):
             return collate(batch)
         images, labels = zip(*batch)
         arrays = [image.permute(1, 2, 0).numpy() for image in images]
