@@ -93,6 +93,10 @@ ISSUE_29_STEPS = [
     # A colour order drawn per sample (Kornia's WbColorJitter, DALI's select over the 24 orders).
     ("ColorJitter", {"brightness": [0.6, 1.4], "contrast": [0.6, 1.4], "saturation": [0.6, 1.4], "hue": [-0.1, 0.1],
                      "order": "random"}),
+    # torchvision's policies: its exact resampling and equalize, built from torch's and DALI's operators.
+    ("TorchvisionRandAugment", {"num_ops": 3, "magnitude": 20}),
+    ("TorchvisionTrivialAugmentWide", {"interpolation": "bilinear"}),
+    ("TorchvisionAutoAugment", {"policy": "svhn"}),
 ]
 
 

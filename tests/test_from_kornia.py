@@ -1,4 +1,5 @@
 """Chain.from_kornia: a Kornia pipeline becomes a chain, module by module, with the same settings."""
+import importlib
 import os
 import warnings
 
@@ -12,9 +13,8 @@ import torch  # noqa: E402
 
 import workbench as wb  # noqa: E402
 from workbench.model import Step  # noqa: E402
-from workbench.codegen.kornia import kornia_module_call  # noqa: E402
-from workbench.runtime.kornia_modules import (color, distortion, filters, geometric, mixing, occlusion,  # noqa: E402
-                                              weather)
+from workbench.codegen.kornia import LOCAL_MODULES, kornia_module_call  # noqa: E402
+from workbench.runtime.kornia_modules import filters  # noqa: E402
 from workbench.importers.kornia import module_to_op  # noqa: E402
 from workbench.importers.walker import group_dict  # noqa: E402
 from workbench.importers.report import Unmapped  # noqa: E402
@@ -36,7 +36,7 @@ def _build(step: Step):
     """The Kornia module the exporter writes for `step`, built as the exported file builds it."""
     namespace = {"K": K, "kornia": kornia, "torch": torch}
     if step.spec.kornia.module_for(step.params)[1]:  # the export copies the class from these modules
-        modules = (color, distortion, filters, geometric, mixing, occlusion, weather)
+        modules = [importlib.import_module(f"workbench.runtime.kornia_modules.{path.stem}") for path in LOCAL_MODULES]
         namespace.update({name: getattr(module, name) for module in modules for name in dir(module)})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)

@@ -54,12 +54,30 @@ def test_unmapped_transforms_are_listed_and_strict_raises():
         wb.Chain.from_torchvision(pipeline, strict=True)
 
 
-def test_policies_map_with_notes():
-    chain = wb.Chain.from_torchvision([v2.AutoAugment(v2.AutoAugmentPolicy.CIFAR10), v2.RandAugment(num_ops=2,
-                                                                                                   magnitude=9)])
-    auto, rand = chain.steps
-    assert auto.params == {"policy": "cifar10"} and rand.params["n"] == 2 and rand.params["magnitude"] == 9
-    assert "invert" not in rand.params["ops"] and len(chain.notes) == 2
+def test_policies_map_to_torchvisions_own_policies():
+    """torchvision's policies import as the ops of its semantics (not Kornia's RandAugment & co.), with their
+    settings, and no note: they do what torchvision does (tests/test_torchvision_policies.py)."""
+    chain = wb.Chain.from_torchvision([
+        v2.AutoAugment(v2.AutoAugmentPolicy.CIFAR10), v2.RandAugment(num_ops=3, magnitude=9),
+        v2.TrivialAugmentWide(num_magnitude_bins=20, interpolation=v2.InterpolationMode.BILINEAR),
+        v2.RandAugment(magnitude=3, num_magnitude_bins=11)])
+    assert not chain.unmapped and not chain.notes
+    assert [(s.op, s.params) for s in chain.steps] == [
+        ("TorchvisionAutoAugment", {"policy": "cifar10", "interpolation": "nearest"}),
+        ("TorchvisionRandAugment", {"num_ops": 3, "magnitude": 9, "interpolation": "nearest"}),
+        ("TorchvisionTrivialAugmentWide", {"num_magnitude_bins": 20, "interpolation": "bilinear"}),
+        ("TorchvisionRandAugment", {"num_ops": 2, "magnitude": 9, "interpolation": "nearest"})]  # 3/10 = 9/30
+
+
+@pytest.mark.parametrize("transform, reason", [
+    (lambda: v2.RandAugment(magnitude=2, num_magnitude_bins=8), "which no bin of torchvision's default 31 is"),
+    (lambda: v2.RandAugment(interpolation=v2.InterpolationMode.BICUBIC), "resamples 'nearest'"),
+    (lambda: v2.TrivialAugmentWide(fill=128), "fills the uncovered area with 0"),
+    (lambda: v2.RandAugment(num_ops=0), "1 to 4 ops"),
+])
+def test_policies_refuse_settings_they_cannot_run_with_the_reason(transform, reason):
+    chain = wb.Chain.from_torchvision([transform()])
+    assert not chain.steps and reason in chain.unmapped[0].reason
 
 
 def test_transforms_with_a_near_op_map_with_the_difference_noted():

@@ -1294,7 +1294,8 @@ DALI_IMPORTS = {"argparse", "os", "time", "pathlib", "numpy", "nvidia.dali.fn", 
                 "nvidia.dali.pipeline"}
 # Layouts, border policies and the rules of drawn sizes (drawn_size's, constants of the specs).
 DALI_STRINGS = {"HWC", "HW", "reflect_101", "reflect_1001", "edge", "wrap", "shortest", "resize", "jitter",
-                "gaussian", "uniform"}  # the last two: ElasticTransform's noise_distribution choices
+                "gaussian", "uniform",  # ElasticTransform's noise_distribution choices
+                "nearest", "bilinear"}  # the torchvision policies' interpolation
 
 
 def check_dali_source(chain: wb.Chain, src: str) -> None:
@@ -1302,11 +1303,12 @@ def check_dali_source(chain: wb.Chain, src: str) -> None:
     assert_only_allowed_imports_and_names(src, DALI_IMPORTS)
     functions = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("step_")]
     assert len(functions) == len(chain.enabled_steps())
-    # The policy helpers (runtime/dali_policies.py) for RandAugment & co., the DALI functions of
+    # The policy helpers (runtime/dali_policies.py, and dali_tv_policies.py's tv_policy_* for torchvision's
+    # policies) for RandAugment & co., the DALI functions of
     # runtime/dali_ops/, auto_aug's select, the batch-mixing label helper, DALI's constant nodes and
     # range (in a sorting network).
     helpers = {"select", "mix_labels", "types.Constant", "range"} | {
-        n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("policy_")}
+        n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith(("policy_", "tv_policy_"))}
     helpers |= set(definitions(tuple(map(str, DALI_OPS))))
     for function in functions:
         local = {"images", "seed", "fn", "dmath", "types", "np", "op_seed", "range", "mix_labels",

@@ -399,13 +399,6 @@ NOT_COMPARED = {
     "MixUp": "torchvision mixes each image with the next (one lambda per batch); the op draws partners per sample "
              "(its Beta draw is compared below)",
     "CutMix": "as MixUp: one box per batch against the op's per-sample boxes (its Beta draw is compared below)",
-    # Measured (2026-11-27) at each image's reported op and magnitude against torchvision's own op
-    # (TrivialAugmentWide._apply_image_or_video_transform, 150 x 200 photos): rotate, sharpness, posterize,
-    # solarize, equalize and auto_contrast agree exactly; brightness (24/255), contrast (32-71/255), color
-    # (4-7/255), shear and translate (60-105/255) follow Kornia's policy ops, not torchvision's. Policies
-    # with torchvision's own op semantics are still to build (issue 29, point 4).
-    "RandAugment": "a policy: its ops follow Kornia's policy semantics (see above), torchvision picks per image",
-    "TrivialAugmentWide": "a policy, as RandAugment", "AutoAugment": "a policy, as RandAugment",
     "RandomPhotometricDistort": "compared above at the imported group's draws (a group of steps, not one op)",
 }
 
@@ -428,6 +421,8 @@ def test_every_v2_transform_class_is_accounted_for():
                 "RandomChannelPermutation", "GaussianNoise", "RandomCrop"} | {c[0] for c in DRAWN}
     # Compared in tests/test_drawn_sizes.py (sizes and pixels, on every backend).
     compared |= {"RandomShortestSize", "RandomResize", "ScaleJitter", "RandomZoomOut", "ColorJitter"}
+    # Compared in tests/test_torchvision_policies.py (at each image's draws, on every backend).
+    compared |= {"RandAugment", "TrivialAugmentWide", "AutoAugment"}
     containers = {"Compose", "RandomApply", "RandomChoice", "RandomOrder"}
     for name in _classes():
         if name in containers or name in LAYOUT_ONLY:

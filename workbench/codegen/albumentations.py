@@ -17,15 +17,17 @@ PROGRAM = RUNTIME / "albumentations_program.py"
 CHAIN = RUNTIME / "albumentations_chain.py"
 TRANSFORMS = RUNTIME / "albumentations_transforms.py"
 POLICIES = RUNTIME / "albumentations_policies.py"
+TV_POLICIES = RUNTIME / "albumentations_tv_policies.py"
 # A class -> the workbench's subclass (runtime/albumentations_transforms.py) the export writes in
 # its place and copies.
 LOCAL_TRANSFORMS = {"Resize": "WbResize", "LongestMaxSize": "WbLongestMaxSize",
                     "SmallestMaxSize": "WbSmallestMaxSize", "ElasticTransform": "WbElasticTransform",
                     "RandomResizedCrop": "WbRandomResizedCrop"}
 # The workbench's transforms of ops Albumentations has no class for (in TRANSFORMS, the policies in
-# POLICIES): a lowering names them itself.
+# POLICIES and TV_POLICIES): a lowering names them itself.
 OWN_TRANSFORMS = ("WbPad", "WbSharpness", "WbPerspective", "WbRandomSize", "WbRandomZoomOut", "WbRandAugment",
-                  "WbTrivialAugment", "WbAutoAugment",
+                  "WbTrivialAugment", "WbAutoAugment", "WbTorchvisionRandAugment", "WbTorchvisionTrivialAugmentWide",
+                  "WbTorchvisionAutoAugment",
                   # Batch mixing (runtime/albumentations_mixing.py, which the program imports): they stand in
                   # the Compose, and augment_images and the loader's collate run them on the whole batch.
                   "WbMixUp", "WbCutMix")
@@ -98,7 +100,7 @@ def emit_albumentations(chain: ChainModel) -> str:
     """The whole script as text (`export_chain` syntax-checks it)."""
     enabled = chain.enabled_steps()
     program = program_source(PROGRAM, CHAIN, roots=local_transforms(enabled),
-                             whole=[m.__file__ for m in TARGET_MODULES], available=[TRANSFORMS, POLICIES])
+                             whole=[m.__file__ for m in TARGET_MODULES], available=[TRANSFORMS, POLICIES, TV_POLICIES])
     lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""',
              comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
     for i, step in enumerate(chain.steps):

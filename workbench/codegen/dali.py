@@ -20,6 +20,7 @@ RUNTIME = Path(runtime.__file__).parent
 PROGRAM = RUNTIME / "dali_program.py"
 CHAIN = RUNTIME / "dali_chain.py"
 POLICIES = RUNTIME / "dali_policies.py"
+TV_POLICIES = RUNTIME / "dali_tv_policies.py"
 # The DALI functions lowerings call (runtime/dali_ops/): an export copies those its steps call.
 DALI_OPS = tuple(sorted((RUNTIME / "dali_ops").glob("[!_]*.py")))
 # What the chain's step functions may use besides the program's imports (each written where used).
@@ -430,7 +431,7 @@ def emit_dali(chain: ChainModel) -> str:
                f"DRAWS = {literal(tuple(d for step in draws_by_step for d in step))}",
                 *size_constants]
     program = program_source(PROGRAM, CHAIN, whole=[m.__file__ for m in TARGET_MODULES],
-                             available=[POLICIES, *DALI_OPS], uses="\n".join(functions),
+                             available=[POLICIES, TV_POLICIES, *DALI_OPS], uses="\n".join(functions),
                              chain_imports=STEP_IMPORTS)
     lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""', *lines, "", program.imports, "", *section, "", "",
              comment("The program (runtime/dali_program.py in the workbench) and the workbench code it uses, copied"),

@@ -11,7 +11,7 @@ import difflib
 
 from ..errors import ChainError, show
 from . import (batch, color, color_adjust, degrade, distortion, filters, geometric, normalize, occlusion, policies,
-               weather)
+               policies_torchvision, weather)
 from .groups import GROUPS, GroupSpec, why_not_in_group
 from .spec import FAMILIES, KorniaLowering, OpSpec
 
@@ -26,8 +26,8 @@ def register(spec: OpSpec) -> OpSpec:
     return spec
 
 
-for _module in (geometric, distortion, color, color_adjust, filters, degrade, weather, occlusion, policies, batch,
-                normalize):
+for _module in (geometric, distortion, color, color_adjust, filters, degrade, weather, occlusion, policies,
+                policies_torchvision, batch, normalize):
     for _spec in _module.OPS:
         register(_spec)
 

@@ -25,7 +25,6 @@ from .dali_helpers import RandomOp
 from .params import Choice, Number, OpRanges, PolicyOp, policy_draws
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule, Inverse
 from . import kornia_reading as kr
-from . import torchvision_reading as tv
 
 # The ops both libraries have (Kornia's `rand_augment.ops`, DALI's auto_aug augmentations),
 # in the order every backend numbers them. Left out: Kornia's solarize_add (it draws its
@@ -443,21 +442,6 @@ _P_WHY = "a policy's own draws decide which ops each image gets, and Kornia's po
 _POLICY_TARGETS = TargetRule(geometry=targets.policy, plan_params=_op_names)
 
 
-def _tv_rand_augment(t, notes):
-    tv.policy_check(t, "RandAugment")
-    if t.num_magnitude_bins != 31:
-        raise ValueError(f"num_magnitude_bins={t.num_magnitude_bins}: RandAugment's magnitude m means m/30 of each "
-                         "range, torchvision's default num_magnitude_bins=31")
-    if not 1 <= t.magnitude <= 29:
-        raise ValueError(f"magnitude={t.magnitude}: RandAugment takes a magnitude in 1..29")
-    # torchvision's op set: Kornia's without invert; translation up to 150/331 of the size.
-    ops = {k: v for k, v in RAND_AUGMENT_OPS.items() if k != "invert"}
-    ops["translate_x"] = ops["translate_y"] = [-0.4532, 0.4532]
-    notes.append("v2.RandAugment: " + tv.POLICY_NOTE.format(bins=t.num_magnitude_bins) + "; it draws its num_ops "
-                 "ops with replacement, RandAugment without")
-    return {"n": int(t.num_ops), "magnitude": int(t.magnitude), "ops": ops}
-
-
 _K_POLICY_OP_NAMES = {"Rotate": "rotate", "ShearX": "shear_x", "ShearY": "shear_y", "TranslateX": "translate_x",
                     "TranslateY": "translate_y", "Brightness": "brightness", "Contrast": "contrast",
                     "Saturate": "color", "Sharpness": "sharpness", "Posterize": "posterize", "Solarize": "solarize",
@@ -506,9 +490,9 @@ def _k_rand_augment(m, notes):
 RAND_AUGMENT = OpSpec(
     name="RandAugment", family="policies", targets=_POLICY_TARGETS, always_applies=True, always_applies_why=_P_WHY,
     from_kornia=Inverse("RandAugment", _k_rand_augment),
-    from_torchvision=Inverse("RandAugment", _tv_rand_augment),
     doc="Apply n different ops drawn from the op set, each at strength magnitude/30 of its range "
-        "(posterize from its top; rotate, shear and translate with a random sign), as Kornia's RandAugment.",
+        "(posterize from its top; rotate, shear and translate with a random sign), as Kornia's RandAugment "
+        "(torchvision's: TorchvisionRandAugment).",
     params=(
         Number("n", "ops applied to each image, all different (at most the size of the op set)", 2, lo=1, hi=4,
                integer=True),
@@ -532,19 +516,6 @@ RAND_AUGMENT = OpSpec(
 )
 
 
-def _tv_trivial_augment(t, notes):
-    tv.policy_check(t, "TrivialAugment")
-    # TrivialAugment-wide's ranges: shear 0.99 (44.7 degrees), rotate 135, enhancements 0.99, posterize 2..8;
-    # translation is 32 pixels in torchvision, written here as 32/224 of the size (ImageNet crops).
-    ops = {"rotate": [-135.0, 135.0], "shear_x": [-44.71, 44.71], "shear_y": [-44.71, 44.71],
-           "translate_x": [-0.1429, 0.1429], "translate_y": [-0.1429, 0.1429], "brightness": [0.01, 1.99],
-           "contrast": [0.01, 1.99], "color": [0.01, 1.99], "sharpness": [0.01, 1.99], "posterize": [2.0, 8.0],
-           "solarize": [0.0, 1.0], "equalize": [], "auto_contrast": []}
-    notes.append("v2.TrivialAugmentWide: " + tv.POLICY_NOTE.format(bins=t.num_magnitude_bins) + "; it translates by "
-                 "up to 32 pixels, imported as 32/224 of the size")
-    return {"ops": ops}
-
-
 def _k_trivial_augment(m, notes):
     return {"ops": _k_policy_ops(m)}
 
@@ -552,9 +523,8 @@ def _k_trivial_augment(m, notes):
 TRIVIAL_AUGMENT = OpSpec(
     name="TrivialAugment", family="policies", targets=_POLICY_TARGETS, always_applies=True, always_applies_why=_P_WHY,
     from_kornia=Inverse("TrivialAugment", _k_trivial_augment),
-    from_torchvision=Inverse("TrivialAugmentWide", _tv_trivial_augment),
     doc="Apply one op drawn from the op set at a magnitude drawn uniformly from its range (rotate, shear and "
-        "translate with a random sign), as Kornia's TrivialAugment.",
+        "translate with a random sign), as Kornia's TrivialAugment (torchvision's: TorchvisionTrivialAugmentWide).",
     params=(OpRanges("ops", "the ops to draw from and the range each one's magnitude is drawn from",
                      TRIVIAL_AUGMENT_OPS, known=POLICY_OPS),),
     kornia=KorniaLowering("auto.TrivialAugment", lambda a: {"policy": _kornia_candidates(a["ops"])}),
@@ -567,16 +537,6 @@ TRIVIAL_AUGMENT = OpSpec(
     # keeps floats).
     parity=Parity(border=2, mae=0.1 / 255, psnr=60.0, params={"ops": {"color": [1.6, 1.6]}}),
 )
-
-
-def _tv_auto_augment(t, notes):
-    tv.policy_check(t, "AutoAugment")
-    policy = str(getattr(t.policy, "value", t.policy)).lower()
-    if policy not in ("imagenet", "cifar10", "svhn"):
-        raise ValueError(f"policy={policy!r}: AutoAugment runs 'imagenet', 'cifar10' or 'svhn'")
-    notes.append("v2.AutoAugment: picks a sub-policy per image; Kornia's AutoAugment (the workbench's reference) "
-                 "per batch, DALI per image; magnitudes are Kornia's tabulation of the same paper policies")
-    return {"policy": policy}
 
 
 def _k_auto_augment(m, notes):
@@ -593,9 +553,8 @@ def _k_auto_augment(m, notes):
 AUTO_AUGMENT = OpSpec(
     name="AutoAugment", family="policies", targets=_POLICY_TARGETS, always_applies=True, always_applies_why=_P_WHY,
     from_kornia=Inverse("AutoAugment", _k_auto_augment),
-    from_torchvision=Inverse("AutoAugment", _tv_auto_augment),
     doc="Apply one of the AutoAugment paper's learned sub-policies (two ops, each run with its probability at a "
-        "magnitude from its bin), as Kornia's AutoAugment tabulates them.",
+        "magnitude from its bin), as Kornia's AutoAugment tabulates them (torchvision's: TorchvisionAutoAugment).",
     params=(_PolicyName("policy", "the learned policy: its sub-policies", "imagenet",
                         options=tuple(AUTO_AUGMENT_POLICIES)),),
     kornia=KorniaLowering("auto.AutoAugment", lambda a: {"policy": a["policy"]}),

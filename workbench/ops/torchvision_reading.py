@@ -75,20 +75,3 @@ def jitter_ranges(t: Any) -> tuple[dict[str, list[float]], list[str]]:
     ranges = {k: (neutral if getattr(t, k) is None else pair(getattr(t, k)))
               for k, (_, _, neutral) in JITTER_KINDS.items()}
     return ranges, [k for k, (_, _, neutral) in JITTER_KINDS.items() if ranges[k] != neutral]
-
-
-POLICY_NOTE = ("torchvision picks a policy's ops per image, Kornia (the workbench's reference) per batch, DALI per "
-               "image; torchvision's op set also holds Identity, draws magnitudes from {bins} bins and applies "
-               "brightness, color, contrast and sharpness as 1 +/- the magnitude; at the same op and magnitude, "
-               "rotate, sharpness, posterize, solarize, equalize and autocontrast give torchvision's pixels, while "
-               "brightness, contrast, color, shear and translate follow Kornia's policy ops")
-
-
-def policy_check(t: Any, op: str) -> None:
-    """ValueError unless a policy resamples bilinearly (or nearest) and fills with 0, as the op does."""
-    mode = str(getattr(t.interpolation, "value", t.interpolation)).lower()
-    if mode not in ("nearest", "bilinear"):
-        raise ValueError(f"interpolation={mode.upper()}: {op} resamples bilinearly")
-    if t.fill is not None and any(v not in (0, 0.0, None) for v in (t.fill if isinstance(t.fill, (list, tuple))
-                                                                      else [t.fill])):
-        raise ValueError(f"fill={t.fill!r}: {op} fills the uncovered area with 0")

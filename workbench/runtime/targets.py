@@ -226,6 +226,31 @@ def policy(params, row, height, width, out_height, out_width):
     return m
 
 
+def torchvision_policy(params, row, height, width, out_height, out_width):
+    """A torchvision policy's (TorchvisionRandAugment, ...TrivialAugmentWide, ...AutoAugment) ops at
+    their magnitudes (policy_ops), composed in the order they ran, as torchvision's affine places them:
+    rotate about the centre (as `policy`), shear_x / shear_y (degrees) about the image's top-left corner
+    (x' = x - tan(angle) y, or y' = y - tan(angle) x), translations by whole pixels.
+
+    Example:
+        >>> torchvision_policy({}, {"ops": ["shear_x"], "magnitudes": [45.0]}, 10, 10, 10, 10).round(6)[0].tolist()
+        [1.0, -1.0, 0.0]
+    """
+    m = np.eye(3)
+    for name, magnitude in zip(*policy_ops(params, row)):
+        if name == "rotate":
+            m = rotation(params, {"angle": magnitude}, height, width, height, width) @ m
+        elif name in ("shear_x", "shear_y"):
+            k = math.tan(math.radians(float(magnitude)))
+            m = np.array([[1.0, -k, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] if name == "shear_x"
+                         else [[1.0, 0.0, 0.0], [-k, 1.0, 0.0], [0.0, 0.0, 1.0]]) @ m
+        elif name == "translate_x":
+            m = translation(float(int(magnitude)), 0.0) @ m
+        elif name == "translate_y":
+            m = translation(0.0, float(int(magnitude))) @ m
+    return m
+
+
 def scaled_sides(height, width, max_size, reference, rounding="nearest"):
     """(height, width) scaled so that the `reference` side (one of the two) becomes `max_size`:
     rounding "nearest" is A.LongestMaxSize / A.SmallestMaxSize's round(side * max_size / reference),
