@@ -267,6 +267,19 @@ def _albumentations(transform: str, args) -> AlbumentationsLowering:
     return AlbumentationsLowering(transform, args, record={name: name for name in _REPORTS}, note=_NOTE)
 
 
+# The runtime classes' arguments (the Kornia modules and the Albumentations transforms take the same).
+def _rand_args(a) -> dict[str, Any]:
+    return {"num_ops": a["num_ops"], "magnitude": a["magnitude"], "interpolation": a["interpolation"]}
+
+
+def _wide_args(a) -> dict[str, Any]:
+    return {"num_magnitude_bins": a["num_magnitude_bins"], "interpolation": a["interpolation"]}
+
+
+def _auto_args(a) -> dict[str, Any]:
+    return {"sub_policies": sub_policies(a["policy"]), "interpolation": a["interpolation"]}
+
+
 def _parity(params) -> Parity:
     # Measured on the sample photos: every backend gives the reference's pixels at its own draws.
     return Parity(border=2, mae=0.1 / 255, psnr=60.0, params=params,
@@ -283,14 +296,11 @@ TORCHVISION_RAND_AUGMENT = OpSpec(
             Number("magnitude", "the bin of 31 every op uses (0: no change, 30: the strongest)", 9, lo=0, hi=30,
                    integer=True),
             _interpolation()),
-    kornia=_kornia("WbTorchvisionRandAugment", lambda a: {
-        "num_ops": a["num_ops"], "magnitude": a["magnitude"], "interpolation": a["interpolation"]},
-        kr.arguments("num_ops", "magnitude", "interpolation")),
+    kornia=_kornia("WbTorchvisionRandAugment", _rand_args, kr.arguments("num_ops", "magnitude", "interpolation")),
     dali=DaliLowering(
         draws=lambda a: {"_ops": _index(len(TV_SPACE_OPS), (a["num_ops"],)), "_coins": _coins(a["num_ops"])},
         apply=_rand_augment_dali, reports=_REPORTS, note=_NOTE),
-    albumentations=_albumentations("WbTorchvisionRandAugment", lambda a: {
-        "num_ops": a["num_ops"], "magnitude": a["magnitude"], "interpolation": a["interpolation"]}),
+    albumentations=_albumentations("WbTorchvisionRandAugment", _rand_args),
     parity=_parity({"num_ops": 1, "magnitude": 12}),
     cost_hint=_COST + " Fewer ops per image (num_ops) cost less.",
 )
@@ -303,14 +313,11 @@ TORCHVISION_TRIVIAL_AUGMENT_WIDE = OpSpec(
     params=(Number("num_magnitude_bins", "how many magnitudes each op's range is cut into", 31, lo=2, hi=256,
                    integer=True),
             _interpolation()),
-    kornia=_kornia("WbTorchvisionTrivialAugmentWide", lambda a: {
-        "num_magnitude_bins": a["num_magnitude_bins"], "interpolation": a["interpolation"]},
-        kr.arguments("num_magnitude_bins", "interpolation")),
+    kornia=_kornia("WbTorchvisionTrivialAugmentWide", _wide_args, kr.arguments("num_magnitude_bins", "interpolation")),
     dali=DaliLowering(
         draws=lambda a: {"_op": _index(len(TV_SPACE_OPS)), "_bin": _index(a["num_magnitude_bins"]), "_coin": _coins()},
         apply=_trivial_augment_dali, reports=_REPORTS, note=_NOTE),
-    albumentations=_albumentations("WbTorchvisionTrivialAugmentWide", lambda a: {
-        "num_magnitude_bins": a["num_magnitude_bins"], "interpolation": a["interpolation"]}),
+    albumentations=_albumentations("WbTorchvisionTrivialAugmentWide", _wide_args),
     parity=_parity({"num_magnitude_bins": 31}),
     cost_hint=_COST,
 )
@@ -324,15 +331,13 @@ TORCHVISION_AUTO_AUGMENT = OpSpec(
     params=(_PolicyName("policy", "the learned policy: its sub-policies", "imagenet",
                         options=tuple(AUTO_AUGMENT_POLICIES)),
             _auto_interpolation()),
-    kornia=_kornia("WbTorchvisionAutoAugment", lambda a: {
-        "sub_policies": sub_policies(a["policy"]), "interpolation": a["interpolation"]}, _wb_auto_augment),
+    kornia=_kornia("WbTorchvisionAutoAugment", _auto_args, _wb_auto_augment),
     dali=DaliLowering(
         draws=lambda a: {"_subpolicy": _index(len(AUTO_AUGMENT_POLICIES[a["policy"]])),
                          "_gates": RandomOp("fn.random.uniform", {"range": (0.0, 1.0), "shape": (2,)}),
                          "_coins": _coins(2)},
         apply=_auto_augment_dali, reports=_REPORTS, note=_NOTE),
-    albumentations=_albumentations("WbTorchvisionAutoAugment", lambda a: {
-        "sub_policies": sub_policies(a["policy"]), "interpolation": a["interpolation"]}),
+    albumentations=_albumentations("WbTorchvisionAutoAugment", _auto_args),
     parity=_parity({"policy": "imagenet"}),
     cost_hint=_COST,
 )
