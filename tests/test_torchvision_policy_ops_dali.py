@@ -109,9 +109,11 @@ def reference(name, image, magnitude, interpolation):
 def cases(name, images):
     """(image, magnitude) pairs: each photo once (the magnitudes in turn), the resized photos at a third of
     the magnitudes each (every magnitude on several), the 5x7 crop at all of them; translations also move
-    by 150/331 of the size (either sign)."""
+    by 150/331 of the size (either sign). Equalize leaves the full photos out."""
     out = []
     for k, image in enumerate(images):
+        if name == "equalize" and image.shape[0] >= 300:
+            continue  # its one-hot of every value: 200 MB a full photo, kept by DALI's pool (the others test them)
         mags = list(MAGNITUDES[name])
         if name in ("translate_x", "translate_y"):
             size = image.shape[1] if name == "translate_x" else image.shape[0]
