@@ -45,7 +45,8 @@ CONTAINERS = ("Compose", "RandomApply", "RandomChoice", "RandomOrder")
 # tests/test_torchvision_parity.py): the op nearest to each.
 _NEAREST = {
     "RandomIoUCrop": "RandomResizedCrop (with boxes; no IoU constraint)",
-    "AugMix": "RandAugment", "Pad": "PadIfNeeded (pads up to a size; v2.Pad adds fixed margins)",
+    "AugMix": "TorchvisionTrivialAugmentWide (torchvision's ops and bins, one chain; AugMix blends several chains "
+              "of them with the image)", "Pad": "PadIfNeeded (pads up to a size; v2.Pad adds fixed margins)",
     "FiveCrop": "CenterCrop (one crop per image)", "TenCrop": "CenterCrop (one crop per image)",
     "LinearTransformation": "Normalize (per channel)", "Lambda": "none: a user function cannot be read",
     "UniformTemporalSubsample": "none: it picks video frames",
