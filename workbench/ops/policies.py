@@ -220,8 +220,9 @@ def _row(name: str, lo: float, hi: float, symmetric: bool) -> list[float]:
     return [float(lo), float(hi), 1.0 if symmetric else 0.0, axis, 1.0 if name == "posterize" else 0.0, 1.0]
 
 
-def _functions(names) -> Name:
-    return Name("(" + "".join(f"policy_{identifier(n)}, " for n in names) + ")")
+def _functions(names, prefix: str = "policy_") -> Name:
+    """The tuple of the DALI functions (`prefix` + op name) a policy step selects among, by position."""
+    return Name("(" + "".join(f"{prefix}{identifier(n)}, " for n in names) + ")")
 
 
 def _on_uint8(c, lines: list[str]) -> list[str]:
@@ -328,8 +329,9 @@ def _uniform01(**extra) -> RandomOp:
     return RandomOp("fn.random.uniform", {"range": (0.0, 1.0), **extra})
 
 
-def _index(count: int) -> RandomOp:
-    return RandomOp("fn.random.uniform", {"values": list(range(count)), "dtype": Name("types.INT32")})
+def _index(count: int, shape: tuple = ()) -> RandomOp:
+    kwargs = {"values": list(range(count)), "dtype": Name("types.INT32")}
+    return RandomOp("fn.random.uniform", {**kwargs, "shape": shape} if shape else kwargs)
 
 
 # ---------------------------------------------------------------------------------------

@@ -19,14 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from ..literals import Name, identifier, literal
+from ..literals import literal
 from ..runtime import targets
 from ..runtime.torchvision_policy_ops import wb_tv_policy_op
 from ..runtime.torchvision_policy_space import (TV_SPACE_FACTORS, TV_SPACE_OPS, TV_SPACE_SIGNED, TV_SPACE_TOPS,
-                                                tv_space_reported, tv_space_sub_policies)
+                                                tv_space_reported, tv_space_sub_policies, tv_space_value)
 from .dali_helpers import RandomOp
 from .params import Choice, Number, policy_draws
-from .policies import AUTO_AUGMENT_POLICIES, _on_uint8, _PolicyName, _REPORTS
+from .policies import AUTO_AUGMENT_POLICIES, _functions, _index, _on_uint8, _PolicyName, _REPORTS, _uniform01
 from .spec import AlbumentationsLowering, DaliLowering, Inverse, KorniaLowering, OpSpec, Parity, TargetRule
 from . import kornia_reading as kr
 from . import torchvision_reading as tv
@@ -106,7 +106,7 @@ def magnitude_row(space: str, name: str, magnitude_bin: int | None, bins: int) -
         [1.0, 0.26999998092651367, 1.0]
     """
     signed = 1.0 if name in TV_SPACE_SIGNED else 0.0
-    if magnitude_bin is None or tv_space_value_missing(name):
+    if magnitude_bin is None or tv_space_value(space, name, 0, bins, 1, 1) is None:  # no magnitude
         return [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, float(bins - 1), 0.0]
     if space == "rand" and name in ("translate_x", "translate_y"):
         axis = 1.0 if name == "translate_x" else 2.0
@@ -123,15 +123,6 @@ def magnitude_row(space: str, name: str, magnitude_bin: int | None, bins: int) -
     return [base, delta, signed, 0.0, 0.0, 0.0, 0.0, float(bins - 1), 1.0]
 
 
-def tv_space_value_missing(name: str) -> bool:
-    """Whether op `name` takes no magnitude (identity, auto_contrast, equalize, invert)."""
-    return name not in TV_SPACE_TOPS["rand"] and name not in ("posterize", "solarize")
-
-
-def _functions() -> Name:
-    return Name("(" + "".join(f"tv_policy_{identifier(n)}, " for n in TV_SPACE_OPS) + ")")
-
-
 def _select(c, ops, choice, magnitude, interpolation: str) -> str:
     return f"{c.x} = select({ops}, {choice}, {c.x}, {magnitude}, interpolation={literal(interpolation)})"
 
@@ -139,7 +130,7 @@ def _select(c, ops, choice, magnitude, interpolation: str) -> str:
 def _rand_augment_dali(a, c, d) -> list[str]:
     v = c.var
     table = [magnitude_row("rand", name, a["magnitude"], RAND_BINS) for name in TV_SPACE_OPS]
-    lines = [f"{v('functions')} = {_functions()}", f"{v('table')} = {literal(table)}"]
+    lines = [f"{v('functions')} = {_functions(TV_SPACE_OPS, 'tv_policy_')}", f"{v('table')} = {literal(table)}"]
     for level in range(a["num_ops"]):
         k = level + 1
         lines += [f"{v(f'magnitude_{k}')} = tv_policy_magnitude({c.x}, {d['_ops']}[{level}], {v('table')}, "
@@ -154,7 +145,7 @@ def _trivial_augment_dali(a, c, d) -> list[str]:
     v = c.var
     bins = a["num_magnitude_bins"]
     table = [magnitude_row("wide", name, b, bins) for name in TV_SPACE_OPS for b in range(bins)]
-    lines = [f"{v('functions')} = {_functions()}", f"{v('table')} = {literal(table)}",
+    lines = [f"{v('functions')} = {_functions(TV_SPACE_OPS, 'tv_policy_')}", f"{v('table')} = {literal(table)}",
              f"{v('magnitude')} = tv_policy_magnitude({c.x}, {d['_op']} * {bins} + {d['_bin']}, {v('table')}, "
              f"{d['_coin']})",
              _select(c, v("functions"), d["_op"], v("magnitude"), a["interpolation"]),
@@ -169,7 +160,7 @@ def _auto_augment_dali(a, c, d) -> list[str]:
     stages = max(len(sub) for sub in subs)
     used = [name for name in TV_SPACE_OPS + ("invert",) if any(stage[0] == name for sub in subs for stage in sub)]
     rows = [magnitude_row("rand", sub[j][0], sub[j][2], AUTO_BINS) for sub in subs for j in range(stages)]
-    lines = [f"{v('functions')} = {Name('(' + ''.join(f'tv_policy_{identifier(n)}, ' for n in used) + ')')}",
+    lines = [f"{v('functions')} = {_functions(used, 'tv_policy_')}",
              f"{v('table')} = {literal(rows)}"]
     for j in range(stages):
         k = j + 1
@@ -185,11 +176,6 @@ def _auto_augment_dali(a, c, d) -> list[str]:
                  f"{literal([v(f'magnitude_{j + 1}') for j in range(stages)])}, "
                  f"applied={literal([v(f'applied_{j + 1}') for j in range(stages)])})")
     return _on_uint8(c, lines)
-
-
-def _index(count: int, shape: tuple = ()) -> RandomOp:
-    kwargs = {"values": list(range(count)), "dtype": Name("types.INT32")}
-    return RandomOp("fn.random.uniform", {**kwargs, "shape": shape} if shape else kwargs)
 
 
 def _coins(count: int | None = None) -> RandomOp:
@@ -334,7 +320,7 @@ TORCHVISION_AUTO_AUGMENT = OpSpec(
     kornia=_kornia("WbTorchvisionAutoAugment", _auto_args, _wb_auto_augment),
     dali=DaliLowering(
         draws=lambda a: {"_subpolicy": _index(len(AUTO_AUGMENT_POLICIES[a["policy"]])),
-                         "_gates": RandomOp("fn.random.uniform", {"range": (0.0, 1.0), "shape": (2,)}),
+                         "_gates": _uniform01(shape=(2,)),
                          "_coins": _coins(2)},
         apply=_auto_augment_dali, reports=_REPORTS, note=_NOTE),
     albumentations=_albumentations("WbTorchvisionAutoAugment", _auto_args),

@@ -207,18 +207,16 @@ def policy_ops(params, row):
     return [names[j] for j in ran], [magnitudes[j] for j in ran]
 
 
-def policy(params, row, height, width, out_height, out_width):
-    """A policy's (RandAugment, TrivialAugment, AutoAugment) ops at their magnitudes (policy_ops),
-    composed in the order they ran: rotate and shear_x / shear_y in degrees about the centre, as
-    Rotate and Shear; translate_x / translate_y in pixels; the colour ops move nothing. (Kornia runs
-    them with align_corners=True, which is exact in pixel centres, and DALI's policy ops follow it.)"""
+def _policy_map(params, row, height, width, shear_map):
+    """A policy's ops at their magnitudes (policy_ops), composed in the order they ran: rotate (degrees,
+    counter-clockwise) about the centre, shear_x / shear_y by `shear_map(name, degrees, height, width)`,
+    translate_x / translate_y in pixels; the colour ops move nothing."""
     m = np.eye(3)
     for name, magnitude in zip(*policy_ops(params, row)):
         if name == "rotate":
             m = rotation(params, {"angle": magnitude}, height, width, height, width) @ m
         elif name in ("shear_x", "shear_y"):
-            sheared = {"shear_x": 0.0, "shear_y": 0.0, name: magnitude}
-            m = shear(params, sheared, height, width, height, width) @ m
+            m = shear_map(name, float(magnitude), height, width) @ m
         elif name == "translate_x":
             m = translation(float(magnitude), 0.0) @ m
         elif name == "translate_y":
@@ -226,29 +224,34 @@ def policy(params, row, height, width, out_height, out_width):
     return m
 
 
+def _shear_about_centre(name, degrees, height, width):
+    sheared = {"shear_x": 0.0, "shear_y": 0.0, name: degrees}
+    return shear({}, sheared, height, width, height, width)
+
+
+def _shear_about_corner(name, degrees, height, width):
+    k = math.tan(math.radians(degrees))
+    return np.array([[1.0, -k, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] if name == "shear_x"
+                    else [[1.0, 0.0, 0.0], [-k, 1.0, 0.0], [0.0, 0.0, 1.0]])
+
+
+def policy(params, row, height, width, out_height, out_width):
+    """A policy's (RandAugment, TrivialAugment, AutoAugment) ops (_policy_map), shears in degrees about
+    the centre, as Rotate and Shear. (Kornia runs them with align_corners=True, which is exact in pixel
+    centres, and DALI's policy ops follow it.)"""
+    return _policy_map(params, row, height, width, _shear_about_centre)
+
+
 def torchvision_policy(params, row, height, width, out_height, out_width):
-    """A torchvision policy's (TorchvisionRandAugment, ...TrivialAugmentWide, ...AutoAugment) ops at
-    their magnitudes (policy_ops), composed in the order they ran, as torchvision's affine places them:
-    rotate about the centre (as `policy`), shear_x / shear_y (degrees) about the image's top-left corner
-    (x' = x - tan(angle) y, or y' = y - tan(angle) x), translations by whole pixels.
+    """A torchvision policy's (TorchvisionRandAugment, ...TrivialAugmentWide, ...AutoAugment) ops
+    (_policy_map) as torchvision's affine places them: shear_x / shear_y (degrees) about the image's
+    top-left corner (x' = x - tan(angle) y, or y' = y - tan(angle) x); its translations are whole pixels.
 
     Example:
         >>> torchvision_policy({}, {"ops": ["shear_x"], "magnitudes": [45.0]}, 10, 10, 10, 10).round(6)[0].tolist()
         [1.0, -1.0, 0.0]
     """
-    m = np.eye(3)
-    for name, magnitude in zip(*policy_ops(params, row)):
-        if name == "rotate":
-            m = rotation(params, {"angle": magnitude}, height, width, height, width) @ m
-        elif name in ("shear_x", "shear_y"):
-            k = math.tan(math.radians(float(magnitude)))
-            m = np.array([[1.0, -k, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] if name == "shear_x"
-                         else [[1.0, 0.0, 0.0], [-k, 1.0, 0.0], [0.0, 0.0, 1.0]]) @ m
-        elif name == "translate_x":
-            m = translation(float(int(magnitude)), 0.0) @ m
-        elif name == "translate_y":
-            m = translation(0.0, float(int(magnitude))) @ m
-    return m
+    return _policy_map(params, row, height, width, _shear_about_corner)
 
 
 def scaled_sides(height, width, max_size, reference, rounding="nearest"):
