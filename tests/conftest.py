@@ -259,6 +259,21 @@ def assert_bench_output(stdout: str, runs: int) -> float:
     return float(last.split(": ")[1])
 
 
+def boxes_for(chain, images) -> dict:
+    """{"boxes": one box per image over its middle half} for a chain with a step that draws from the
+    boxes (RandomIoUCrop: a run without them is refused), else {}: what the every-op tests hand
+    chain.run so that such a step runs like any other."""
+    if not any(step.spec.reads_boxes for _, step in chain.enabled_steps()):
+        return {}
+    return {"boxes": [[[w / 4, h / 4, 3 * w / 4, 3 * h / 4]] for h, w in (np.shape(i)[:2] for i in images)]}
+
+
+def saves_without_boxes(op: str) -> bool:
+    """Whether the every-op `--save` tests can run `op` on a folder without annotations: an op that
+    draws from the boxes saves with --coco in tests/test_iou_crop.py."""
+    return not wb.get_op(op).reads_boxes
+
+
 def shape_box(n, height, width):
     """A rectangle well inside the image, placed differently in each image: [x0, y0, x1, y1)."""
     x0, y0 = width // 5 + 3 * n % 7, height // 4 + 2 * n % 5

@@ -102,7 +102,6 @@ def test_transforms_with_a_near_op_map_with_the_difference_noted():
     (v2.Resize(64, interpolation=v2.InterpolationMode.NEAREST), "NEAREST_EXACT"),
     (v2.ElasticTransform(alpha=(10.0, 20.0)), "one alpha and one sigma"),
     (v2.RandomCrop(32, padding=[1, 2]), "differs per side"),
-    (v2.RandomIoUCrop(), "nearest op is RandomResizedCrop"),
 ])
 def test_near_misses_are_listed_with_the_reason(transform, reason):
     with pytest.warns(UserWarning):

@@ -22,6 +22,8 @@ from torch.utils.data import Dataset, TensorDataset
 
 import workbench as wb
 
+from conftest import boxes_for
+
 H, W = 16, 20
 IMAGE_SUFFIXES = {".bmp", ".jpeg", ".jpg", ".png", ".tif", ".tiff", ".webp"}
 
@@ -799,7 +801,7 @@ def test_every_op_on_tiny_files_runs_or_says_which_step_needs_more(tmp_path):
                 if not spec.supports(backend, "cpu"):
                     continue  # GPU only there: the CPU run refuses it (tests/test_ops_distortion.py)
                 try:
-                    chain.run(images, backend=backend)
+                    chain.run(images, backend=backend, **boxes_for(chain, images))
                     verdicts[backend] = "runs"
                 except wb.InputError as exc:
                     verdicts[backend] = "refused" if f"({op})" in str(exc) else f"unnamed: {exc}"

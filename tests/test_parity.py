@@ -6,6 +6,8 @@ import pytest
 import workbench as wb
 from workbench.ops import REGISTRY
 
+from conftest import boxes_for
+
 BACKENDS = ("kornia", "dali", "albumentations")
 # Every (op, backend, other backend) where both backends support the op on the CPU: each is compared
 # with the first backend that supports it. (An op a backend runs on its GPU only, OpSpec.gpu_only, is
@@ -54,8 +56,8 @@ def test_op_agrees_across_backends(op, backend, other, photos, small_images, squ
     chain = wb.Chain(seed=3).add(op, p=1.0, **dict(spec.parity.params))
     first = FIRST_RUNS.get(op)
     if first is None:  # an op on three backends is compared twice with the same first run
-        first = FIRST_RUNS[op] = chain.run(images, backend=backend, device="cpu")
-    second = chain.run(images, backend=other, device="cpu")
+        first = FIRST_RUNS[op] = chain.run(images, backend=backend, device="cpu", **boxes_for(chain, images))
+    second = chain.run(images, backend=other, device="cpu", **boxes_for(chain, images))
     a, b = as_unit(first.images), as_unit(second.images)
     if not spec.sizes_per_sample:  # (an op that draws each sample's size draws it per backend)
         assert [x.shape for x in a] == [x.shape for x in b]

@@ -57,6 +57,7 @@ GEOMETRIC = {
     "RandomShortestSize": {"sizes": [90, 110], "max_size": 180}, "RandomResize": {"size": [96, 140]},
     "ScaleJitter": {"target_size": [128, 128], "scale": [0.5, 1.3]}, "RandomZoomOut": {"side_range": [1.1, 1.6]},
     "PerspectiveZoom": {}, "PadBorderIfNeeded": {"min_size": [110, 140]},
+    "RandomIoUCrop": {"sampler_options": [0.0, 0.3], "scale": [0.5, 1.0]},
     "RandomSizedCrop": {"height": [60, 90], "size": [70, 80], "w2h_ratio": 1.3},
     "GridDistortion": {"num_steps": 5, "distort_limit": [-0.5, 0.5]},
     "ElasticTransform": {"alpha": 60.0, "sigma": 6.0},

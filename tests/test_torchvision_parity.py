@@ -421,6 +421,8 @@ def test_every_v2_transform_class_is_accounted_for():
                 "RandomChannelPermutation", "GaussianNoise", "RandomCrop"} | {c[0] for c in DRAWN}
     # Compared in tests/test_drawn_sizes.py (sizes and pixels, on every backend).
     compared |= {"RandomShortestSize", "RandomResize", "ScaleJitter", "RandomZoomOut", "ColorJitter"}
+    # Compared in tests/test_iou_crop.py (the same windows, pixels and boxes as torchvision for a seed).
+    compared |= {"RandomIoUCrop"}
     # Compared in tests/test_torchvision_policies.py (at each image's draws, on every backend).
     compared |= {"RandAugment", "TrivialAugmentWide", "AutoAugment"}
     containers = {"Compose", "RandomApply", "RandomChoice", "RandomOrder"}

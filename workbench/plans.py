@@ -56,7 +56,8 @@ def target_plan(steps) -> list[dict[str, Any]]:
             rule = step.spec.targets
             if rule.plan_params is not None:
                 entry["params"] = {**step.params, **rule.plan_params(step.params)}
-            entry.update(geometry=rule.geometry, size=rule.size, field=rule.field, erase=rule.erase, mix=rule.mix)
+            entry.update(geometry=rule.geometry, size=rule.size, keep_centres=rule.keep_centres, field=rule.field,
+                         erase=rule.erase, mix=rule.mix)
         plan.append(entry)
     return plan
 

@@ -21,15 +21,19 @@ def _require_albumentations() -> None:
                              "(the last MIT-licensed release)") from None
 
 
-def run_albumentations(chain, images: list[np.ndarray], device: str, labels: np.ndarray | None = None):
+def run_albumentations(chain, images: list[np.ndarray], device: str, labels: np.ndarray | None = None,
+                       boxes: list[np.ndarray] | None = None):
     """(images, per-sample params, mixed labels or None) from the generated module's
-    `augment_images` (CPU only); `labels` (soft targets) are handed to it when given."""
+    `augment_images` (CPU only); `labels` (soft targets) and `boxes` (for the steps that read them)
+    are handed to it when given."""
     _require_albumentations()
     if device != "cpu":
         raise WorkbenchError(f"the albumentations backend runs on the CPU; use device='cpu' (got {device!r}), "
                              "or the kornia or dali backend on the GPU")
     module = load_module(emit(chain, "albumentations"), "albumentations")
     extra = {} if labels is None else {"labels": labels}
+    if boxes is not None:
+        extra["boxes"] = boxes
     try:
         out, records, *mixed = module.augment_images(images, seed=chain.seed, device="cpu", **extra)
     except (RuntimeError, ValueError, TypeError) as exc:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .run import run_chain
+from .step_cache import reads_boxes
 
 
 class AlbumentationsPreview:
@@ -18,9 +19,10 @@ class AlbumentationsPreview:
 
     resumed_at = 0
 
-    def run(self, chain, images, device: str = "cpu", seed: int | None = None):
-        return run_chain(chain, images, backend="albumentations", device="cpu", seed=seed)
+    def run(self, chain, images, device: str = "cpu", seed: int | None = None, boxes=None):
+        return run_chain(chain, images, backend="albumentations", device="cpu", seed=seed,
+                         **({} if boxes is None else {"boxes": boxes}))
 
-    def run_draws(self, chain, images, device: str = "cpu", seeds=(None,)) -> list:
-        """`run` once per seed of `seeds`, in order."""
-        return [self.run(chain, images, device, seed) for seed in seeds]
+    def run_draws(self, chain, images, device: str = "cpu", seeds=(None,), boxes=None) -> list:
+        """`run` once per seed of `seeds`, in order; `boxes`: see StepStateCache.run_draws."""
+        return [self.run(chain, images, device, seed, boxes if reads_boxes(chain) else None) for seed in seeds]

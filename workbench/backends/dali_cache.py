@@ -27,7 +27,7 @@ from ..errors import WorkbenchError
 from .dali import _cause, _require_dali, params_from_draws
 from .result import RunResult
 from .run import check_device_support
-from .step_cache import StepStateCache
+from .step_cache import StepStateCache, reads_boxes
 
 
 @contextlib.contextmanager
@@ -66,9 +66,12 @@ class DaliPrefixCache(StepStateCache):
         """Same result as `chain.run(images, backend="dali", device=device, seed=seed)`."""
         return self.run_draws(chain, images, device, (seed,))[0]
 
-    def run_draws(self, chain, images, device: str = "cpu", seeds=(None,)) -> list[RunResult]:
+    def run_draws(self, chain, images, device: str = "cpu", seeds=(None,), boxes=None) -> list[RunResult]:
         """`run` once per seed of `seeds`, in order. Every draw's pipeline is started before the
-        first is collected: DALI computes one on its threads while Python defines the next."""
+        first is collected: DALI computes one on its threads while Python defines the next. A chain
+        with a step that draws from `boxes` goes to chain.run, which says why DALI cannot run it."""
+        if reads_boxes(chain):
+            return super().run_draws(chain, images, device, seeds, boxes)
         _require_dali()
         _, arrays, device = self._prepare(chain, images, device, None)
         check_device_support(chain, "dali", device, doing="preview")

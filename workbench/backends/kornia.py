@@ -15,16 +15,18 @@ from .records import per_sample_params
 
 
 def run_kornia(chain, images: list[np.ndarray], device: str, labels: np.ndarray | None = None,
-               torch_compile: bool = False):
+               torch_compile: bool = False, boxes: list[np.ndarray] | None = None):
     """(images, per-sample params, mixed labels or None) from the generated module's
-    `augment_images`; `labels` (soft targets) are handed to it when given, and
-    `torch_compile` when set (torch.compile of the fused runs of steps)."""
+    `augment_images`; `labels` (soft targets) are handed to it when given, `torch_compile` when
+    set (torch.compile of the fused runs of steps), and `boxes` (for the steps that read them)."""
     module = load_module(emit(chain, "kornia"), "kornia")
     extra = {"augmentation": built_augmentation(module, device)}
     if labels is not None:
         extra["labels"] = labels
     if torch_compile:
         extra["torch_compile"] = True
+    if boxes is not None:
+        extra["boxes"] = boxes
     try:
         out, records, *mixed = module.augment_images(images, seed=chain.seed, device=device, **extra)
     except (RuntimeError, ValueError) as exc:

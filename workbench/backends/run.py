@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..data import as_image_list
-from ..errors import ChainError, UnsupportedOpError
+from ..errors import ChainError, InputError, UnsupportedOpError
 from ..ops import where_it_runs
 from ..targets import check_targets
 from .albumentations import run_albumentations
@@ -63,6 +63,11 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
     targets = soft_targets(labels, len(arrays))
     given = check_targets(arrays, masks=masks, boxes=boxes, box_labels=box_labels, keypoints=keypoints,
                           keypoints_visible=keypoints_visible)
+    reading = next((step.op for _, step in chain.enabled_steps() if step.spec.reads_boxes), None)
+    if reading is not None and (given is None or given.boxes is None):
+        raise InputError(f"{reading} draws its window from each image's boxes as they stand at its step: give the "
+                         "images' boxes, chain.run(images, boxes=...) (one (K, 4) [x1, y1, x2, y2] array per "
+                         "image; wb.load_annotated() reads a COCO file), or drop the step")
     if given is not None:
         check_target_ops(chain, given)
     check_sizes(chain, arrays)
@@ -73,12 +78,13 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
     check_device_support(chain, backend, device)
     check_memory(chain, arrays, backend, device)
     mixed = None
+    boxes = given.boxes if reading is not None else None  # (only the chains that read them get them)
     if backend == "dali":
         out, params, mixed = run_dali(chain, arrays, device, mixing)
     elif backend == "albumentations":
-        out, params, mixed = run_albumentations(chain, arrays, device, mixing)
+        out, params, mixed = run_albumentations(chain, arrays, device, mixing, boxes)
     else:
-        out, params, mixed = run_kornia(chain, arrays, device, mixing, torch_compile)
+        out, params, mixed = run_kornia(chain, arrays, device, mixing, torch_compile, boxes)
     moved = move_targets(chain, params, arrays, given, outputs=out) if given is not None else None
     return RunResult(images=out, params=params, backend=backend, device=device, seed=chain.seed, inputs=arrays,
                      labels=targets if mixed is None else mixed, targets=moved)

@@ -25,7 +25,8 @@ LOCAL_TRANSFORMS = {"Resize": "WbResize", "LongestMaxSize": "WbLongestMaxSize",
                     "RandomResizedCrop": "WbRandomResizedCrop"}
 # The workbench's transforms of ops Albumentations has no class for (in TRANSFORMS, the policies in
 # POLICIES and TV_POLICIES): a lowering names them itself.
-OWN_TRANSFORMS = ("WbPad", "WbSharpness", "WbPerspective", "WbRandomSize", "WbRandomZoomOut", "WbRandAugment",
+OWN_TRANSFORMS = ("WbPad", "WbSharpness", "WbPerspective", "WbRandomSize", "WbRandomZoomOut", "WbRandomIoUCrop",
+                  "WbRandAugment",
                   "WbTrivialAugment", "WbAutoAugment", "WbTorchvisionRandAugment", "WbTorchvisionTrivialAugmentWide",
                   "WbTorchvisionAutoAugment",
                   # Batch mixing (runtime/albumentations_mixing.py, which the program imports): they stand in

@@ -6,7 +6,7 @@ records `augment_images` returned, as `Chain.run` does, and --save uses it with 
 Example:
     >>> import workbench as wb
     >>> section = targets_section(wb.Chain().add("HorizontalFlip"), "dali")
-    >>> "def augment_targets(records, sizes, targets, resize=None):" in section
+    >>> "def augment_targets(records, sizes, targets, resize=None, until=None):" in section
     True
 """
 from __future__ import annotations
@@ -36,19 +36,20 @@ def _augment_targets(backend: str) -> list[str]:
     """The source lines of the export's augment_targets."""
     resizing = backend in RESIZING
     lines = [
-        "def augment_targets(records, sizes, targets" + (", resize=None):" if resizing else "):"),
+        "def augment_targets(records, sizes, targets" + (", resize=None" if resizing else "") + ", until=None):",
         '    """The targets of a batch ({kind: one entry per image}, as Chain.run takes them) after the chain, from',
         '    the records augment_images (or the training loader) returned for it; `sizes`: each image\'s',
         '    (height, width) as it entered (see runtime/targets.py\'s move_batch).' + (
             '' if not resizing else ' `resize`: the training loader\'s resize=, which runs before\n'
-            '    enabled step RESIZE_AT.') + '"""',
+            '    enabled step RESIZE_AT.') + ' `until`: the targets as they enter chain step `until`,',
+        '    from the records of the steps before it (the boxes RandomIoUCrop draws its window from)."""',
         "    if TARGETS_REFUSED:",
         "        raise ValueError(TARGETS_REFUSED)",
-        f"    rows = sample_rows(TARGET_ROWS, {RECORDS[backend]}, len(sizes))",
-        "    plan = TARGET_PLAN",
+        f"    rows = sample_rows(TARGET_ROWS[:until], {RECORDS[backend]}, len(sizes))",
+        "    plan = TARGET_PLAN[:until]",
     ]
     if resizing:
-        lines += ["    if resize is not None:",
+        lines += ["    if resize is not None and (until is None or RESIZE_AT < sum(e[\"enabled\"] for e in plan)):",
                   "        plan, rows = with_resize(plan, rows, RESIZE_AT, resize)"]
     return lines + ["    return move_batch(plan, rows, sizes, targets, TARGET_SETTINGS)"]
 
@@ -68,6 +69,7 @@ def _plan_literal(entries, names_entries) -> tuple[list, list]:
             row.append({"op": names["op"], "enabled": names["enabled"], "steps": child_rows})
             continue
         plan.append({"enabled": entry["enabled"], "params": entry["params"], "size": entry["size"], "mix": entry["mix"],
+                     "keep_centres": entry["keep_centres"],
                      "geometry": Name(entry["geometry"].__name__) if entry["geometry"] else None,
                      "field": Name(entry["field"].__name__) if entry["field"] else None,
                      "erase": Name(entry["erase"].__name__) if entry["erase"] else None})

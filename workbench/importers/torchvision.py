@@ -44,7 +44,6 @@ CONTAINERS = ("Compose", "RandomApply", "RandomChoice", "RandomOrder")
 # The transforms no op runs (every other image transform of torchvision 0.28's v2 maps, tested in
 # tests/test_torchvision_parity.py): the op nearest to each.
 _NEAREST = {
-    "RandomIoUCrop": "RandomResizedCrop (with boxes; no IoU constraint)",
     "AugMix": "TorchvisionTrivialAugmentWide (torchvision's ops and bins, one chain; AugMix blends several chains "
               "of them with the image)", "Pad": "PadIfNeeded (pads up to a size; v2.Pad adds fixed margins)",
     "FiveCrop": "CenterCrop (one crop per image)", "TenCrop": "CenterCrop (one crop per image)",

@@ -10,8 +10,8 @@ from __future__ import annotations
 import difflib
 
 from ..errors import ChainError, show
-from . import (batch, color, color_adjust, degrade, distortion, filters, geometric, normalize, occlusion, policies,
-               policies_torchvision, weather)
+from . import (batch, color, color_adjust, degrade, detection, distortion, filters, geometric, normalize, occlusion,
+               policies, policies_torchvision, weather)
 from .groups import GROUPS, GroupSpec, why_not_in_group
 from .spec import FAMILIES, KorniaLowering, OpSpec
 
@@ -26,7 +26,7 @@ def register(spec: OpSpec) -> OpSpec:
     return spec
 
 
-for _module in (geometric, distortion, color, color_adjust, filters, degrade, weather, occlusion, policies,
+for _module in (geometric, detection, distortion, color, color_adjust, filters, degrade, weather, occlusion, policies,
                 policies_torchvision, batch, normalize):
     for _spec in _module.OPS:
         register(_spec)

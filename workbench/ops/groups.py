@@ -156,6 +156,9 @@ def why_not_in_group(spec: OpSpec) -> str:
     """
     if spec.mixes_batch:
         return f"{spec.name} blends samples of one batch, so it cannot run for some samples only"
+    if spec.reads_boxes:
+        return (f"{spec.name} draws from each image's boxes as they stand at its step, which the chain works out "
+                "for its own steps only; put it in the chain itself")
     if spec.always_applies and not changes_size(spec):
         return f"{spec.name} must apply to every sample ({spec.always_applies_why})"
     return ""

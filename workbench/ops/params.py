@@ -451,3 +451,33 @@ class Sides(Param):
 
     def describe(self) -> str:
         return f"{self.name}: {self.doc} (a list of whole numbers of pixels in [{self.lo}, {self.hi}])"
+
+
+@dataclass(frozen=True)
+class Thresholds(Sides):
+    """One or more numbers at least `lo`, one of which is drawn per try: RandomIoUCrop's minimum IoUs
+    (a value >= 1 stands for "leave the image as it is"). Kept in the order given; the app's control
+    is Sides' (comma-separated numbers).
+
+    Example:
+        >>> Thresholds("sampler_options", "minimum IoUs", (0.0, 1.0)).validate("RandomIoUCrop", [0.5, 2])
+        [0.5, 2.0]
+    """
+
+    lo: float = 0.0
+    hi: float = 1e6
+
+    def validate(self, where: str, value: Any) -> list[float]:
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or not value:
+            raise _fail(where, self.name, f"must be a list of one or more numbers in [{self.lo}, {self.hi}], got "
+                                          f"{show(value)}")
+        out = [float(_number(where, self.name, v, integer=False)) for v in value]
+        if not all(self.lo <= v <= self.hi for v in out):
+            raise _fail(where, self.name, f"values must be in [{self.lo}, {self.hi}], got {show(value)}")
+        return out
+
+    def random(self, rng: np.random.Generator) -> list[float]:
+        return sorted(round(float(v), 2) for v in rng.uniform(0.0, 0.9, size=int(rng.integers(1, 4))))
+
+    def describe(self) -> str:
+        return f"{self.name}: {self.doc} (a list of numbers in [{self.lo}, {self.hi}])"

@@ -227,8 +227,11 @@ class TargetRule:
 
     geometry: Callable[..., Any] | None = None
     # The output size, as runtime/targets.py's output_size reads it: "same", "fixed" (params
-    # "size"), "padding" (the reported padding) or "scale" (the reported scale).
+    # "size"), "padding" (the reported padding), "crop" (the reported crop_box), "drawn" (the reported
+    # out_size) or "scale" (the reported scale).
     size: str = "same"
+    # Boxes whose centre falls outside the reported crop_box are dropped (RandomIoUCrop's rule).
+    keep_centres: bool = False
     field: Callable[..., Any] | None = None
     # Plain data the map needs beyond the step's params, added to them in the target plan: a
     # policy's op names by choice, which an exported file has no table to look up.
@@ -280,6 +283,10 @@ class OpSpec:
     # image from there until a step fixes the size; its lowerings report what the size comes from
     # (out_size [height, width], or the zoom out's padding).
     sizes_per_sample: bool = False
+    # The op draws from each sample's boxes as they stand at its step (RandomIoUCrop): a run, an export's
+    # --save and training loader need boxes (they move them through the steps before it and hand them
+    # to the op), and it cannot be a group's child.
+    reads_boxes: bool = False
     kornia: KorniaLowering | None = None
     dali: DaliLowering | None = None
     albumentations: AlbumentationsLowering | None = None

@@ -34,10 +34,10 @@ def build_compose():
     return A.Compose([])
 
 
-def augment_targets(records, sizes, targets):
+def augment_targets(records, sizes, targets, until=None):
     """The targets of a batch after the chain (see the export's own, which codegen/targets_source.py
     writes): the empty chain moves nothing."""
     if TARGETS_REFUSED:
         raise ValueError(TARGETS_REFUSED)
-    rows = sample_rows(TARGET_ROWS, records, len(sizes))
-    return move_batch(TARGET_PLAN, rows, sizes, targets, TARGET_SETTINGS)
+    rows = sample_rows(TARGET_ROWS[:until], records, len(sizes))
+    return move_batch(TARGET_PLAN[:until], rows, sizes, targets, TARGET_SETTINGS)

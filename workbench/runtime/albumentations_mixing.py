@@ -126,18 +126,24 @@ def stages_mix(stages):
     return any(mixes_batch(stage) for _, stage in stages)
 
 
+def reads_boxes(transform):
+    """Whether `transform` draws from the image's boxes (WbRandomIoUCrop): it runs on its own, given
+    each image's boxes as they stand at its step."""
+    return bool(getattr(transform, "reads_boxes", False))
+
+
 def split_at_mixing(compose):
     """The chain's Compose as stages in order, each (index of its first step in compose.transforms,
-    what runs): an A.Compose of a stretch of per-image steps, or a mixing transform. A chain without
-    mixing steps is one stage, the Compose itself. Split before seed_transforms: a new Compose
-    reseeds its transforms (at random) when it is made.
+    what runs): an A.Compose of a stretch of per-image steps, or a transform that runs on its own (a
+    mixing transform, or one that reads boxes). A chain without such steps is one stage, the Compose
+    itself. Split before seed_transforms: a new Compose reseeds its transforms (at random) when it is made.
 
     Example: Compose([flip, WbMixUp(), blur]) -> [(0, Compose([flip])), (1, WbMixUp()), (2, Compose([blur]))]."""
-    if not any(mixes_batch(t) for t in compose.transforms):
+    if not any(mixes_batch(t) or reads_boxes(t) for t in compose.transforms):
         return [(0, compose)]
     stages, first = [], 0
     for k, transform in enumerate(list(compose.transforms) + [None]):
-        if transform is None or mixes_batch(transform):
+        if transform is None or mixes_batch(transform) or reads_boxes(transform):
             if k > first:
                 stages.append((first, A.Compose(compose.transforms[first:k])))
             if transform is not None:

@@ -37,10 +37,11 @@ from torch.utils.data.distributed import DistributedSampler
 from .annotations import (annotated_inputs, batch_targets, loader_annotations, per_image, sample_targets,
                           target_arrays)
 from .albumentations_chain import SEED, STEPS, TARGETS_REFUSED, augment_targets, build_compose
-from .albumentations_mixing import mix_labels, mixes_batch, split_at_mixing, stages_mix
+from .albumentations_mixing import mix_labels, mixes_batch, reads_boxes, split_at_mixing, stages_mix
 from .common import (IMAGE_EXTENSIONS, bench_batches, box_count, contract_parser, decode_image, derive_seed,
                      distributed_context, list_image_files, print_rates, print_seen, record_arrays,
                      run_command, soft_target_array, timed_rates)
+from .targets import BOXES_NEEDED
 
 
 def seed_transforms(compose, seed, *path):
@@ -97,7 +98,7 @@ def _padded(value, shape):
     return out
 
 
-def augment_images(images, seed=SEED, device="cpu", labels=None):
+def augment_images(images, seed=SEED, device="cpu", labels=None, boxes=None):
     """Augment HxWx3 uint8 arrays in the given order with `seed`, as the workbench preview does.
 
     Returns (images, params): images as an NxHxWxC array (uint8, or float32 after a
@@ -105,14 +106,16 @@ def augment_images(images, seed=SEED, device="cpu", labels=None):
     arrays with the sample index first ("batch_prob": 1 where the step applied; NaN where a
     value was not drawn). Given `labels` (class ids, or soft targets N x classes), also the
     labels as float32 soft targets, mixed by the mixing steps (MixUp, CutMix) with the weights
-    they report: (images, params, labels).
+    they report: (images, params, labels). `boxes`: each image's boxes (K x 4, [x1, y1, x2, y2]
+    pixels), which RandomIoUCrop draws its window from; a chain with such a step refuses to run
+    without them.
     """
     if device != "cpu":
         raise ValueError(f"Albumentations runs on the CPU; got device {device!r}")
     compose = build_compose()
     stages = split_at_mixing(compose)
     seed_transforms(compose, seed)
-    outputs, records, mixed = run_stages(stages, images, None if labels is None else soft_target_array(labels))
+    outputs, records, mixed = run_stages(stages, images, None if labels is None else soft_target_array(labels), boxes)
     out = np.stack(outputs) if len({o.shape for o in outputs}) == 1 else outputs
     return (out, records) if labels is None else (out, records, mixed)
 
@@ -127,12 +130,20 @@ def augment_each(compose, images):
     return outputs, [stack_drawn([d[k] for d in drawn]) for k in range(len(compose.transforms))]
 
 
-def run_stages(stages, images, labels=None):
+def run_stages(stages, images, labels=None, boxes=None, records=None, sizes=None):
     """(images, records, labels) after `stages` (split_at_mixing's): a Compose runs on each
     image, a mixing step on the batch, which must be one size there; it mixes `labels` (soft
-    targets, or None) too. One record per step, in the chain's order."""
-    records = []
+    targets, or None) too; a step that reads boxes on each image with its `boxes` (see
+    augment_with_boxes). One record per step, in the chain's order. `records`: the draws of the
+    chain's steps that already ran on `images` (which then entered the chain at `sizes`)."""
+    records = [] if records is None else list(records)
+    done = len(records)
+    sizes = [image.shape[:2] for image in images] if sizes is None else sizes
     for first, stage in stages:
+        if reads_boxes(stage):
+            images, drawn = augment_with_boxes(stage, images, boxes, STEPS[first][1], records, sizes)
+            records.append(drawn)
+            continue
         if not mixes_batch(stage):
             images, drawn = augment_each(stage, images)
             records += drawn
@@ -144,7 +155,27 @@ def run_stages(stages, images, labels=None):
         batch, draws = stage.mix_batch(np.stack(images))
         images, labels = list(batch), mix_labels(labels, draws)
         records.append(draws)
-    return images, records, labels
+    return images, records[done:], labels
+
+
+def augment_with_boxes(transform, images, boxes, step, records, sizes):
+    """(images, record): a transform that draws from each image's boxes (WbRandomIoUCrop), at chain
+    step `step`, run on each image given its boxes as they stand there: `boxes` as the images entered
+    the chain (at `sizes`), moved through the steps before it from what they drew (`records`), as the
+    targets are moved after the chain (augment_targets' until=)."""
+    given = None if boxes is None else {"boxes": list(boxes), "box_labels": [np.arange(len(b)) for b in boxes]}
+    here = None if given is None else augment_targets(records, sizes, given, until=step)["boxes"]
+    outputs, drawn = [], []
+    for n, image in enumerate(images):
+        forget(transform)
+        transform.boxes = None if here is None else here[n]
+        try:
+            outputs.append(transform(image=np.ascontiguousarray(image))["image"])
+        finally:
+            transform.boxes = None
+        # A window of None: the image was left as it is, which is not applying.
+        drawn.append(drawn_by(transform) if transform.params.get("crop_box") is not None else None)
+    return outputs, stack_drawn(drawn)
 
 
 def drawn_by(transform):
@@ -198,6 +229,8 @@ class AugmentedImageFolder(Dataset):
         index = {name: i for i, name in enumerate(self.classes)}
         self.labels = [index[parts[0]] if len(parts) > 1 else 0 for parts in folders]
         self.seed, self.epoch, self.compose = seed, 0, build_compose()
+        if self.annotations is None and any(reads_boxes(t) for t in self.compose.transforms):
+            raise ValueError(BOXES_NEEDED)
         self.reseed(0)
 
     def reseed(self, worker):
@@ -216,10 +249,11 @@ class AugmentedImageFolder(Dataset):
             # A chain that mixes the batch: the steps before its first mixing step (collate runs the rest,
             # and moves the targets from what every step drew).
             first = self.stages[0][1]
-            out = image if mixes_batch(first) else first(image=image)["image"]
+            alone = mixes_batch(first) or reads_boxes(first)  # (then collate runs every stage)
+            out = image if alone else first(image=image)["image"]
             label = self.labels[i] if self.annotations is None else {
                 "targets": sample_targets(self.annotations, i), "size": image.shape[:2],
-                "drawn": [] if mixes_batch(first) else [drawn_by(transform) for transform in first.transforms]}
+                "drawn": [] if alone else [drawn_by(transform) for transform in first.transforms]}
         elif self.annotations is None:
             out, label = self.compose(image=image)["image"], self.labels[i]
         else:
@@ -229,8 +263,7 @@ class AugmentedImageFolder(Dataset):
     def augment_annotated(self, image, i):
         """File i's image augmented, and its targets moved from what the pipeline drew for it."""
         targets = batch_targets([sample_targets(self.annotations, i)])
-        out = self.compose(image=image)["image"]
-        records = [stack_drawn([drawn_by(transform)]) for transform in self.compose.transforms]
+        (out,), records, _ = run_stages(self.stages, [image], boxes=targets.get("boxes"))
         return out, per_image(augment_targets(records, [image.shape[:2]], targets))[0]
 
     def collate(self, batch):
@@ -242,16 +275,17 @@ class AugmentedImageFolder(Dataset):
             return collate(batch)
         images, labels = zip(*batch)
         arrays = [image.permute(1, 2, 0).numpy() for image in images]
-        stages = self.stages if mixes_batch(self.stages[0][1]) else self.stages[1:]
+        first = self.stages[0][1]
+        stages = self.stages if mixes_batch(first) or reads_boxes(first) else self.stages[1:]
         if self.annotations is None:
             rows = soft_target_array(np.asarray(labels), max(1, len(self.classes)))
             arrays, _, targets = run_stages(stages, arrays, rows)
             targets = torch.from_numpy(targets)
         else:
             head = [stack_drawn([label["drawn"][k] for label in labels]) for k in range(len(labels[0]["drawn"]))]
-            arrays, records, _ = run_stages(stages, arrays)
-            moved = augment_targets(head + records, [label["size"] for label in labels],
-                                    batch_targets([label["targets"] for label in labels]))
+            given, sizes = batch_targets([label["targets"] for label in labels]), [label["size"] for label in labels]
+            arrays, records, _ = run_stages(stages, arrays, boxes=given.get("boxes"), records=head, sizes=sizes)
+            moved = augment_targets(head + records, sizes, given)
             targets = [{kind: torch.as_tensor(value) for kind, value in target.items()} for target in per_image(moved)]
         out = [torch.from_numpy(np.ascontiguousarray(a)).permute(2, 0, 1) for a in arrays]
         return (torch.stack(out) if len({tuple(o.shape) for o in out}) == 1 else out), targets
@@ -354,7 +388,8 @@ def _save(args):
     # A mixing chain also saves its mixed labels, the label of each file being its index, so
     # that each row shows which files were mixed in and by how much (as the workbench preview).
     labels = np.arange(len(images)) if any(mixes_batch(t) for t in build_compose().transforms) else None
-    out, records, *mixed = augment_images(images, seed=args.seed, device=args.device or "cpu", labels=labels)
+    out, records, *mixed = augment_images(images, seed=args.seed, device=args.device or "cpu", labels=labels,
+                                          boxes=targets.get("boxes") if annotated else None)
     arrays = {"images": out} if not isinstance(out, list) else {f"image_{i:05d}": o for i, o in enumerate(out)}
     if mixed:
         arrays["labels"] = mixed[0]

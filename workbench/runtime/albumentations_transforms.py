@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from .targets import drawn_sides, elastic_field, scaled_sides, zoom_out_padding
+from .targets import BOXES_NEEDED, drawn_sides, elastic_field, iou_crop_window, scaled_sides, zoom_out_padding
 
 
 def wb_pil_resize(img, height, width, resample=Image.BILINEAR):
@@ -252,6 +252,48 @@ class WbRandomZoomOut(A.ImageOnlyTransform):
 
     def get_transform_init_args_names(self):
         return ("side_range", "fill")
+
+
+class WbRandomIoUCrop(A.ImageOnlyTransform):
+    """torchvision's RandomIoUCrop (the workbench's op of that name): a window holding box centres that
+    overlap it by at least an IoU drawn among `sampler_options`, drawn as iou_crop_window draws it from
+    the transform's generator. The program sets `boxes` (the image's K x 4 [x1, y1, x2, y2] boxes as
+    they stand at this step) before each call. Reports the crop_box [x0, y0, x1, y1); None where the
+    image is left as it is (an option >= 1)."""
+
+    reads_boxes = True
+
+    def __init__(self, scale=(0.3, 1.0), aspect_ratio=(0.5, 2.0),
+                 sampler_options=(0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0), trials=40, p=1.0):
+        super().__init__(p=p)
+        self.scale, self.aspect_ratio = (float(scale[0]), float(scale[1])), (float(aspect_ratio[0]),
+                                                                            float(aspect_ratio[1]))
+        self.sampler_options, self.trials = tuple(float(v) for v in sampler_options), int(trials)
+        self.boxes = None
+
+    @property
+    def targets_as_params(self):
+        return ["image"]
+
+    def get_params_dependent_on_data(self, params, data):
+        if self.boxes is None:
+            raise ValueError(BOXES_NEEDED)
+        height, width = params["shape"][:2]
+        settings = {"scale": self.scale, "aspect_ratio": self.aspect_ratio, "sampler_options": self.sampler_options,
+                    "trials": self.trials}
+        window = iou_crop_window(self.boxes, height, width, settings,
+                                 lambda options: int(self.random_generator.integers(options)),
+                                 lambda: self.random_generator.random(2, dtype=np.float32))
+        return {"crop_box": window}
+
+    def apply(self, img, crop_box, **params):
+        if crop_box is None:
+            return img
+        x0, y0, x1, y1 = crop_box
+        return np.ascontiguousarray(img[y0:y1, x0:x1])
+
+    def get_transform_init_args_names(self):
+        return ("scale", "aspect_ratio", "sampler_options", "trials")
 
 
 class WbLongestMaxSize(A.LongestMaxSize):

@@ -50,13 +50,13 @@ def build_augmentation():
     return torch.nn.Sequential()
 
 
-def augment_targets(records, sizes, targets, resize=None):
+def augment_targets(records, sizes, targets, resize=None, until=None):
     """The targets of a batch after the chain (see the export's own, which codegen/targets_source.py
     writes): the empty chain moves nothing but the loader's `resize`."""
     if TARGETS_REFUSED:
         raise ValueError(TARGETS_REFUSED)
-    rows = sample_rows(TARGET_ROWS, records, len(sizes))
-    plan = TARGET_PLAN
-    if resize is not None:
+    rows = sample_rows(TARGET_ROWS[:until], records, len(sizes))
+    plan = TARGET_PLAN[:until]
+    if resize is not None and (until is None or RESIZE_AT < sum(entry["enabled"] for entry in plan)):
         plan, rows = with_resize(plan, rows, RESIZE_AT, resize)
     return move_batch(plan, rows, sizes, targets, TARGET_SETTINGS)

@@ -75,6 +75,7 @@ from .kornia_chain import (FIXES_SIZE, HEAD_STEPS, PER_IMAGE, RESIZE_AT, RESIZED
                            SIZE_NOTE, STEPS, TARGETS_REFUSED, augment_targets, build_augmentation)
 from .kornia_modules.fusion import (fused_colour, fused_geometry_plan, fused_resample, fusion_chunk,
                                     fusion_gate, fusion_jitter_branches, fusion_segments, fusion_slice)
+from .targets import BOXES_NEEDED
 
 
 # Kornia's bookkeeping entries, not sampled values.
@@ -398,13 +399,39 @@ def to_float(images, device):
     return as_unit(images.to(device, non_blocking=True))
 
 
-def augment_batch(augmentation, images, device, records=None, labels=None, fuse=True, torch_compile=False):
+def apply_image_steps(steps, image, device, records=None, boxes=None, fuse=True, torch_compile=False):
+    """`steps` (the first of the chain's) on one uint8 CHW image, as a batch of one; its draws are
+    appended to `records`. A step that reads boxes (RandomIoUCrop) is given the image's `boxes`
+    (K x 4, as it entered the chain) as they stand when it starts: moved through the steps before it
+    from what they drew (augment_targets' until=), as Chain.run moves them after the chain."""
+    batch, drawn, start = to_float(image[None], device), [], 0
+    for k, module in enumerate(steps):
+        if not getattr(module, "reads_boxes", False):
+            continue
+        batch = apply_steps(steps[start:k], batch, drawn, fuse=fuse, torch_compile=torch_compile)
+        given = None if boxes is None else {"boxes": [boxes], "box_labels": [np.arange(len(boxes))]}
+        module.boxes = None if given is None else [
+            augment_targets(drawn, [tuple(image.shape[-2:])], given, until=STEPS[k][1])["boxes"][0]]
+        try:
+            batch = apply_steps(steps[k:k + 1], batch, drawn, fuse=fuse, torch_compile=torch_compile)
+        finally:
+            module.boxes = None  # (the built chain is reused: no image's boxes outlive its run)
+        start = k + 1
+    batch = apply_steps(steps[start:], batch, drawn, fuse=fuse, torch_compile=torch_compile)
+    if records is not None:
+        records.extend(drawn)
+    return batch
+
+
+def augment_batch(augmentation, images, device, records=None, labels=None, fuse=True, torch_compile=False,
+                  boxes=None):
     """Augment a uint8 NCHW tensor, or a list of uint8 CHW tensors of mixed sizes.
 
     Mixed sizes, or any batch with PER_IMAGE (a step draws each sample's size): the steps before
     HEAD_STEPS run per image, then the remaining steps run on the stacked batch; a list of CHW
     images comes back where the sizes still differ. With `labels` (soft targets) the result is
-    (batch, mixed labels). `fuse`, `torch_compile`: see apply_steps.
+    (batch, mixed labels). `fuse`, `torch_compile`: see apply_steps. `boxes`: each image's boxes,
+    for the steps that read them (see apply_image_steps).
     """
     if torch.is_tensor(images) and not PER_IMAGE:
         # uint8 as it is: a CPU's fused runs convert it a chunk at a time (see run_fused).
@@ -416,10 +443,10 @@ def augment_batch(augmentation, images, device, records=None, labels=None, fuse=
                              "in size there; add a Resize or a crop (CenterCrop, RandomResizedCrop) before it")
     head_records = [] if records is not None else None
     outputs = []
-    for image in images:
+    for n, image in enumerate(images):
         step_records = [] if records is not None else None
-        outputs.append(apply_steps(head, to_float(image[None], device), step_records, fuse=fuse,
-                                   torch_compile=torch_compile))
+        outputs.append(apply_image_steps(head, image, device, step_records, None if boxes is None else boxes[n],
+                                         fuse, torch_compile))
         if head_records is not None:
             head_records.append(step_records)
     if records is not None:
@@ -445,7 +472,7 @@ def image_tensor(image):
 
 
 def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torch_compile=False,
-                   augmentation=None):
+                   augmentation=None, boxes=None):
     """Augment HxWx3 uint8 arrays in the given order with `seed`, as the workbench preview does.
 
     Returns (images, params): images as an NxHxWxC float32 array (a list when sizes differ),
@@ -456,6 +483,8 @@ def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torc
     `torch_compile` (torch.compile those runs): see apply_steps; the draws are the same either way.
     `augmentation`: the chain as place(build_augmentation(), device) gives it, to reuse across calls
     (building Kornia's modules takes milliseconds; they keep no state from one run to the next).
+    `boxes`: each image's boxes (K x 4, [x1, y1, x2, y2] pixels), which RandomIoUCrop draws its window
+    from (see apply_image_steps); a chain with such a step refuses to run without them.
     """
     device = torch.device(device)
     targets = None if labels is None else soft_targets(labels).to(device)
@@ -467,7 +496,7 @@ def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torc
     # fork_rng: seeding here must not change the caller's random stream.
     with torch.random.fork_rng(devices=cuda), torch.no_grad():
         torch.manual_seed(seed)
-        out = augment_batch(augmentation, batch, device, records, targets, fuse, torch_compile)
+        out = augment_batch(augmentation, batch, device, records, targets, fuse, torch_compile, boxes)
     if targets is not None:
         out, targets = out
     if isinstance(out, list):
@@ -1007,16 +1036,17 @@ def resized_crops(images, windows):
     return out.permute(0, 3, 1, 2).contiguous()
 
 
-def augment_training_batch(augmentation, images, device, labels=None, resize=None, torch_compile=False, records=None):
+def augment_training_batch(augmentation, images, device, labels=None, resize=None, torch_compile=False, records=None,
+                           boxes=None):
     """augment_batch as the training loader runs it: a list of mixed-size images whose chain
     starts with RandomResizedCrop is cropped in one batched op (resized_crop_windows, then
     resized_crops), then the other steps run on the batch; anything else goes to augment_batch.
     `resize` (height, width): see augment_resized; `torch_compile`: see apply_steps; `records`:
-    each enabled step's draws are appended, as augment_batch appends them."""
+    each enabled step's draws are appended, as augment_batch appends them; `boxes`: see augment_batch."""
     if resize is not None:
-        return augment_resized(augmentation, images, device, resize, labels, torch_compile, records)
+        return augment_resized(augmentation, images, device, resize, labels, torch_compile, records, boxes)
     if RESIZED_CROP is None or torch.is_tensor(images) or PER_IMAGE:  # (PER_IMAGE: the crop runs per image too)
-        return augment_batch(augmentation, images, device, records, labels, torch_compile=torch_compile)
+        return augment_batch(augmentation, images, device, records, labels, torch_compile=torch_compile, boxes=boxes)
     windows = resized_crop_windows([image.shape[-2] for image in images], [image.shape[-1] for image in images])
     batch = resized_crops([image.to(device, non_blocking=True) for image in images], windows)
     if records is not None:
@@ -1040,22 +1070,28 @@ def resize_batch(batch, size):
                                            antialias=True)
 
 
-def augment_resized(augmentation, images, device, size, labels=None, torch_compile=False, records=None):
+def augment_resized(augmentation, images, device, size, labels=None, torch_compile=False, records=None, boxes=None):
     """The training loader's augmentation with a size asked for (resize=, --resize): the steps
     before RESIZE_AT run at each image's own size (on the whole batch when the sizes agree),
     every image is resized to `size`, then the rest of the chain runs on the batch. A chain that
     fixes the size itself runs as usual and is resized at the end (RESIZE_AT is its length).
-    `records`: see augment_training_batch (the resize, not a step of the chain, records nothing)."""
+    `records`, `boxes`: see augment_training_batch (the resize, not a step of the chain, records nothing)."""
     if FIXES_SIZE:
         out = augment_training_batch(augmentation, images, device, labels, torch_compile=torch_compile,
-                                     records=records)
+                                     records=records, boxes=boxes)
         return resize_batch(out, size) if labels is None else (resize_batch(out[0], size), out[1])
     head, tail = augmentation[:RESIZE_AT], augmentation[RESIZE_AT:]
     pieces = [images] if torch.is_tensor(images) and not PER_IMAGE else [image[None] for image in images]
     piece_records = [[] if records is not None else None for _ in pieces]
-    batch = torch.cat([resize_batch(apply_steps(head, to_float(piece, device), piece_records[k],
-                                                torch_compile=torch_compile), size)
-                       for k, piece in enumerate(pieces)])
+    if PER_IMAGE:
+        batch = torch.cat([resize_batch(apply_image_steps(head, piece[0], device, piece_records[k],
+                                                          None if boxes is None else boxes[k],
+                                                          torch_compile=torch_compile), size)
+                           for k, piece in enumerate(pieces)])
+    else:
+        batch = torch.cat([resize_batch(apply_steps(head, to_float(piece, device), piece_records[k],
+                                                    torch_compile=torch_compile), size)
+                           for k, piece in enumerate(pieces)])
     if records is not None:
         records.extend(join_records(piece_records))
     return apply_steps(tail, batch, records, labels, torch_compile=torch_compile)
@@ -1137,6 +1173,8 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
         # under torchrun every rank would otherwise build them on GPU 0.
         torch.cuda.set_device(device)
     augmentation = place(build_augmentation(), device)
+    if coco is None and any(getattr(module, "reads_boxes", False) for module in augmentation):
+        raise ValueError(BOXES_NEEDED)
     loader = make_loader(root, batch_size, workers, seed, device, num_samples, decoder, shards, coco, masks,
                          decode_ahead)
     # GPU-decoded batches are on the device already; PIL batches are copied ahead.
@@ -1164,11 +1202,13 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
                                                            labels=soft_targets(labels, num_classes), resize=resize,
                                                            torch_compile=torch_compile)
                 else:
+                    given = batch_targets(labels) if annotated else {}
                     batch = augment_training_batch(augmentation, images, device, resize=resize,
-                                                   torch_compile=torch_compile, records=records)
+                                                   torch_compile=torch_compile, records=records,
+                                                   boxes=given.get("boxes"))
             if annotated:
                 sizes = [tuple(image.shape[-2:]) for image in images]
-                moved = augment_targets(records, sizes, targets_on(batch_targets(labels), device), resize)
+                moved = augment_targets(records, sizes, targets_on(given, device), resize)
                 labels = [{kind: torch.as_tensor(value).to(device, non_blocking=True) for kind, value in target.items()}
                           for target in per_image(moved)]
             # Yield outside no_grad: grad mode is global, and the caller trains with it on.
@@ -1183,7 +1223,7 @@ def _save(args):
     # that each row shows which files were mixed in and by how much (as the workbench preview).
     labels = np.arange(len(images)) if mixes_batch(build_augmentation()) else None
     out, records, *mixed = augment_images(images, seed=args.seed, device=args.device or "cpu", labels=labels,
-                                          torch_compile=args.compile)
+                                          torch_compile=args.compile, boxes=targets.get("boxes") if annotated else None)
     arrays = {"images": out} if not isinstance(out, list) else {f"image_{i:05d}": o for i, o in enumerate(out)}
     if mixed:
         arrays["labels"] = mixed[0]

@@ -314,14 +314,91 @@ def zoom_out_padding(ratio, u, v, height, width):
     return [left, canvas_w - width - left, top, canvas_h - height - top]
 
 
+# Why a chain with RandomIoUCrop cannot run without boxes, and what to give it.
+BOXES_NEEDED = ("RandomIoUCrop draws its window from each image's boxes as they stand at its step: give the images' "
+                "boxes (Chain.run(images, boxes=...), augment_images(images, boxes=...), or --coco for --save, "
+                "--bench and the training loader)")
+
+
+def centres_inside(boxes, window):
+    """Which boxes (K x 4, [x1, y1, x2, y2]) have their centre strictly inside `window` [left, top,
+    right, bottom], the centres computed in float32 as torchvision's RandomIoUCrop computes them.
+
+    Example:
+        >>> centres_inside(np.array([[0.0, 0.0, 4.0, 4.0], [6.0, 0.0, 8.0, 2.0]]), [0, 0, 5, 5]).tolist()
+        [True, False]
+    """
+    boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
+    cx = np.float32(0.5) * (boxes[:, 0] + boxes[:, 2])
+    cy = np.float32(0.5) * (boxes[:, 1] + boxes[:, 3])
+    left, top, right, bottom = window
+    return (left < cx) & (cx < right) & (top < cy) & (cy < bottom)
+
+
+def iou_crop_window(boxes, height, width, settings, draw_option, draw_pair, rounds=1000):
+    """The window [left, top, right, bottom] that torchvision's RandomIoUCrop (SSD's) cuts from an
+    image of height x width with `boxes` (K x 4, [x1, y1, x2, y2]), or None to leave the image as it
+    is: draw a minimum IoU among settings["sampler_options"] (`draw_option(n)`: an index below n; a
+    value >= 1 leaves the image as it is), then up to settings["trials"] times draw the sides
+    (int(side x r), r = lo + (hi - lo) x `draw_pair()` in float32 from settings["scale"], their
+    ratio within settings["aspect_ratio"]) and the place (int(room x u)), and keep the first window
+    holding a box centre (centres_inside) whose box overlaps it by at least that IoU. torchvision
+    draws options until one succeeds; after `rounds` options this leaves the image as it is, and a
+    side of 0 fails its trial where torchvision would divide by zero. `draw_pair()`: two float32
+    values in [0, 1), which torch.rand(2) gives in torchvision's order.
+
+    Example:
+        >>> pairs = iter([np.float32([0.5, 0.5]), np.float32([0.5, 0.5])])
+        >>> settings = {"sampler_options": [0.0], "trials": 1, "scale": [0.0, 1.0], "aspect_ratio": [0.5, 2.0]}
+        >>> iou_crop_window(np.array([[0.0, 0.0, 20.0, 20.0]]), 20, 20, settings, lambda n: 0, lambda: next(pairs))
+        [5, 5, 15, 15]
+    """
+    boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4)
+    options = [float(v) for v in settings["sampler_options"]]
+    lo, hi = (np.float32(v) for v in settings["scale"])
+    spread = np.float32(float(settings["scale"][1]) - float(settings["scale"][0]))
+    least, most = (float(v) for v in settings["aspect_ratio"])
+    area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+    for _ in range(rounds):
+        least_iou = options[int(draw_option(len(options)))]
+        if least_iou >= 1.0:
+            return None
+        for _ in range(int(settings["trials"])):
+            r = lo + spread * np.asarray(draw_pair(), dtype=np.float32)
+            new_w, new_h = int(np.float32(width) * r[0]), int(np.float32(height) * r[1])
+            if new_h == 0 or not least <= new_w / new_h <= most:
+                continue
+            u = np.asarray(draw_pair(), dtype=np.float32)
+            left, top = int(np.float32(width - new_w) * u[0]), int(np.float32(height - new_h) * u[1])
+            window = [left, top, left + new_w, top + new_h]
+            if new_w == 0:
+                continue
+            held = centres_inside(boxes, window)
+            if not held.any():
+                continue
+            b = boxes[held]
+            overlap_w = np.clip(np.minimum(b[:, 2], window[2]) - np.maximum(b[:, 0], left), 0, None)
+            overlap_h = np.clip(np.minimum(b[:, 3], window[3]) - np.maximum(b[:, 1], top), 0, None)
+            overlap = overlap_w * overlap_h
+            union = area[held] + np.float32(new_w * new_h) - overlap
+            if (overlap / union).max() < least_iou:
+                continue
+            return window
+    return None
+
+
 def output_size(kind, params, row, height, width):
     """A step's output size (height, width): "same" as its input, "fixed" at params["size"],
-    "padding" grown by the reported padding [left, right, top, bottom], "scale" resized by the
+    "padding" grown by the reported padding [left, right, top, bottom], "crop" the reported crop_box
+    [x0, y0, x1, y1)'s, "scale" resized by the
     reported scale (scaled_sides: the reference side max_size / scale, the other rounded as
     params["rounding"] says, nearest when absent), "drawn" the reported out_size [height, width]
     (ops that draw each sample's size)."""
     if kind == "drawn":
         return int(round(float(row["out_size"][0]))), int(round(float(row["out_size"][1])))
+    if kind == "crop":
+        x0, y0, x1, y1 = (int(round(float(v))) for v in row["crop_box"])
+        return y1 - y0, x1 - x0
     if kind == "fixed":
         return int(params["size"][0]), int(params["size"][1])
     if kind == "padding":
@@ -877,7 +954,8 @@ def move_steps(plan, rows, samples, settings):
     """Move every sample's targets through the steps of `plan`, in order.
 
     `plan`: one entry per step of the chain: a dict with "enabled", and "geometry" (a map function
-    above) with "size" (a kind of output_size), or "field" (a displacement field's function
+    above) with "size" (a kind of output_size) and "keep_centres" (drop the boxes whose centre falls
+    outside the reported crop_box, as RandomIoUCrop), or "field" (a displacement field's function
     above), or "erase" (a function giving the
     erased rectangles), or "mix" ("mixup" / "cutmix"), or "steps" (a group's children, run in
     their order where the sample's row says they applied), and "params". Entries with none of
@@ -922,6 +1000,11 @@ def move_step(entry, row, sample, settings, pending=None):
         height, width = sample["size"]
         out_height, out_width = output_size(entry["size"], entry["params"], row, height, width)
         matrix = entry["geometry"](entry["params"], row, height, width, out_height, out_width)
+        if entry.get("keep_centres") and sample.get("boxes") is not None:
+            # RandomIoUCrop: the boxes whose centre the window holds, cut to it (torchvision zeroes the
+            # others for SanitizeBoundingBoxes to drop)
+            held = centres_inside(sample["boxes"], [float(v) for v in row["crop_box"]])
+            sample["boxes"], sample["labels"] = sample["boxes"][held], sample["labels"][held]
         if (out_height, out_width) != (height, width) or not np.array_equal(matrix, np.eye(3)):
             move_sample(sample, matrix, out_height, out_width, settings, pending)
     elif entry.get("field") is not None:

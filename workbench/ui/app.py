@@ -580,7 +580,8 @@ class Workbench:
                     check_memory(chain, self.images, backend, _device(device), kept_states=len(seeds),
                                  what="images in the preview (max_images) or draws")
                     results[backend] = [mover(run) for run in self._caches[backend].run_draws(
-                        chain, self.images, self.device.value, seeds)]
+                        chain, self.images, self.device.value, seeds,
+                        boxes=None if self.targets is None else self.targets.boxes)]
                     done += len(seeds)
                     if slow.is_set():
                         self.progress.value = done

@@ -5,7 +5,7 @@ import kornia
 import kornia.augmentation as K
 import torch
 
-from ..targets import drawn_sides, scaled_sides, zoom_out_padding
+from ..targets import BOXES_NEEDED, drawn_sides, iou_crop_window, scaled_sides, zoom_out_padding
 from .arguments import RecordsArguments
 
 
@@ -310,12 +310,19 @@ class WbRandomZoomOut(K.GeometricAugmentationBase2D, RecordsArguments):
         self.flags = {"side_range": (float(side_range[0]), float(side_range[1])),
                       "fill": tuple(float(v) for v in fill)}
 
-    def generate_parameters(self, batch_shape):
+    def forward_parameters(self, batch_shape):
+        # Each sample's coin, then a canvas for each sample it applies to: torchvision's draws in its
+        # order (a skipped sample draws none), so a chain run image by image draws torchvision's canvases.
+        batch_prob = self.__batch_prob_generator__(batch_shape, self.p, self.p_batch, self.same_on_batch)
         count, height, width = int(batch_shape[0]), int(batch_shape[-2]), int(batch_shape[-1])
         lo, hi = self.flags["side_range"]
-        ratios, places = lo + torch.rand(count) * (hi - lo), torch.rand(count, 2)  # torchvision's draws, float32
-        padding = [zoom_out_padding(r, u, v, height, width) for r, (u, v) in zip(ratios.tolist(), places.tolist())]
-        return {"padding": torch.tensor(padding, dtype=torch.float32).reshape(count, 4)}
+        padding = torch.zeros(count, 4, dtype=torch.float32)
+        for n in range(count):
+            if batch_prob[n] > 0.5:
+                ratio, (u, v) = float(lo + torch.rand(1) * (hi - lo)), torch.rand(2).tolist()  # float32
+                padding[n] = torch.tensor(zoom_out_padding(ratio, u, v, height, width), dtype=torch.float32)
+        return {"padding": padding, "batch_prob": batch_prob,
+                "forward_input_shape": torch.tensor(batch_shape, dtype=torch.long)}
 
     def _padding(self, params):
         return drawn_for_the_batch(self, params["padding"], "canvases")
@@ -335,6 +342,58 @@ class WbRandomZoomOut(K.GeometricAugmentationBase2D, RecordsArguments):
                                                      width + left + right).clone()
         out[:, :, top:top + height, left:left + width] = input
         return out
+
+
+class WbRandomIoUCrop(K.GeometricAugmentationBase2D, RecordsArguments):
+    """torchvision's RandomIoUCrop (SSD's): a window holding box centres that overlap it by at least an
+    IoU drawn among `sampler_options`, cut from each sample, drawn as iou_crop_window draws it with
+    torch's generator in torchvision's order (the same windows as torchvision for the same seed and
+    boxes). The window depends on the sample's boxes as they stand at this step: the chain's program
+    sets `boxes` (one K x 4 [x1, y1, x2, y2] array per sample of the batch) before each run. Each
+    sample gets a size of its own, so the chain runs it image by image (see WbRandomSize). Reports the
+    crop_box [x0, y0, x1, y1) per sample; a sample left as it is (an option >= 1, or p) reports that it
+    did not apply."""
+
+    reads_boxes = True
+
+    def __init__(self, scale=(0.3, 1.0), aspect_ratio=(0.5, 2.0),
+                 sampler_options=(0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0), trials=40, p=1.0):
+        super().__init__(p=p)
+        self.flags = {"scale": (float(scale[0]), float(scale[1])),
+                      "aspect_ratio": (float(aspect_ratio[0]), float(aspect_ratio[1])),
+                      "sampler_options": tuple(float(v) for v in sampler_options), "trials": int(trials)}
+        self.boxes = None
+
+    def forward_parameters(self, batch_shape):
+        if self.boxes is None or len(self.boxes) != int(batch_shape[0]):
+            raise ValueError(BOXES_NEEDED)
+        count, height, width = int(batch_shape[0]), int(batch_shape[-2]), int(batch_shape[-1])
+        batch_prob = super().forward_parameters(batch_shape)["batch_prob"]
+        windows = torch.tensor([[0.0, 0.0, float(width), float(height)]], dtype=torch.float64).repeat(count, 1)
+        for n in range(count):
+            if batch_prob[n] > 0.5:
+                window = iou_crop_window(self.boxes[n], height, width, self.flags,
+                                         lambda options: int(torch.randint(low=0, high=options, size=(1,))),
+                                         lambda: torch.rand(2).numpy())
+                if window is None:
+                    batch_prob[n] = 0.0
+                else:
+                    windows[n] = torch.tensor(window, dtype=torch.float64)
+        return {"crop_box": windows, "batch_prob": batch_prob,
+                "forward_input_shape": torch.tensor(batch_shape, dtype=torch.long)}
+
+    def _window(self, params):
+        return drawn_for_the_batch(self, params["crop_box"], "windows")
+
+    def compute_transformation(self, input, params, flags):
+        x0, y0, _, _ = self._window(params)
+        matrix = torch.eye(3, device=input.device, dtype=input.dtype).repeat(input.shape[0], 1, 1)
+        matrix[:, 0, 2], matrix[:, 1, 2] = -float(x0), -float(y0)
+        return matrix
+
+    def apply_transform(self, input, params, flags, transform=None):
+        x0, y0, x1, y1 = self._window(params)
+        return input[:, :, y0:y1, x0:x1].clone()
 
 
 def wb_dihedral_matrices(turns, transposed, size, device, dtype):
