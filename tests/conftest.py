@@ -35,6 +35,7 @@ if dali_trace is not None and hasattr(dali_trace, "set_tracing"):
 import workbench as wb
 from torchvision_beside_cpu_torch import tolerate_missing_torchvision_kernels
 from workbench.codegen.compiler import compile_source
+from workbench.targets import SAMPLE_TARGETS
 from workbench.examples import IMAGENET_TRAIN
 from workbench.ops import REGISTRY
 from workbench.ops.spec import TargetRule
@@ -257,6 +258,13 @@ def assert_bench_output(stdout: str, runs: int) -> float:
     rates = sorted(float(r) for r in runs_line.split(": ")[1].split(", "))
     assert len(rates) == runs and float(last.split(": ")[1]) == pytest.approx(float(np.median(rates)), abs=0.051)
     return float(last.split(": ")[1])
+
+
+def save_annotated(script, out):
+    """The exported `script`'s --save to `out` on the sample photos with their COCO file and masks."""
+    return subprocess.run([sys.executable, str(script), "--images", str(wb.SAMPLE_DATA), "--coco",
+                           str(SAMPLE_TARGETS / "instances.json"), "--masks", str(SAMPLE_TARGETS / "masks"),
+                           "--save", str(out)], capture_output=True, text=True, timeout=300)
 
 
 def boxes_for(chain, images) -> dict:

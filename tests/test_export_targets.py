@@ -13,6 +13,8 @@ from workbench.codegen import emit, load_module
 from workbench.runtime.annotations import target_arrays, targets_from_arrays
 from workbench.targets import SAMPLE_TARGETS
 
+from conftest import save_annotated
+
 KINDS = ("masks", "boxes", "box_labels", "keypoints", "keypoints_visible")
 
 
@@ -40,9 +42,7 @@ def test_save_with_coco_and_masks_writes_what_run_gives_bit_for_bit(backend, tmp
     script = tmp_path / f"augment_{backend}.py"
     chain.export(backend, path=script)
     out = tmp_path / "out.npz"
-    done = subprocess.run([sys.executable, str(script), "--images", str(wb.SAMPLE_DATA), "--coco",
-                           str(SAMPLE_TARGETS / "instances.json"), "--masks", str(SAMPLE_TARGETS / "masks"),
-                           "--save", str(out)], capture_output=True, text=True, timeout=300)
+    done = save_annotated(script, out)
     assert done.returncode == 0, done.stderr[-2000:]
     saved = np.load(out)
     images, targets = wb.load_annotated()

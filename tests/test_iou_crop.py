@@ -19,9 +19,8 @@ from workbench.codegen import emit, load_module
 from workbench.errors import ChainError, InputError, UnsupportedOpError
 from workbench.runtime.annotations import targets_from_arrays
 from workbench.runtime.targets import centres_inside, iou_crop_window
-from workbench.targets import SAMPLE_TARGETS
 
-from conftest import annotated_folder
+from conftest import annotated_folder, save_annotated
 
 SETTINGS = {"sampler_options": [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0], "trials": 40, "scale": [0.3, 1.0],
             "aspect_ratio": [0.5, 2.0]}
@@ -223,9 +222,7 @@ def test_the_export_saves_what_run_gives_and_refuses_without_coco(backend, annot
     script = tmp_path / f"augment_{backend}.py"
     chain.export(backend, path=script)
     out = tmp_path / "out.npz"
-    done = subprocess.run([sys.executable, str(script), "--images", str(wb.SAMPLE_DATA), "--coco",
-                           str(SAMPLE_TARGETS / "instances.json"), "--masks", str(SAMPLE_TARGETS / "masks"),
-                           "--save", str(out)], capture_output=True, text=True, timeout=300)
+    done = save_annotated(script, out)
     assert done.returncode == 0, done.stderr[-2000:]
     saved = dict(np.load(out))
     res = chain.run(images, backend=backend, **targets)
@@ -254,3 +251,8 @@ def test_the_training_loader_crops_around_the_boxes_and_needs_coco(backend, tmp_
     assert seen == 4
     with pytest.raises(ValueError, match="RandomIoUCrop draws its window"):
         next(module.training_batches(str(root), 2, **kwargs))
+
+
+def test_the_estimate_refuses_it_naming_the_bench_that_measures_it():
+    with pytest.raises(UnsupportedOpError, match=r"RandomIoUCrop draws its window .* --coco instances.json --bench"):
+        wb.Chain().add("RandomIoUCrop").estimate(batch_size=2, workers=0, runs=1, batches=1, progress=False)

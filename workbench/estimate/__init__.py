@@ -58,6 +58,11 @@ def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: in
         (2, (16, 16))
     """
     settings = _settings(chain, backend, device, batch_size, workers, runs, batches, warmup, torch_compile)
+    reading = next((step.op for _, step in chain.enabled_steps() if step.spec.reads_boxes), None)
+    if reading is not None:
+        raise UnsupportedOpError(f"{reading} draws its window from each image's boxes, which the estimate's timing of "
+                                 "each step alone does not hand it: measure the exported file's training loader "
+                                 "instead, python augment.py --images DIR --coco instances.json --bench")
     size, mixed = check_image_size(image_size), reads_mixed_sizes(chain, backend)
     if coco is not None or masks is not None:
         check_moves_targets(chain)

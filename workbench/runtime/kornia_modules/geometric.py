@@ -298,6 +298,13 @@ class WbRandomSize(K.GeometricAugmentationBase2D, RecordsArguments):
         return wb_resize(input, *self._out_size(params), resample=flags["resample"], antialias=flags["antialias"])
 
 
+def shift_matrices(input, dx, dy):
+    """The batch's 3 x 3 maps p' = p + (dx, dy), one per sample, in its dtype and on its device."""
+    matrix = torch.eye(3, device=input.device, dtype=input.dtype).repeat(input.shape[0], 1, 1)
+    matrix[:, 0, 2], matrix[:, 1, 2] = float(dx), float(dy)
+    return matrix
+
+
 class WbRandomZoomOut(K.GeometricAugmentationBase2D, RecordsArguments):
     """torchvision's RandomZoomOut: the image placed on a canvas `ratio` times its size (ratio drawn
     uniformly in `side_range`, >= 1) at a drawn place, the rest filled with `fill` (one value per
@@ -329,9 +336,7 @@ class WbRandomZoomOut(K.GeometricAugmentationBase2D, RecordsArguments):
 
     def compute_transformation(self, input, params, flags):
         left, _, top, _ = self._padding(params)
-        matrix = torch.eye(3, device=input.device, dtype=input.dtype).repeat(input.shape[0], 1, 1)
-        matrix[:, 0, 2], matrix[:, 1, 2] = float(left), float(top)
-        return matrix
+        return shift_matrices(input, left, top)
 
     def apply_transform(self, input, params, flags, transform=None):
         left, right, top, bottom = self._padding(params)
@@ -387,9 +392,7 @@ class WbRandomIoUCrop(K.GeometricAugmentationBase2D, RecordsArguments):
 
     def compute_transformation(self, input, params, flags):
         x0, y0, _, _ = self._window(params)
-        matrix = torch.eye(3, device=input.device, dtype=input.dtype).repeat(input.shape[0], 1, 1)
-        matrix[:, 0, 2], matrix[:, 1, 2] = -float(x0), -float(y0)
-        return matrix
+        return shift_matrices(input, -x0, -y0)
 
     def apply_transform(self, input, params, flags, transform=None):
         x0, y0, x1, y1 = self._window(params)
