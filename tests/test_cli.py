@@ -112,10 +112,7 @@ def test_docs_ops_md_is_current():
     assert "| Affine | geometric | yes | yes | yes | <= 0.3/255, >= 56 dB, border 4 px |" in current
     assert "| GridMask | occlusion | yes | yes | yes |" in current
     assert "| ElasticTransform | geometric | yes | GPU only | yes |" in current
-    # Every op on every backend (DALI's remap ops on its GPU), but for one gap still open (issue 29):
-    # RandomIoUCrop on DALI, whose graph has no boxes at the step to draw the window from.
-    missing = [line.split(" | ")[0] for line in current.splitlines() if "| no |" in line]
-    assert missing == ["| RandomIoUCrop"], missing
+    assert "| no |" not in current  # every op on every backend (DALI's remap ops on its GPU)
 
 
 def test_ops_markdown_to_file(tmp_path, capsys):

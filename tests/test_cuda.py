@@ -120,6 +120,23 @@ def test_new_settings_give_the_cpu_run_on_the_gpu(small_images, op, params):
 
 @cuda
 @pytest.mark.parametrize("backend", ["kornia", "dali"])
+def test_iou_crops_give_the_cpu_run_on_the_gpu(backend):
+    """SSD's geometry (zoom out, RandomIoUCrop, flip) with the sample photos' boxes on cuda: the windows the
+    CPU run draws (Kornia's from torch's CPU generator, DALI's on the host from the moved boxes), its
+    pixels (a crop copies them) and its boxes."""
+    images, targets = wb.load_annotated()
+    chain = wb.Chain(seed=4).add("RandomZoomOut", side_range=[1.0, 2.0]).add("RandomIoUCrop").add("HorizontalFlip")
+    gpu = chain.run(images, backend=backend, device="cuda", boxes=targets["boxes"], box_labels=targets["box_labels"])
+    cpu = chain.run(images, backend=backend, device="cpu", boxes=targets["boxes"], box_labels=targets["box_labels"])
+    assert gpu.params == cpu.params and any(rows[1]["applied"] for rows in cpu.params)
+    for g, c in zip(gpu.images, cpu.images):
+        np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(c, np.float64), atol=1e-6)
+    for g, c in zip(gpu.targets.boxes, cpu.targets.boxes):
+        assert np.array_equal(g, c)
+
+
+@cuda
+@pytest.mark.parametrize("backend", ["kornia", "dali"])
 def test_sizes_drawn_per_sample_train_on_the_gpu(backend, sample_images, tmp_path):
     """A chain that draws each image's size through the GPU training loaders, from JPEGs of several
     sizes: Kornia (GPU decode, then the per-image head on cuda) yields a list of CUDA images at

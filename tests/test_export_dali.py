@@ -12,10 +12,11 @@ from workbench.codegen.source_copy import definitions
 
 from export_ast import parse_export
 from conftest import (class_folder, import_export, assert_bench_output, DESIGN_CHAIN, ROOT, assert_save_equals_run,
-                      random_step_dict, op_rng, run_script)
+                      random_step_dict, op_rng, run_script, saves_without_boxes)
 
 # The ops these tests run on DALI's CPU (tests/test_gpu_paths.py runs the GPU-only ones on a GPU).
-DALI_OPS = [op for op in wb.list_ops(backend="dali") if wb.get_op(op).supports("dali", "cpu")]
+DALI_OPS = [op for op in wb.list_ops(backend="dali")
+            if wb.get_op(op).supports("dali", "cpu") and saves_without_boxes(op)]
 
 
 def affordable(step: dict) -> dict:

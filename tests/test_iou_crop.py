@@ -148,7 +148,7 @@ def test_kornia_runs_what_torchvision_runs_for_the_same_seed(v2, annotated, ssd)
         assert np.allclose(res.targets.boxes[n], boxes, atol=1e-4), n
 
 
-@pytest.mark.parametrize("backend", ["kornia", "albumentations"])
+@pytest.mark.parametrize("backend", ["kornia", "albumentations", "dali"])
 def test_the_targets_follow_the_window(backend, annotated):
     """The image is the input cut to the reported window; the boxes whose centre it holds are cut to it
     (the others dropped with their labels); masks and keypoints are cut to it; after a zoom out the
@@ -160,7 +160,7 @@ def test_the_targets_follow_the_window(backend, annotated):
         row = res.params[n][0]
         assert row["applied"], n
         x0, y0, x1, y1 = (int(v) for v in row["crop_box"])
-        assert np.array_equal(np.asarray(res.images[n]) if backend == "albumentations" else
+        assert np.array_equal(np.asarray(res.images[n]) if backend != "kornia" else
                               np.round(np.asarray(res.images[n]) * 255).astype(np.uint8),
                               np.asarray(image)[y0:y1, x0:x1]), n
         held = centres_inside(targets["boxes"][n], [x0, y0, x1, y1])
@@ -192,30 +192,32 @@ def _best_iou(boxes, window):
     return float((overlap / union).max(initial=0.0))
 
 
-def test_albumentations_draws_from_its_own_generator_and_repeats(annotated):
+@pytest.mark.parametrize("backend", ["albumentations", "dali"])
+def test_albumentations_and_dali_draw_from_their_own_generator_and_repeat(backend, annotated):
     images, targets = annotated
     chain = wb.Chain(seed=5).add("RandomIoUCrop")
-    a = chain.run(images, backend="albumentations", boxes=targets["boxes"])
-    b = chain.run(images, backend="albumentations", boxes=targets["boxes"])
-    c = chain.run(images, backend="albumentations", boxes=targets["boxes"], seed=6)
+    a = chain.run(images, backend=backend, boxes=targets["boxes"])
+    b = chain.run(images, backend=backend, boxes=targets["boxes"])
+    c = chain.run(images, backend=backend, boxes=targets["boxes"], seed=6)
     windows = [[row[0].get("crop_box") for row in r.params] for r in (a, b, c)]
     assert windows[0] == windows[1] and windows[0] != windows[2]
 
 
-def test_it_refuses_without_boxes_in_a_group_and_on_dali(annotated):
+def test_it_refuses_without_boxes_in_a_group_and_with_a_p(annotated):
     images, targets = annotated
     chain = wb.Chain().add("HorizontalFlip").add("RandomIoUCrop")
-    with pytest.raises(InputError, match=r"RandomIoUCrop draws its window from each image's boxes.*boxes=\.\.\."):
-        chain.run(images, backend="kornia")
+    for backend in ("kornia", "dali"):
+        with pytest.raises(InputError, match=r"RandomIoUCrop draws its window from each image's boxes.*boxes=\.\.\."):
+            chain.run(images, backend=backend)
     with pytest.raises(InputError, match="boxes"):
         chain.run(images, backend="albumentations", masks=targets["masks"])
-    with pytest.raises(UnsupportedOpError, match="RandomIoUCrop cannot run on dali: .*boxes as they stand"):
-        chain.run(images, backend="dali", boxes=targets["boxes"])
     with pytest.raises(ChainError, match="RandomIoUCrop draws from each image's boxes.*put it in the chain itself"):
         wb.Chain.from_dict({"steps": [{"op": "OneOf", "steps": [{"op": "RandomIoUCrop"}]}]}).validate()
+    with pytest.raises(ChainError, match="torchvision's RandomIoUCrop has no p"):
+        wb.Chain().add("RandomIoUCrop", p=0.5)
 
 
-@pytest.mark.parametrize("backend", ["kornia", "albumentations"])
+@pytest.mark.parametrize("backend", ["kornia", "albumentations", "dali"])
 def test_the_export_saves_what_run_gives_and_refuses_without_coco(backend, annotated, tmp_path):
     images, targets = annotated
     chain = wb.Chain(seed=7).add("RandomZoomOut", side_range=[1.0, 2.0]).add("RandomIoUCrop").add("HorizontalFlip")
@@ -256,3 +258,10 @@ def test_the_training_loader_crops_around_the_boxes_and_needs_coco(backend, tmp_
 def test_the_estimate_refuses_it_naming_the_bench_that_measures_it():
     with pytest.raises(UnsupportedOpError, match=r"RandomIoUCrop draws its window .* --coco instances.json --bench"):
         wb.Chain().add("RandomIoUCrop").estimate(batch_size=2, workers=0, runs=1, batches=1, progress=False)
+
+
+def test_the_dali_training_loader_refuses_it_naming_the_exports_that_train_with_it(tmp_path):
+    root, coco, _ = annotated_folder(tmp_path, [(96, 128)] * 2)
+    module = load_module(emit(wb.Chain().add("RandomIoUCrop").add("Resize", size=[64, 64]), "dali"), "dali")
+    with pytest.raises(ValueError, match=r"step 1 \(RandomIoUCrop\) .* train with the chain's Kornia or"):
+        module.make_loader(str(root), 2, coco=str(coco))

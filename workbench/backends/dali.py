@@ -47,12 +47,16 @@ def _cause(message: str) -> str:
     return f"{operator.rstrip(',')}: {reason}" if operator else reason
 
 
-def run_dali(chain, images: list[np.ndarray], device: str, labels: np.ndarray | None = None):
+def run_dali(chain, images: list[np.ndarray], device: str, labels: np.ndarray | None = None,
+             boxes: list[np.ndarray] | None = None):
     """(images, per-sample params, mixed labels or None) from the generated module's
-    `augment_images`; `labels` (soft targets) are handed to it when given."""
+    `augment_images`; `labels` (soft targets) and `boxes` (for the steps that read them) are handed
+    to it when given."""
     _require_dali()
     module = load_module(emit(chain, "dali"), "dali")
     extra = {} if labels is None else {"labels": labels}
+    if boxes is not None:
+        extra["boxes"] = boxes
     try:
         out, draws, *mixed = module.augment_images(images, seed=chain.seed, device=device, **extra)
     except RuntimeError as exc:

@@ -80,7 +80,7 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
     mixed = None
     boxes = given.boxes if reading is not None else None  # (only the chains that read them get them)
     if backend == "dali":
-        out, params, mixed = run_dali(chain, arrays, device, mixing)
+        out, params, mixed = run_dali(chain, arrays, device, mixing, boxes)
     elif backend == "albumentations":
         out, params, mixed = run_albumentations(chain, arrays, device, mixing, boxes)
     else:

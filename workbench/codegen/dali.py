@@ -360,6 +360,21 @@ def gpu_only_steps(chain: ChainModel) -> tuple[tuple[int, str], ...]:
                  if "dali" in op.spec.gpu_only)
 
 
+def window_steps(chain: ChainModel) -> tuple[tuple[int, int, dict], ...]:
+    """(position among the enabled steps, chain step (1-based), settings) of each step that draws its
+    window from the boxes (OpSpec.reads_boxes: RandomIoUCrop), which augment_images draws on the host
+    (runtime/targets.py's iou_crop_window) and feeds the pipeline.
+
+    Example:
+        >>> import workbench as wb
+        >>> [(position, step, settings["trials"]) for position, step, settings in
+        ...  window_steps(wb.Chain().add("Rotate").add("RandomIoUCrop", trials=5))]
+        [(1, 2, 5)]
+    """
+    return tuple((position, i + 1, dict(step.params)) for position, (i, step) in enumerate(chain.enabled_steps())
+                 if step.spec.reads_boxes)
+
+
 def _one_size_before(enabled) -> tuple[int, str] | None:
     for position, (i, step) in enumerate(enabled):
         if step.spec.fixes_size:
@@ -428,6 +443,9 @@ def emit_dali(chain: ChainModel) -> str:
                comment("(position in STEP_FUNCTIONS, what and why) of each op DALI runs on the GPU only: the"),
                comment("pipelines refuse to run those steps on the CPU."),
                f"GPU_ONLY = {literal(gpu_only_steps(chain))}",
+               comment("(position in STEP_FUNCTIONS, chain step, settings) of each step whose window augment_images"),
+               comment("draws on the host from the boxes as they stand there and feeds (RandomIoUCrop's sampler)."),
+               f"WINDOW_STEPS = {literal(window_steps(chain))}",
                f"DRAWS = {literal(tuple(d for step in draws_by_step for d in step))}",
                 *size_constants]
     program = program_source(PROGRAM, CHAIN, whole=[m.__file__ for m in TARGET_MODULES],

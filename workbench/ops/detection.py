@@ -6,7 +6,7 @@ import numpy as np
 
 from ..runtime import targets
 from .params import Number, Range, Thresholds
-from .spec import AlbumentationsLowering, Inverse, KorniaLowering, OpSpec, Parity, TargetRule
+from .spec import AlbumentationsLowering, DaliLowering, Inverse, KorniaLowering, OpSpec, Parity, TargetRule
 
 SAMPLER_OPTIONS = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)  # torchvision's default minimum IoUs (SSD's)
 
@@ -32,6 +32,13 @@ def _wb_iou_crop(built, notes):
             "sampler_options": [float(v) for v in built["sampler_options"]], "trials": int(built["trials"])}
 
 
+def _dali_iou_crop(a, c, d):
+    """The window augment_images drew on the host and feeds per sample (fed_window), cut by fn.slice."""
+    v = c.var
+    return [f"{v('applied')}, {v('crop_box')}, {v('start')}, {v('shape')} = fed_window({c.step})",
+            f"{c.x} = slice_with_fill({c.x}, {v('start')}, {v('shape')}, [0.0])"]
+
+
 def _reference_iou_crop(image, row):
     """The image cut to the reported crop_box."""
     x0, y0, x1, y1 = (int(round(float(v))) for v in row["crop_box"])
@@ -54,7 +61,9 @@ class IoUCropSpec(OpSpec):
 
 
 RANDOM_IOU_CROP = IoUCropSpec(
-    name="RandomIoUCrop", family="geometric", default_p=1.0, reads_boxes=True,
+    name="RandomIoUCrop", family="geometric", default_p=1.0, reads_boxes=True, always_applies=True,
+    always_applies_why="torchvision's RandomIoUCrop has no p: a value >= 1 in sampler_options leaves an image as it "
+                       "is",
     targets=TargetRule(geometry=targets.window, size="crop", keep_centres=True),
     from_torchvision=Inverse("RandomIoUCrop", _tv_iou_crop),
     # Each backend draws its own windows: each is checked against numpy's cut at its reported crop_box.
@@ -77,9 +86,11 @@ RANDOM_IOU_CROP = IoUCropSpec(
     kornia=KorniaLowering("WbRandomIoUCrop", _module_args, record={"crop_box": "crop_box"}, local=True,
                           from_module=_wb_iou_crop),
     albumentations=AlbumentationsLowering("WbRandomIoUCrop", _module_args, record={"crop_box": "crop_box"}),
-    unsupported={"dali": "its window is drawn from each image's boxes as they stand at its step, and DALI's graph "
-                         "draws the steps before it on the device without the boxes; run it on kornia (GPU) or "
-                         "albumentations"},
+    dali=DaliLowering(
+        reports=("applied", "crop_box"), apply=_dali_iou_crop,
+        note="the pipeline runs in stretches: augment_images draws each window on the host from the boxes the "
+             "steps before it moved (its own generator: other windows than Kornia's) and feeds it; the training "
+             "pipeline refuses it (use the Kornia or Albumentations export to train)"),
 )
 
 OPS = (RANDOM_IOU_CROP,)

@@ -28,6 +28,9 @@ CONDITIONALS = False
 # (position in STEP_FUNCTIONS, "OpName (step N) runs on DALI's GPU only (why)") of each op that DALI runs
 # on the GPU only: the pipelines refuse to run those steps on the CPU.
 GPU_ONLY = ()
+# (position in STEP_FUNCTIONS, chain step, settings) of each step whose window augment_images draws on
+# the host from the boxes (RandomIoUCrop) and feeds.
+WINDOW_STEPS = ()
 # What the training loader does with images of several sizes (see --help), and the end of its
 # error at a batch of several sizes (codegen/loader_sizes.py words them for each chain).
 SIZE_NOTE = ("Output size: not fixed: no step sets it, so each image keeps its own size. A folder of one size "
@@ -54,13 +57,13 @@ TARGET_SETTINGS = {"min_visibility": 0.0, "mask_fill": 0, "mark_erased": None, "
 TARGETS_REFUSED = None
 
 
-def augment_targets(records, sizes, targets, resize=None):
+def augment_targets(records, sizes, targets, resize=None, until=None):
     """The targets of a batch after the chain (see the export's own, which codegen/targets_source.py
     writes): the empty chain moves nothing but the loader's `resize`."""
     if TARGETS_REFUSED:
         raise ValueError(TARGETS_REFUSED)
-    rows = sample_rows(TARGET_ROWS, records_from_draws(TARGET_ROWS, records, len(sizes)), len(sizes))
-    plan = TARGET_PLAN
-    if resize is not None:
+    rows = sample_rows(TARGET_ROWS[:until], records_from_draws(TARGET_ROWS, records, len(sizes)), len(sizes))
+    plan = TARGET_PLAN[:until]
+    if resize is not None and (until is None or RESIZE_AT < sum(entry["enabled"] for entry in plan)):
         plan, rows = with_resize(plan, rows, RESIZE_AT, resize)
     return move_batch(plan, rows, sizes, targets, TARGET_SETTINGS)

@@ -60,7 +60,9 @@ from .common import (CLASS_ID_DIGITS, IMAGE_EXTENSIONS, add_resize_argument, ben
                      print_rates, print_seen, run_command, save_inputs, shard_paths, soft_target_array, timed_rates)
 from .dali_chain import (CONDITIONALS, DRAWN_SIZES, DRAWS, FIXES_SIZE, GPU_ONLY, MIXING_STEPS, ONE_SIZE_BEFORE,
                          REGION_DECODE, REGION_STEPS, RESIZE_AT, SEED, SIZE_FIX, SIZE_NOTE, STEP_DRAWS,
-                         STEP_FUNCTIONS, TARGETS_REFUSED, augment_targets)
+                         STEP_FUNCTIONS, TARGETS_REFUSED, WINDOW_STEPS, augment_targets)
+from .dali_ops.geometric import window_input
+from .targets import BOXES_NEEDED, iou_crop_window
 
 
 def _threads():
@@ -77,15 +79,16 @@ def check_gpu_only(gpu, first=0):
 
 
 @pipeline_def(enable_conditionals=CONDITIONALS)
-def preview_pipeline(aug_seed=SEED, gpu=False, first=0, dtype=types.UINT8, keep=False, labelled=False):
-    """Augment a batch fed through the "images" input, from step `first` on; outputs the
-    images, every draw, with `keep` the images after each step and, when `labelled`, the
-    soft targets fed through the "labels" input, mixed by the mixing steps."""
+def preview_pipeline(aug_seed=SEED, gpu=False, first=0, dtype=types.UINT8, keep=False, labelled=False, last=None):
+    """Augment a batch fed through the "images" input, steps `first` to `last` - 1 (to the end when
+    None); outputs the images, every draw, with `keep` the images after each step and, when
+    `labelled`, the soft targets fed through the "labels" input, mixed by the mixing steps. A step of
+    WINDOW_STEPS among them reads its windows from an input of its own (fed_window)."""
     images = fn.external_source(name="images", layout="HWC", dtype=dtype)
     if gpu:
         images = images.gpu()
     labels = fn.external_source(name="labels", dtype=types.FLOAT) if labelled else None
-    images, draws, after, *labels = augment(images, aug_seed, first, None, True, labels)
+    images, draws, after, *labels = augment(images, aug_seed, first, last, True, labels)
     return (images, *draws, *(after if keep else []), *labels)
 
 
@@ -99,23 +102,68 @@ def mix_labels(labels, partner, weight):
     return labels * (weight * -1.0 + 1.0) + fn.permute_batch(labels, indices=partner) * weight
 
 
-def augment_images(images, seed=SEED, device="cpu", first=0, keep=False, labels=None):
+def augment_images(images, seed=SEED, device="cpu", first=0, keep=False, labels=None, boxes=None):
     """Augment HxWx3 arrays in the given order with `seed`, as the workbench preview does.
 
     Returns (images, params): images as an NxHxWxC array (uint8 0-255, or float32 after a
     Normalize; a list when sizes differ), params as {name: per-sample array} (see DRAWS).
     `first` starts at that step (images are then that step's input); `keep` adds a result:
     the images after each step. `labels` (class ids, or soft targets N x classes) adds the
-    last result: float32 soft targets mixed by the mixing steps (MixUp, CutMix).
+    last result: float32 soft targets mixed by the mixing steps (MixUp, CutMix). `boxes`: each
+    image's boxes (K x 4, [x1, y1, x2, y2] pixels), which a step of WINDOW_STEPS (RandomIoUCrop)
+    draws its window from (see augment_in_stretches); such a chain refuses to run without them.
     """
+    if any(position >= first for position, _, _ in WINDOW_STEPS):
+        return augment_in_stretches(images, seed, device, first, keep, labels, boxes)
     return collect_images(start_images(images, seed, device, first, keep, labels))
 
 
-def start_images(images, seed=SEED, device="cpu", first=0, keep=False, labels=None):
+def augment_in_stretches(images, seed, device, first, keep, labels, boxes):
+    """augment_images for a chain with steps that draw their window from the boxes (WINDOW_STEPS): a
+    pipeline runs the steps up to each such step; then the host draws each image's window from its
+    boxes as the steps before moved them (augment_targets' until=), with RandomIoUCrop's sampler
+    (iou_crop_window) and a generator seeded by (the step's op_seed, the image's index), and the
+    next pipeline starts at that step with the windows fed (fed_window)."""
+    if boxes is None:
+        raise ValueError(BOXES_NEEDED)
+    if first > 0:
+        raise ValueError("a chain with RandomIoUCrop runs from its first step: the boxes are given as the images "
+                         "enter the chain")
+    sizes = [np.shape(image)[:2] for image in images]
+    given = {"boxes": list(boxes), "box_labels": [np.arange(len(b)) for b in boxes]}
+    params, kept, windows, start = {}, [], None, 0
+    for position, step, settings in (*WINDOW_STEPS, (None, None, None)):
+        out = collect_images(start_images(images, seed, device, start, keep, labels, last=position, windows=windows))
+        images = out[0]
+        params.update(out[1])
+        kept += out[2] if keep else []
+        labels = out[-1] if labels is not None else None
+        if position is None:
+            break
+        here = augment_targets(params, sizes, given, until=step - 1)["boxes"]
+        windows = {window_input(step): [drawn_window(image, box, settings, op_seed(seed, step, 0), n)
+                                        for n, (image, box) in enumerate(zip(images, here))]}
+        start = position
+    return (images, params) + ((kept,) if keep else ()) + ((labels,) if labels is not None else ())
+
+
+def drawn_window(image, boxes, settings, seed, index):
+    """[applied, x0, y0, x1, y1] (float32), the window fed_window reads, that RandomIoUCrop's sampler
+    (iou_crop_window) draws for `image` with its `boxes` from a generator seeded by (seed, index);
+    applied 0 and the whole image where the image is left as it is."""
+    rng = np.random.default_rng([seed, index])
+    height, width = np.shape(image)[:2]
+    window = iou_crop_window(boxes, height, width, settings, lambda count: int(rng.integers(count)),
+                             lambda: rng.random(2, dtype=np.float32))
+    return np.array([0.0, 0, 0, width, height] if window is None else [1.0, *window], dtype=np.float32)
+
+
+def start_images(images, seed=SEED, device="cpu", first=0, keep=False, labels=None, last=None, windows=None):
     """The first half of augment_images: defines the pipeline, feeds it and starts it (DALI runs
     it on its own threads); collect_images(what this returns) waits for it and gives
     augment_images' result. Several started at once overlap (the workbench's preview starts
-    every draw's pipeline before it collects the first)."""
+    every draw's pipeline before it collects the first). `last`: the pipeline stops before that
+    step; `windows`: {input name: per-sample windows} for its WINDOW_STEPS (see augment_in_stretches)."""
     gpu = device != "cpu"
     check_gpu_only(gpu, first)
     device_id = int(device.split(":")[1]) if ":" in device else (0 if gpu else None)
@@ -126,21 +174,23 @@ def start_images(images, seed=SEED, device="cpu", first=0, keep=False, labels=No
     dtype = types.UINT8 if batch[0].dtype == np.uint8 else types.FLOAT
     labelled = labels is not None
     pipe = preview_pipeline(aug_seed=seed, gpu=gpu, first=first, dtype=dtype, keep=keep, labelled=labelled,
-                            batch_size=len(batch), num_threads=_threads(), device_id=device_id, seed=seed,
+                            last=last, batch_size=len(batch), num_threads=_threads(), device_id=device_id, seed=seed,
                             prefetch_queue_depth=1)
     pipe.build()
     pipe.feed_input("images", batch)
     if labelled:
         pipe.feed_input("labels", list(soft_target_array(labels)))
+    for name, fed in (windows or {}).items():
+        pipe.feed_input(name, fed)
     pipe.schedule_run()
-    return pipe, first, keep, labelled
+    return pipe, first, keep, labelled, last
 
 
 def collect_images(started):
     """augment_images' result of a pipeline start_images started (waits until it is done)."""
-    pipe, first, keep, labelled = started
+    pipe, first, keep, labelled, last = started
     arrays = [_to_numpy(out) for out in pipe.outputs()]
-    names = [name for step in STEP_DRAWS[first:] for name in step]
+    names = [name for step in STEP_DRAWS[first:last] for name in step]
     params = {name: values if isinstance(values, np.ndarray) else np.stack(values)
               for name, values in zip(names, arrays[1:])}
     result = (arrays[0], params)
@@ -329,6 +379,11 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
         for batch in make_loader("train/", 16, coco="instances.json", masks="masks/"):
             images, targets = batch[0]["images"], batch[0]["labels"]   # targets[k]["boxes"], ...
     """
+    if WINDOW_STEPS:
+        raise ValueError(f"step {WINDOW_STEPS[0][1]} (RandomIoUCrop) draws its window from each image's boxes as "
+                         "they stand at its step, which DALI's training pipeline (one graph, from the files) cannot "
+                         "hand it; train with the chain's Kornia or Albumentations export (--coco), or use "
+                         "augment_images(images, boxes=...) and --save --coco here")
     from nvidia.dali.plugin.base_iterator import LastBatchPolicy
     from nvidia.dali.plugin.pytorch import DALIGenericIterator
 
@@ -435,7 +490,8 @@ def _save(args):
     # A mixing chain also saves its mixed labels, the label of each file being its index, so
     # that each row shows which files were mixed in and by how much (as the workbench preview).
     labels = np.arange(len(images)) if MIXING_STEPS else None
-    out, params, *mixed = augment_images(images, seed=args.seed, device=args.device or "cpu", labels=labels)
+    out, params, *mixed = augment_images(images, seed=args.seed, device=args.device or "cpu", labels=labels,
+                                         boxes=targets.get("boxes") if annotated else None)
     arrays = {"images": out} if not isinstance(out, list) else {f"image_{i:05d}": o for i, o in enumerate(out)}
     arrays.update({f"params.{name}": value for name, value in params.items()})
     if mixed:

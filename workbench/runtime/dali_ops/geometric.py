@@ -426,6 +426,24 @@ def zoom_out_window(ratio, u, v, height, width):
     return padding, start, fn.cast(fn.stack(canvas_h, canvas_w), dtype=types.INT32)
 
 
+def window_input(step):
+    """The name of the pipeline input that feeds chain step `step`'s (1-based) windows (fed_window)."""
+    return f"step{step}_window"
+
+
+@do_not_convert
+def fed_window(step):
+    """(applied, crop_box, start, shape) of the window fed per sample to chain step `step` (1-based)
+    through the input window_input(step) as [applied, x0, y0, x1, y1] (float32): RandomIoUCrop's, which
+    augment_images draws on the host from each image's boxes as they stand at the step; crop_box
+    [x0, y0, x1, y1), start and shape (y, x) int32 as slice_with_fill takes them."""
+    fed = fn.external_source(name=window_input(step), dtype=types.FLOAT)
+    applied = fed[0]
+    start = fn.cast(fn.stack(fed[2], fed[1]), dtype=types.INT32)
+    shape = fn.cast(fn.stack(fed[4] - fed[2], fed[3] - fed[1]), dtype=types.INT32)
+    return applied, fn.stack(fed[1], fed[2], fed[3], fed[4]), start, shape
+
+
 @do_not_convert
 def slice_with_fill(images, start, shape, fill):
     """The window [start, start + shape) ((y, x) int32) of the images, the pixels outside them
