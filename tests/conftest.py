@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import html
+import importlib
 import io
 import json
 import re
@@ -265,6 +266,15 @@ def save_annotated(script, out):
     return subprocess.run([sys.executable, str(script), "--images", str(wb.SAMPLE_DATA), "--coco",
                            str(SAMPLE_TARGETS / "instances.json"), "--masks", str(SAMPLE_TARGETS / "masks"),
                            "--save", str(out)], capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def v2():
+    """torchvision.transforms.v2, to compare with. CI must compare with the real thing, never skip it
+    (scripts/test.sh installs torchvision); elsewhere the test is skipped without it."""
+    if not os.environ.get("CI"):
+        pytest.importorskip("torchvision")
+    return importlib.import_module("torchvision.transforms.v2")
 
 
 def boxes_for(chain, images) -> dict:

@@ -86,6 +86,9 @@ ISSUE_29_STEPS = [
     ("GridMask", {"tile": 16, "ratio": 0.4, "random_offset": True}),
     ("MixUp", {"weight": [0.0, 1.0], "alpha": 0.3}),
     ("CutMix", {"area": [0.0, 1.0], "alpha": 0.5}),
+    # torchvision's pairing (the image before each; DALI's from an external source of the batch size).
+    ("TorchvisionMixUp", {"alpha": 0.4}),
+    ("TorchvisionCutMix", {"alpha": 1.0}),
     # Sizes drawn per sample: Kornia's head runs image by image on the GPU too.
     ("RandomShortestSize", {"sizes": [40, 56, 72], "max_size": 90}),
     ("RandomResize", {"size": [40, 80]}),

@@ -5,8 +5,6 @@ for a seed, on Albumentations from its own; a chain without boxes, a group and D
 """
 from __future__ import annotations
 
-import importlib
-import os
 import subprocess
 import sys
 
@@ -24,14 +22,6 @@ from conftest import annotated_folder, save_annotated
 
 SETTINGS = {"sampler_options": [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0], "trials": 40, "scale": [0.3, 1.0],
             "aspect_ratio": [0.5, 2.0]}
-
-
-@pytest.fixture(scope="module")
-def v2():
-    # CI must compare with the real thing, never skip it: scripts/test.sh installs torchvision.
-    if not os.environ.get("CI"):
-        pytest.importorskip("torchvision")
-    return importlib.import_module("torchvision.transforms.v2")
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,7 @@ OWN_TRANSFORMS = ("WbPad", "WbSharpness", "WbPerspective", "WbRandomSize", "WbRa
                   "WbTorchvisionAutoAugment",
                   # Batch mixing (runtime/albumentations_mixing.py, which the program imports): they stand in
                   # the Compose, and augment_images and the loader's collate run them on the whole batch.
-                  "WbMixUp", "WbCutMix")
+                  "WbMixUp", "WbCutMix", "WbTorchvisionMixUp", "WbTorchvisionCutMix")
 
 
 def albumentations_transform_call(step) -> str:

@@ -64,19 +64,9 @@ def _mixup_weight(a) -> RandomOp:
     return uniform(*a["weight"])
 
 
-def _tv_mixup(t, notes):
-    """v2.MixUp: lambda ~ Beta(alpha, alpha) is the own image's share, 1 - lambda the partner's, which
-    is Beta(alpha, alpha) too; alpha = 1 is the uniform draw."""
-    notes.append("v2.MixUp: one lambda per batch, the partner the next image (a roll); the op draws a partner and "
-                 "a weight per sample, and mixes the labels given to run (or the loader's) with them")
-    alpha = float(t.alpha)
-    return {"weight": [0.0, 1.0], "alpha": 0.0 if alpha == 1.0 else alpha}
-
-
 MIXUP = OpSpec(
     name="MixUp", family="batch mixing", mixes_batch=True, targets=TargetRule(mix="mixup"),
     from_kornia=Inverse("RandomMixUpV2", _k_mixup),
-    from_torchvision=Inverse("MixUp", _tv_mixup),
     # Against the blend at each backend's own partner and weight (tests/test_ops_batch.py,
     # tests/test_batch_mixing_albumentations.py), on 8 photos: Kornia exact; DALI and Albumentations
     # round to uint8, 0.5/255 at most. At w = 0.3 the rounding costs 0.25/255 on average where the
@@ -156,15 +146,6 @@ def _k_cutmix(m, notes):
     return {"area": [kr.decimal(1.0 - hi), kr.decimal(1.0 - lo)], "alpha": 0.0 if beta == 1.0 else beta}
 
 
-def _tv_cutmix(t, notes):
-    """v2.CutMix: the box's area fraction is 1 - lambda, lambda ~ Beta(alpha, alpha): Beta(alpha, alpha)
-    too; alpha = 1 is the uniform draw."""
-    notes.append("v2.CutMix: one box per batch, centred anywhere and cut at the borders, the partner the next image "
-                 "(a roll); the op draws a partner and a box inside the image per sample")
-    alpha = float(t.alpha)
-    return {"area": [0.0, 1.0], "alpha": 0.0 if alpha == 1.0 else alpha}
-
-
 def _cut_draw(a) -> RandomOp:
     """CutMix's lambda before the clamp: uniform (Beta(1, 1)), or Beta(alpha, alpha) with alpha > 0."""
     if a["alpha"] > 0:
@@ -175,7 +156,6 @@ def _cut_draw(a) -> RandomOp:
 CUTMIX = OpSpec(
     name="CutMix", family="batch mixing", mixes_batch=True, targets=TargetRule(mix="cutmix"),
     from_kornia=Inverse("RandomCutMixV2", _k_cutmix),
-    from_torchvision=Inverse("CutMix", _tv_cutmix),
     # The box is a copy: both backends equal the paste at their own draws exactly.
     parity=Parity(same_size=True, border=0, mae=1e-6, psnr=99.0, params={"area": [0.25, 0.25]}),
     doc="Paste a box from a partner image of the same batch (the box keeps the image's aspect ratio, its area "
@@ -213,4 +193,95 @@ CUTMIX = OpSpec(
     cost_hint="two erases and a copy of the batch: cheap next to decoding",
 )
 
-OPS = (MIXUP, CUTMIX)
+def _tv_alpha(t, notes):
+    """v2.MixUp and v2.CutMix: their alpha (lambda ~ Beta(alpha, alpha)); num_classes and labels_getter say
+    how torchvision finds the labels, which the chain is given (Chain.run's labels=, the loaders')."""
+    return {"alpha": float(t.alpha)}
+
+
+def _wb_alpha(built, notes):
+    """The export's WbTorchvisionMixUp / WbTorchvisionCutMix, from its arguments."""
+    return {"alpha": float(built["alpha"])}
+
+
+_TV_ALPHA = Number("alpha", "lambda ~ Beta(alpha, alpha), one draw per batch (1: uniform)", 1.0, lo=0.01, hi=100.0,
+                   slider=(0.05, 4.0))
+_TV_WHY = "torchvision's has no p: it mixes every batch it is given"
+
+
+def _dali_tv_mixup(a, c, d) -> list[str]:
+    """lambda x each image + (1 - lambda) x the one before it (roll_partners), one lambda (sample 0's)
+    for the batch; back to uint8 (rounded) while values are 0-255 (mixup_images)."""
+    partner, weight = c.var("partner"), c.var("weight")
+    return [f"{partner} = roll_partners()",
+            f"{weight} = batch_value({d['_lam']}) * -1.0 + 1.0",
+            f"{c.x} = " + _call("mixup_images", c.x, partner, weight, uint8=c.scale == 255.0)]
+
+
+def _dali_tv_cutmix(a, c, d) -> list[str]:
+    """torchvision's box (tv_cutmix_window) from one lambda and one centre (sample 0's) for the batch,
+    pasted from the image before each one (roll_partners, cutmix_patch, cutmix_paste)."""
+    partner, box, weight, anchor, shape, patch = (c.var(n) for n in ("partner", "box", "weight", "anchor", "shape",
+                                                                      "patch"))
+    return [
+        f"{partner} = roll_partners()",
+        f"{box}, {weight}, {anchor}, {shape} = tv_cutmix_window(batch_value({d['_lam']}), batch_value({d['_ux']}), "
+        f"batch_value({d['_uy']}), {c.height}, {c.width})",
+        f"{patch} = " + _call("cutmix_patch", c.x, partner, anchor, shape),
+        f"{c.x} = " + _call("cutmix_paste", c.x, patch, anchor, shape),
+    ]
+
+
+def _beta(a) -> RandomOp:
+    return RandomOp("fn.random.beta", {"alpha": float(a["alpha"]), "beta": float(a["alpha"])})
+
+
+TORCHVISION_MIXUP = OpSpec(
+    name="TorchvisionMixUp", family="batch mixing", mixes_batch=True, targets=TargetRule(mix="mixup"),
+    always_applies=True, always_applies_why=_TV_WHY,
+    from_torchvision=Inverse("MixUp", _tv_alpha),
+    doc="torchvision's MixUp (v2.MixUp): each image becomes lambda x itself + (1 - lambda) x the image before it "
+        "in the batch (the first's partner is the last: torchvision's roll by one), one lambda ~ Beta(alpha, alpha) "
+        "for the whole batch, and the labels are mixed with the same weights. Kornia draws lambda with torch's "
+        "generator as torchvision does (the same value for the same seed). Reported as MixUp is: partner and "
+        "weight = 1 - lambda.",
+    params=(_TV_ALPHA,),
+    kornia=KorniaLowering("WbTorchvisionMixUp", lambda a: {"alpha": a["alpha"]},
+                          record={"partner": "partner", "weight": "weight"}, local=True, from_module=_wb_alpha),
+    dali=DaliLowering(
+        draws=lambda a: {"_lam": _beta(a)}, reports=("partner", "weight"), apply=_dali_tv_mixup,
+        note="lambda from DALI's generator (sample 0's Beta draw for the batch), the partners from the batch size; "
+             "uint8 images are rounded back to uint8 after the blend"),
+    albumentations=AlbumentationsLowering(
+        "WbTorchvisionMixUp", lambda a: {"alpha": a["alpha"]}, record={"partner": "partner", "weight": "weight"},
+        note=_ALBUMENTATIONS_NOTE.format("WbTorchvisionMixUp") + "; uint8 images are rounded back to uint8"),
+    cost_hint="a full-image blend per sample: about the cost of a brightness change",
+)
+
+TORCHVISION_CUTMIX = OpSpec(
+    name="TorchvisionCutMix", family="batch mixing", mixes_batch=True, targets=TargetRule(mix="cutmix"),
+    always_applies=True, always_applies_why=_TV_WHY,
+    from_torchvision=Inverse("CutMix", _tv_alpha),
+    doc="torchvision's CutMix (v2.CutMix): one lambda ~ Beta(alpha, alpha) and one centre drawn for the whole "
+        "batch, a box of half-sides int(0.5 sqrt(1 - lambda) x side) around it cut at the borders, pasted into each "
+        "image from the image before it (the first's from the last: torchvision's roll by one), and the labels "
+        "mixed by the pasted area. Kornia draws as torchvision does (the same box for the same seed). Reported as "
+        "CutMix is: partner, weight (the pasted area fraction) and box.",
+    params=(_TV_ALPHA,),
+    kornia=KorniaLowering("WbTorchvisionCutMix", lambda a: {"alpha": a["alpha"]},
+                          record={"partner": "partner", "weight": "weight", "box": "box"}, local=True,
+                          from_module=_wb_alpha),
+    dali=DaliLowering(
+        needs_size=True, reports=("partner", "box", "weight"),
+        draws=lambda a: {"_lam": _beta(a), "_ux": uniform(0.0, 1.0), "_uy": uniform(0.0, 1.0)},
+        apply=_dali_tv_cutmix,
+        note="lambda and the centre from DALI's generator (sample 0's draws for the batch), the partners from the "
+             "batch size"),
+    albumentations=AlbumentationsLowering(
+        "WbTorchvisionCutMix", lambda a: {"alpha": a["alpha"]},
+        record={"partner": "partner", "weight": "weight", "box": "box"},
+        note=_ALBUMENTATIONS_NOTE.format("WbTorchvisionCutMix")),
+    cost_hint="two erases and a copy of the batch: cheap next to decoding",
+)
+
+OPS = (MIXUP, CUTMIX, TORCHVISION_MIXUP, TORCHVISION_CUTMIX)

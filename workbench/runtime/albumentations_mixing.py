@@ -21,6 +21,8 @@ Example:
 import albumentations as A
 import numpy as np
 
+from .torchvision_mixing import tv_cutmix_box, tv_roll_partners
+
 
 class WbBatchMixing(A.ImageOnlyTransform):
     """A step that blends each sample of a batch with a partner drawn from the same batch; it runs
@@ -41,11 +43,14 @@ class WbBatchMixing(A.ImageOnlyTransform):
         and what the subclass adds (CutMix's `box`)."""
         count, height, width = images.shape[:3]
         applied = bool(self.random_generator.random() < self.p)
-        draws = {"batch_prob": np.full(count, float(applied)),
-                 "partner": self.random_generator.permutation(count).astype(np.float64)}
+        draws = {"batch_prob": np.full(count, float(applied)), "partner": self.partners(count)}
         draws.update(self.draw(count, height, width))
         self.params = draws
         return (self.blend(images, draws) if applied else images), draws
+
+    def partners(self, count):
+        """Each sample's partner (float64 batch indices): a random permutation of the batch."""
+        return self.random_generator.permutation(count).astype(np.float64)
 
     def draw(self, count, height, width):
         raise NotImplementedError
@@ -114,6 +119,48 @@ class WbCutMix(WbBatchMixing):
 
     def get_transform_init_args_names(self):
         return ("area", "alpha")
+
+
+class WbTorchvisionMixUp(WbMixUp):
+    """torchvision's MixUp (v2.MixUp): each image mixed with the one before it (tv_roll_partners), one
+    lambda ~ Beta(alpha, alpha) for the batch from the transform's generator; the partner's share
+    w = 1 - lambda (WbMixUp's blend)."""
+
+    def __init__(self, alpha=1.0, p=1.0):
+        super().__init__(alpha=alpha, p=p)
+
+    def partners(self, count):
+        return np.asarray(tv_roll_partners(count), dtype=np.float64)
+
+    def draw(self, count, height, width):
+        lam = float(self.random_generator.beta(self.alpha, self.alpha))
+        return {"weight": np.full(count, np.float32(1.0 - lam), dtype=np.float64)}
+
+    def get_transform_init_args_names(self):
+        return ("alpha",)
+
+
+class WbTorchvisionCutMix(WbCutMix):
+    """torchvision's CutMix (v2.CutMix): one lambda ~ Beta(alpha, alpha) and one centre for the batch
+    from the transform's generator, one box (tv_cutmix_box) pasted into each image from the one before
+    it (tv_roll_partners; WbCutMix's paste); `weight` the pasted area fraction."""
+
+    def __init__(self, alpha=1.0, p=1.0):
+        super().__init__(alpha=alpha, p=p)
+
+    def partners(self, count):
+        return np.asarray(tv_roll_partners(count), dtype=np.float64)
+
+    def draw(self, count, height, width):
+        rng = self.random_generator
+        lam = float(rng.beta(self.alpha, self.alpha))
+        box = tv_cutmix_box(lam, int(rng.integers(width)), int(rng.integers(height)), height, width)
+        weight = (box[2] - box[0]) * (box[3] - box[1]) / (width * height)
+        return {"weight": np.full(count, weight, dtype=np.float64), "box": np.tile(np.asarray(box, np.float64),
+                                                                                (count, 1))}
+
+    def get_transform_init_args_names(self):
+        return ("alpha",)
 
 
 def mixes_batch(transform):

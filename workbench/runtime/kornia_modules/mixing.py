@@ -4,6 +4,7 @@ from __future__ import annotations
 import kornia.augmentation as K
 import torch
 
+from ..torchvision_mixing import tv_cutmix_box, tv_roll_partners
 from .arguments import RecordsArguments
 
 
@@ -22,3 +23,47 @@ class WbBetaMixUp(K.RandomMixUpV2, RecordsArguments):
         draws = torch.distributions.Beta(concentration, concentration).sample((int(batch_shape[0]),))[:, 0]
         params["mixup_lambdas"] = draws.to(params["mixup_lambdas"])
         return params
+
+
+def tv_lambda(alpha):
+    """torchvision's MixUp and CutMix draw: one lambda ~ Beta(alpha, alpha) from a float32 distribution,
+    sampled with torch's generator as torchvision samples it (the same value for the same seed)."""
+    concentration = torch.tensor([float(alpha)])
+    return float(torch.distributions.Beta(concentration, concentration).sample(()))
+
+
+class WbTorchvisionMixUp(K.RandomMixUpV2, RecordsArguments):
+    """torchvision's MixUp (v2.MixUp) on a batch: each image becomes lambda x itself + (1 - lambda) x
+    the image before it (its partner, see tv_roll_partners), one lambda ~ Beta(alpha, alpha) for the
+    batch (tv_lambda); reported as Kornia's MixUp is, partner and weight = 1 - lambda."""
+
+    def __init__(self, alpha=1.0, p=1.0):
+        super().__init__(p=p)
+        self.alpha = float(alpha)
+
+    def generate_parameters(self, batch_shape):
+        count = int(batch_shape[0])
+        weight = 1.0 - tv_lambda(self.alpha)
+        return {"mixup_pairs": torch.tensor(tv_roll_partners(count)),
+                "mixup_lambdas": torch.full((count,), weight, dtype=torch.float64)}
+
+
+class WbTorchvisionCutMix(K.RandomCutMixV2, RecordsArguments):
+    """torchvision's CutMix (v2.CutMix) on a batch: one lambda ~ Beta(alpha, alpha) (tv_lambda) and one
+    centre drawn as torchvision draws them, one box (tv_cutmix_box) pasted into each image from the
+    image before it (tv_roll_partners); reported as Kornia's CutMix is (partner, weight, box)."""
+
+    def __init__(self, alpha=1.0, p=1.0):
+        super().__init__(p=p, use_correct_lambda=True)
+        self.alpha = float(alpha)
+
+    def generate_parameters(self, batch_shape):
+        count, height, width = int(batch_shape[0]), int(batch_shape[-2]), int(batch_shape[-1])
+        lam = tv_lambda(self.alpha)
+        r_x, r_y = int(torch.randint(width, size=(1,))), int(torch.randint(height, size=(1,)))
+        x0, y0, x1, y1 = tv_cutmix_box(lam, r_x, r_y, height, width)
+        # Kornia's corners, clockwise from the top left, far ones inclusive (an empty box covers nothing).
+        corners = torch.tensor([[x0, y0], [x1 - 1, y0], [x1 - 1, y1 - 1], [x0, y1 - 1]], dtype=torch.float32)
+        return {"mix_pairs": torch.tensor(tv_roll_partners(count)).reshape(1, count),
+                "crop_src": corners.expand(1, count, 4, 2).clone(),
+                "image_shape": torch.tensor([height, width], dtype=torch.float32)}
