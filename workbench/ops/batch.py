@@ -1,4 +1,4 @@
-"""Batch mixing ops (MixUp, CutMix): each output sample blends two samples of the batch, and
+"""Batch mixing ops (MixUp, CutMix, and torchvision's own): each output sample blends two samples of the batch, and
 their labels with the same weights.
 
 Conventions shared by both ops and every place that runs them (`Chain.run`, both exports'
@@ -10,7 +10,9 @@ Conventions shared by both ops and every place that runs them (`Chain.run`, both
   other, and torch's cross_entropy takes them as they are.
 - p gates the whole batch (Kornia's convention): every sample of a batch is mixed, or none.
 - The batch must be one size at the step: put a Resize or a crop before it for mixed sizes.
-- The partner is a random permutation of the batch (a sample may draw itself).
+- The partner is a random permutation of the batch (a sample may draw itself); TorchvisionMixUp and
+  TorchvisionCutMix pair each sample with the one before it and draw once for the batch, as
+  torchvision's MixUp and CutMix do.
 """
 from dataclasses import dataclass
 

@@ -7,7 +7,8 @@ augment_images runs them all, the training loader the first stretch in its worke
 and the rest in its collate.
 
 Conventions (workbench/ops/batch.py, as the Kornia and DALI exports run them): p gates the whole
-batch; the partner is a random permutation of the batch (a sample may draw itself); every draw
+batch; the partner is a random permutation of the batch (a sample may draw itself; torchvision's
+MixUp and CutMix pair each sample with the one before it); every draw
 comes from the transform's own numpy Generator (`random_generator`), drawn whether or not the
 batch is mixed; labels are float32 soft targets, mixed with the weights the images were.
 
@@ -121,16 +122,20 @@ class WbCutMix(WbBatchMixing):
         return ("area", "alpha")
 
 
-class WbTorchvisionMixUp(WbMixUp):
-    """torchvision's MixUp (v2.MixUp): each image mixed with the one before it (tv_roll_partners), one
+class RollPartners:
+    """torchvision's pairing for a WbBatchMixing: each sample with the one before it (tv_roll_partners)."""
+
+    def partners(self, count):
+        return np.asarray(tv_roll_partners(count), dtype=np.float64)
+
+
+class WbTorchvisionMixUp(RollPartners, WbMixUp):
+    """torchvision's MixUp (v2.MixUp): each image mixed with the one before it (RollPartners), one
     lambda ~ Beta(alpha, alpha) for the batch from the transform's generator; the partner's share
     w = 1 - lambda (WbMixUp's blend)."""
 
     def __init__(self, alpha=1.0, p=1.0):
         super().__init__(alpha=alpha, p=p)
-
-    def partners(self, count):
-        return np.asarray(tv_roll_partners(count), dtype=np.float64)
 
     def draw(self, count, height, width):
         lam = float(self.random_generator.beta(self.alpha, self.alpha))
@@ -140,16 +145,13 @@ class WbTorchvisionMixUp(WbMixUp):
         return ("alpha",)
 
 
-class WbTorchvisionCutMix(WbCutMix):
+class WbTorchvisionCutMix(RollPartners, WbCutMix):
     """torchvision's CutMix (v2.CutMix): one lambda ~ Beta(alpha, alpha) and one centre for the batch
     from the transform's generator, one box (tv_cutmix_box) pasted into each image from the one before
-    it (tv_roll_partners; WbCutMix's paste); `weight` the pasted area fraction."""
+    it (RollPartners; WbCutMix's paste); `weight` the pasted area fraction."""
 
     def __init__(self, alpha=1.0, p=1.0):
         super().__init__(alpha=alpha, p=p)
-
-    def partners(self, count):
-        return np.asarray(tv_roll_partners(count), dtype=np.float64)
 
     def draw(self, count, height, width):
         rng = self.random_generator
