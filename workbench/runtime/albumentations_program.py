@@ -446,7 +446,8 @@ def _train(args):
 def main(argv=None):
     parser = contract_parser(__doc__.splitlines()[0], SEED, min(4, os.cpu_count() or 1), "augmenting processes")
     args = parser.parse_args(argv)
-    run_command(args, _save, _bench, _train)
+    reading = any(reads_boxes(transform) for transform in build_compose().transforms)
+    run_command(args, _save, _bench, _train, BOXES_NEEDED if reading else None)
 
 
 

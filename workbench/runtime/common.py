@@ -138,8 +138,12 @@ def print_seen(rank, world_size, seen, boxes, coco, epochs):
     print(f"rank {rank}/{world_size}: {seen} augmented images{targets} over {epochs} epoch(s)")
 
 
-def run_command(args, save, bench, train):
-    """An export's command: --save, else --bench, else the training loop, each given the parsed args."""
+def run_command(args, save, bench, train, refused=None):
+    """An export's command: --save, else --bench, else the training loop, each given the parsed args.
+    `refused`: why this chain cannot run the command without --coco (a step draws from the boxes:
+    RandomIoUCrop), or None; then the command stops with that reason instead of a traceback."""
+    if refused and not args.coco:
+        raise SystemExit(f"--coco needed: {refused}")
     if args.save:
         save(args)
     elif args.bench:

@@ -380,10 +380,7 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
             images, targets = batch[0]["images"], batch[0]["labels"]   # targets[k]["boxes"], ...
     """
     if WINDOW_STEPS:
-        raise ValueError(f"step {WINDOW_STEPS[0][1]} (RandomIoUCrop) draws its window from each image's boxes as "
-                         "they stand at its step, which DALI's training pipeline (one graph, from the files) cannot "
-                         "hand it; train with the chain's Kornia or Albumentations export (--coco), or use "
-                         "augment_images(images, boxes=...) and --save --coco here")
+        raise ValueError(training_refusal())
     from nvidia.dali.plugin.base_iterator import LastBatchPolicy
     from nvidia.dali.plugin.pytorch import DALIGenericIterator
 
@@ -462,6 +459,16 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
     outputs = (["images", "labels"] + (["image_sizes"] if augmented and DRAWN_SIZES and resize is None else [])
                + (["sizes", *DRAWS] if annotations is not None else []))
     return OneSizeIterator([pipe], outputs, reader_name="Reader", last_batch_policy=policy, auto_reset=True)
+
+
+def training_refusal():
+    """Why the training pipeline cannot run this chain (a step of WINDOW_STEPS), or None."""
+    if not WINDOW_STEPS:
+        return None
+    return (f"step {WINDOW_STEPS[0][1]} (RandomIoUCrop) draws its window from each image's boxes as they stand at "
+            "its step, which DALI's training pipeline (one graph, from the files) cannot hand it; train with the "
+            "chain's Kornia or Albumentations export (--coco), or use augment_images(images, boxes=...) and --save "
+            "--coco here")
 
 
 def moved_targets(batch, annotations, resize=None):
@@ -555,7 +562,9 @@ def main(argv=None):
     add_resize_argument(parser, FIXES_SIZE, SIZE_NOTE)
     args = parser.parse_args(argv)
     check_shards_argument(parser, args)
-    run_command(args, _save, _bench, _train)
+    if training_refusal() and not args.save:
+        raise SystemExit(training_refusal())
+    run_command(args, _save, _bench, _train, BOXES_NEEDED if WINDOW_STEPS else None)
 
 
 if __name__ == "__main__":

@@ -1301,7 +1301,8 @@ def main(argv=None):
                              "compiles; without a working torch.compile: a warning, then as without the flag)")
     args = parser.parse_args(argv)
     check_shards_argument(parser, args)
-    run_command(args, _save, _bench, _train)
+    reading = any(getattr(module, "reads_boxes", False) for module in build_augmentation())
+    run_command(args, _save, _bench, _train, BOXES_NEEDED if reading else None)
 
 
 if __name__ == "__main__":
