@@ -74,6 +74,18 @@ def unfollowed_op(chain):
     return next((op for op in chain.enabled_ops() if op.spec.targets.unsupported), None)
 
 
+def box_reading_op(chain) -> str | None:
+    """The first enabled step whose op draws from the images' boxes (OpSpec.reads_boxes: RandomIoUCrop), or
+    None: a run needs boxes then, the preview runs it uncached with them, the estimate refuses it.
+
+    Example:
+        >>> from workbench.model import ChainModel
+        >>> box_reading_op(ChainModel().add("Rotate").add("RandomIoUCrop")), box_reading_op(ChainModel())
+        ('RandomIoUCrop', None)
+    """
+    return next((step.op for _, step in chain.enabled_steps() if step.spec.reads_boxes), None)
+
+
 def target_settings(chain) -> dict[str, Any]:
     """The chain's target settings as runtime/targets.py reads them.
 

@@ -1,8 +1,8 @@
 """The app's preview runner for Albumentations (the Kornia and DALI ones cache step states)."""
 from __future__ import annotations
 
+from ..plans import box_reading_op
 from .run import run_chain
-from .step_cache import reads_boxes
 
 
 class AlbumentationsPreview:
@@ -25,4 +25,4 @@ class AlbumentationsPreview:
 
     def run_draws(self, chain, images, device: str = "cpu", seeds=(None,), boxes=None) -> list:
         """`run` once per seed of `seeds`, in order; `boxes`: see StepStateCache.run_draws."""
-        return [self.run(chain, images, device, seed, boxes if reads_boxes(chain) else None) for seed in seeds]
+        return [self.run(chain, images, device, seed, boxes if box_reading_op(chain) else None) for seed in seeds]

@@ -27,7 +27,8 @@ from ..errors import WorkbenchError
 from .dali import _cause, _require_dali, params_from_draws
 from .result import RunResult
 from .run import check_device_support
-from .step_cache import StepStateCache, reads_boxes
+from ..plans import box_reading_op
+from .step_cache import StepStateCache
 
 
 @contextlib.contextmanager
@@ -70,7 +71,7 @@ class DaliPrefixCache(StepStateCache):
         """`run` once per seed of `seeds`, in order. Every draw's pipeline is started before the
         first is collected: DALI computes one on its threads while Python defines the next. A chain
         with a step that draws from `boxes` goes to chain.run, which says why DALI cannot run it."""
-        if reads_boxes(chain):
+        if box_reading_op(chain):
             return super().run_draws(chain, images, device, seeds, boxes)
         _require_dali()
         _, arrays, device = self._prepare(chain, images, device, None)

@@ -6,6 +6,7 @@ from typing import Any
 from ..data import as_image_list
 from ..errors import ChainError, InputError, UnsupportedOpError
 from ..ops import where_it_runs
+from ..plans import box_reading_op
 from ..targets import check_targets
 from .albumentations import run_albumentations
 from .dali import run_dali
@@ -63,7 +64,7 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
     targets = soft_targets(labels, len(arrays))
     given = check_targets(arrays, masks=masks, boxes=boxes, box_labels=box_labels, keypoints=keypoints,
                           keypoints_visible=keypoints_visible)
-    reading = next((step.op for _, step in chain.enabled_steps() if step.spec.reads_boxes), None)
+    reading = box_reading_op(chain)
     if reading is not None and (given is None or given.boxes is None):
         raise InputError(f"{reading} draws its window from each image's boxes as they stand at its step: give the "
                          "images' boxes, chain.run(images, boxes=...) (one (K, 4) [x1, y1, x2, y2] array per "

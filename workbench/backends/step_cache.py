@@ -5,23 +5,13 @@ from __future__ import annotations
 import json
 
 from ..data import as_image_list
+from ..plans import box_reading_op
 from .device import resolve_device
 from .inputs import check_sizes
 from .memory import check_memory
 from .run import run_chain
 
 MAX_STATES = 64
-
-
-def reads_boxes(chain) -> bool:
-    """Whether an enabled step of `chain` draws from the images' boxes (RandomIoUCrop).
-
-    Example:
-        >>> import workbench as wb
-        >>> reads_boxes(wb.Chain().add("RandomIoUCrop")), reads_boxes(wb.Chain().add("HorizontalFlip"))
-        (True, False)
-    """
-    return any(step.spec.reads_boxes for _, step in chain.enabled_steps())
 
 
 class StepStateCache:
@@ -57,7 +47,7 @@ class StepStateCache:
     def run_draws(self, chain, images, device: str = "cpu", seeds=(None,), boxes=None) -> list:
         """`run` once per seed of `seeds` (one draw each), in order. A chain with a step that draws
         from the boxes (RandomIoUCrop) runs as chain.run runs it, given `boxes` (each image's), uncached."""
-        if reads_boxes(chain):
+        if box_reading_op(chain):
             return [run_chain(chain, images, backend=self.backend, device=device, seed=seed,
                               **({} if boxes is None else {"boxes": boxes})) for seed in seeds]
         return [self.run(chain, images, device, seed) for seed in seeds]

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from ..backends import (BACKENDS, check_compile_backend, check_device_support, check_memory, check_sizes,
                         resolve_device)
 from ..codegen.loader_sizes import resize_position
-from ..plans import unfollowed_op
+from ..plans import box_reading_op, unfollowed_op
 from ..runtime.common import bench_batches
 from ..errors import ChainError, UnsupportedOpError, WorkbenchError
 from .advice import Advice, advise
@@ -58,7 +58,7 @@ def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: in
         (2, (16, 16))
     """
     settings = _settings(chain, backend, device, batch_size, workers, runs, batches, warmup, torch_compile)
-    reading = next((step.op for _, step in chain.enabled_steps() if step.spec.reads_boxes), None)
+    reading = box_reading_op(chain)
     if reading is not None:
         raise UnsupportedOpError(f"{reading} draws its window from each image's boxes, which the estimate's timing of "
                                  "each step alone does not hand it: measure the exported file's training loader "

@@ -59,11 +59,14 @@ def _wb_beta_mixup(built, notes):
     return {"weight": [float(v) for v in built["lambda_val"]], "alpha": float(built["alpha"])}
 
 
+def _beta(a) -> RandomOp:
+    """One Beta(alpha, alpha) draw per sample (torchvision's MixUp and CutMix, and the paper)."""
+    return RandomOp("fn.random.beta", {"alpha": float(a["alpha"]), "beta": float(a["alpha"])})
+
+
 def _mixup_weight(a) -> RandomOp:
     """The partner's share per sample: uniform in `weight`, or Beta(alpha, alpha) with alpha > 0."""
-    if a["alpha"] > 0:
-        return RandomOp("fn.random.beta", {"alpha": float(a["alpha"]), "beta": float(a["alpha"])})
-    return uniform(*a["weight"])
+    return _beta(a) if a["alpha"] > 0 else uniform(*a["weight"])
 
 
 MIXUP = OpSpec(
@@ -150,9 +153,7 @@ def _k_cutmix(m, notes):
 
 def _cut_draw(a) -> RandomOp:
     """CutMix's lambda before the clamp: uniform (Beta(1, 1)), or Beta(alpha, alpha) with alpha > 0."""
-    if a["alpha"] > 0:
-        return RandomOp("fn.random.beta", {"alpha": float(a["alpha"]), "beta": float(a["alpha"])})
-    return uniform(0.0, 1.0)
+    return _beta(a) if a["alpha"] > 0 else uniform(0.0, 1.0)
 
 
 CUTMIX = OpSpec(
@@ -232,10 +233,6 @@ def _dali_tv_cutmix(a, c, d) -> list[str]:
         f"{patch} = " + _call("cutmix_patch", c.x, partner, anchor, shape),
         f"{c.x} = " + _call("cutmix_paste", c.x, patch, anchor, shape),
     ]
-
-
-def _beta(a) -> RandomOp:
-    return RandomOp("fn.random.beta", {"alpha": float(a["alpha"]), "beta": float(a["alpha"])})
 
 
 TORCHVISION_MIXUP = OpSpec(

@@ -22,14 +22,14 @@ def _tv_iou_crop(t, notes):
 
 
 def _module_args(a):
-    return {"scale": tuple(a["scale"]), "aspect_ratio": tuple(a["aspect_ratio"]),
-            "sampler_options": tuple(a["sampler_options"]), "trials": int(a["trials"])}
+    """WbRandomIoUCrop's arguments (the Kornia module's and the Albumentations transform's)."""
+    return {"scale": tuple(float(v) for v in a["scale"]), "aspect_ratio": tuple(float(v) for v in a["aspect_ratio"]),
+            "sampler_options": tuple(float(v) for v in a["sampler_options"]), "trials": int(a["trials"])}
 
 
 def _wb_iou_crop(built, notes):
-    """The export's WbRandomIoUCrop, from its arguments."""
-    return {"scale": [float(v) for v in built["scale"]], "aspect_ratio": [float(v) for v in built["aspect_ratio"]],
-            "sampler_options": [float(v) for v in built["sampler_options"]], "trials": int(built["trials"])}
+    """The export's WbRandomIoUCrop, from its arguments (_module_args' inverse)."""
+    return {name: list(value) if isinstance(value, tuple) else value for name, value in _module_args(built).items()}
 
 
 def _dali_iou_crop(a, c, d):
