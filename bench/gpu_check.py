@@ -247,7 +247,8 @@ def install_wheels(folder: Path, target: Path, env: dict) -> list[str]:
     return [w.name.split("-")[0] for w in missing]
 
 
-def run_tests(out: Path, clock: Clock, env: dict, files: list[str], gpu: bool, plugins: dict[str, bool]) -> Outcome:
+def run_tests(out: Path, clock: Clock, env: dict, files: list[str], gpu: bool, plugins: dict[str, bool],
+              cap_s: float = TESTS_CAP_S) -> Outcome:
     """Every test marked cuda or gpu_aware, -x off; outcome from the JUnit XML."""
     xml, log = out / "tests.xml", out / "logs" / "tests.log"
     # No notebooks here: without nbval's plugin (and nbformat's imports) pytest starts about 4 s sooner.
@@ -260,7 +261,7 @@ def run_tests(out: Path, clock: Clock, env: dict, files: list[str], gpu: bool, p
     if plugins.get("pytest-timeout"):
         argv += ["--timeout", "120"]  # one hung test must not take the whole part
     command = shlex.join(["python3", *argv[1:]])
-    rc, seconds = run_logged(argv, log, clock.allow(TESTS_CAP_S), env)
+    rc, seconds = run_logged(argv, log, clock.allow(cap_s), env)
     title = "CUDA tests (marked cuda or gpu_aware)"
     counts, failures, slowest = read_junit(xml)
     detail = (f"{counts['passed']} passed, {counts['failed']} failed, {counts['errors']} errors, "
@@ -414,6 +415,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated, of: {', '.join(PARTS)}")
     parser.add_argument("--wheels", help="a folder of extra wheels (bench/gpu_extra_wheels.sh) to install first")
     parser.add_argument("--rehearse", action="store_true", help="run the benchmarks on the CPU, small")
+    parser.add_argument("--tests-cap", type=float, default=TESTS_CAP_S,
+                        help="seconds for the tests part")
     parser.add_argument("--test-files", default=",".join(TEST_FILES), help="where pytest looks for the CUDA tests")
     args = parser.parse_args(argv)
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
@@ -446,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if "tests" in parts:
         plugins = {name: info.get(name, "missing") != "missing" for name in ("pytest-xdist", "pytest-timeout")}
-        outcomes.append(run_tests(out, clock, env, args.test_files.split(","), gpu, plugins))
+        outcomes.append(run_tests(out, clock, env, args.test_files.split(","), gpu, plugins, args.tests_cap))
         report(path, info, outcomes, args, started, args.rehearse)
     benches = [b for b in BENCHES if b.name in parts]
     if benches and not gpu and not args.rehearse:
