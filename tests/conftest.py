@@ -261,11 +261,12 @@ def assert_bench_output(stdout: str, runs: int) -> float:
     return float(last.split(": ")[1])
 
 
-def save_annotated(script, out):
-    """The exported `script`'s --save to `out` on the sample photos with their COCO file and masks."""
+def save_annotated(script, out, *more):
+    """The exported `script`'s --save to `out` on the sample photos with their COCO file and masks
+    (`more`: further arguments, such as "--device", "cuda")."""
     return subprocess.run([sys.executable, str(script), "--images", str(wb.SAMPLE_DATA), "--coco",
                            str(SAMPLE_TARGETS / "instances.json"), "--masks", str(SAMPLE_TARGETS / "masks"),
-                           "--save", str(out)], capture_output=True, text=True, timeout=300)
+                           "--save", str(out), *more], capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -284,6 +285,13 @@ def boxes_for(chain, images) -> dict:
     if not any(step.spec.reads_boxes for _, step in chain.enabled_steps()):
         return {}
     return {"boxes": [[[w / 4, h / 4, 3 * w / 4, 3 * h / 4]] for h, w in (np.shape(i)[:2] for i in images)]}
+
+
+def change_statistics(images: list[np.ndarray], before: list[np.ndarray]) -> np.ndarray:
+    """Per-channel mean and standard deviation of the change each image underwent (images in [0, 1]):
+    what two runs of a noise op (`Parity.statistics`) that draw their noise apart can agree on."""
+    diff = np.concatenate([(x - y).reshape(-1, x.shape[-1]) for x, y in zip(images, before, strict=True)])
+    return np.concatenate([diff.mean(axis=0), diff.std(axis=0)])
 
 
 def saves_without_boxes(op: str) -> bool:

@@ -5,8 +5,9 @@ import torch
 from PIL import Image
 
 import workbench as wb
-from conftest import _loaded_from
+from conftest import _loaded_from, save_annotated
 from workbench.examples import example_chain
+from workbench.runtime.annotations import targets_from_arrays
 
 cuda = pytest.mark.cuda
 
@@ -123,10 +124,10 @@ def test_new_settings_give_the_cpu_run_on_the_gpu(small_images, op, params):
 
 @cuda
 @pytest.mark.parametrize("backend", ["kornia", "dali"])
-def test_iou_crops_give_the_cpu_run_on_the_gpu(backend):
+def test_iou_crops_give_the_cpu_run_on_the_gpu(backend, tmp_path):
     """SSD's geometry (zoom out, RandomIoUCrop, flip) with the sample photos' boxes on cuda: the windows the
     CPU run draws (Kornia's from torch's CPU generator, DALI's on the host from the moved boxes), its
-    pixels (a crop copies them) and its boxes."""
+    pixels (a crop copies them) and its boxes; the export's `--save --coco --device cuda` saves the GPU run."""
     images, targets = wb.load_annotated()
     chain = wb.Chain(seed=4).add("RandomZoomOut", side_range=[1.0, 2.0]).add("RandomIoUCrop").add("HorizontalFlip")
     gpu = chain.run(images, backend=backend, device="cuda", boxes=targets["boxes"], box_labels=targets["box_labels"])
@@ -136,6 +137,15 @@ def test_iou_crops_give_the_cpu_run_on_the_gpu(backend):
         np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(c, np.float64), atol=1e-6)
     for g, c in zip(gpu.targets.boxes, cpu.targets.boxes):
         assert np.array_equal(g, c)
+    script, out = tmp_path / f"ssd_{backend}.py", tmp_path / "saved.npz"
+    chain.export(backend, path=script)
+    done = save_annotated(script, out, "--device", "cuda")
+    assert done.returncode == 0, done.stderr[-2000:]
+    saved = dict(np.load(out))
+    for n, image in enumerate(gpu.images):
+        assert np.array_equal(saved[f"image_{n:05d}"], np.asarray(image)), n
+    for a, b in zip(targets_from_arrays(saved)["boxes"], gpu.targets.boxes):
+        assert np.array_equal(a, b)
 
 
 @cuda

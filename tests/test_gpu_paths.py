@@ -18,7 +18,8 @@ from workbench.codegen import emit, load_module
 from workbench.codegen.dali import region_steps
 from workbench.ops import get_op
 
-from conftest import ROOT, assert_same_images, run_script, saved_images
+from conftest import (ROOT, assert_same_images, boxes_for, change_statistics, run_script, saved_images,
+                      saves_without_boxes)
 from dali_graph_check import merged_cpu_inputs_of_gpu_operators
 
 cuda = pytest.mark.cuda
@@ -218,11 +219,11 @@ def test_every_op_runs_on_cuda(backend, op):
     images = gpu_images()
     for p in probabilities(op):
         chain = one_op_chain(op, p)
-        gpu = chain.run(images, backend=backend, device="cuda")
+        gpu = chain.run(images, backend=backend, device="cuda", **boxes_for(chain, images))
         if not get_op(op).supports(backend, "cpu"):  # GPU only: the CPU refuses it (tested without a GPU)
             assert [a.shape for a in list(gpu.images)] == [a.shape for a in images], f"{op} p={p}"
             continue
-        cpu = chain.run(images, backend=backend, device="cpu")
+        cpu = chain.run(images, backend=backend, device="cpu", **boxes_for(chain, images))
         # Drawn-size ops leave a list of images at sizes of their own; the rest, one batch array.
         on_gpu, on_cpu = (list(r.images) if isinstance(r.images, list) else [r.images] for r in (gpu, cpu))
         assert gpu.device == "cuda" and isinstance(gpu.images, list) == isinstance(cpu.images, list)
@@ -243,7 +244,9 @@ def test_dali_gpu_operators_give_the_cpu_operators_pixels(op):
     """DALI's GPU operators are other kernels than its CPU ones (warp_affine, warp_perspective, CLAHE,
     resize, filters, ...): at the op's parity settings, where DALI draws on its CPU operators on both
     devices, the GPU run draws alike, gives the same sizes and is within the op's cross-backend parity
-    tolerance of the CPU run (at least 1/255, torchvision's bound), border pixels left out."""
+    tolerance of the CPU run (at least 1/255, torchvision's bound), border pixels left out. A noise op
+    (`Parity.statistics`) draws its per-pixel noise on the device, where each device's generator draws
+    its own: there the change's mean and spread agree instead."""
     spec = get_op(op)
     photos = [np.ascontiguousarray(i[:300, :300]) for i in wb.load_images(ROOT / "sample_data")[:4]]
     images = [np.ascontiguousarray(i[:96, :128]) for i in photos] if spec.parity.same_size else photos
@@ -251,11 +254,17 @@ def test_dali_gpu_operators_give_the_cpu_operators_pixels(op):
     if spec.mixes_batch:
         chain.add("Resize", size=[96, 96])
     chain.add(op, p=1.0, **dict(spec.parity.params))
-    cpu = chain.run(images, backend="dali", device="cpu")
-    gpu = chain.run(images, backend="dali", device="cuda")
+    cpu = chain.run(images, backend="dali", device="cpu", **boxes_for(chain, images))
+    gpu = chain.run(images, backend="dali", device="cuda", **boxes_for(chain, images))
     assert gpu.params == cpu.params, f"{op}: DALI's draws depend on the device"
     a, b = unit_images(cpu.images), unit_images(gpu.images)
     assert [x.shape for x in a] == [x.shape for x in b], f"{op}: sizes differ between the devices"
+    if spec.parity.statistics:
+        before = unit_images(images)
+        gap = np.abs(change_statistics(a, before) - change_statistics(b, before)).max()
+        assert gap <= spec.parity.mae + 1e-9, \
+            f"{op}: the change's mean and std differ by {gap * 255:.2f}/255 between the devices"
+        return
     border = spec.parity.border
     inner = [x[border:x.shape[0] - border, border:x.shape[1] - border] for x in a]
     inner_gpu = [x[border:x.shape[0] - border, border:x.shape[1] - border] for x in b]
@@ -266,10 +275,12 @@ def test_dali_gpu_operators_give_the_cpu_operators_pixels(op):
 
 
 @cuda
-@pytest.mark.parametrize("backend,op", [("kornia", op) for op in KORNIA_OPS] + [("dali", op) for op in DALI_OPS])
+@pytest.mark.parametrize("backend,op", [("kornia", op) for op in KORNIA_OPS if saves_without_boxes(op)]
+                         + [("dali", op) for op in DALI_OPS if saves_without_boxes(op)])
 def test_export_equals_run_on_cuda_for_every_op(backend, op, tmp_path):
     """One test per op (each runs the exported script in a process of its own): the GPU check's
-    workers share them out, where one test looping over every op ran past its time cap."""
+    workers share them out, where one test looping over every op ran past its time cap. An op that
+    draws from the boxes saves with --coco in tests/test_cuda.py."""
     from PIL import Image
 
     folder = tmp_path / "images"

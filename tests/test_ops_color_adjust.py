@@ -294,6 +294,42 @@ def test_clahe_default_arguments_import_and_near_misses_name_the_parameter():
         _map(A.CLAHE(tile_grid_size=(8, 100)))
 
 
+@pytest.mark.parametrize("tiles", [(8, 8), (3, 5), (16, 2)])
+def test_dali_clahe_runs_on_the_tiles_cv2_pads_to(sample_images, tiles):
+    """DALI's lowering pads the lightness to the whole tiles cv2.createCLAHE pads it to (reflect-101, and
+    a whole tile more on a side that divides when the other does not) before fn.clahe, and cuts it back:
+    DALI's GPU kernel takes smaller last tiles instead of padding, so only on whole tiles do both of
+    DALI's kernels compute OpenCV's CLAHE. On the CPU the result stays cv2's, level for level; a side
+    shorter than a tile is left unpadded (cv2 mirrors it more than once)."""
+    from nvidia.dali import fn, pipeline_def, types
+
+    from workbench.runtime.dali_ops.clahe import cut_to_size, on_whole_tiles
+
+    rng = np.random.default_rng(0)
+    grey = [np.ascontiguousarray(_lightness(image)[:, :, None]) for image in sample_images[:6]]
+    grey += [rng.integers(0, 256, (h, w, 1), dtype=np.uint8) for h, w in [(101, 77), (40, 64), (64, 40), (3, 5)]]
+
+    @pipeline_def(batch_size=len(grey), num_threads=1, device_id=None)
+    def pipeline():
+        x = fn.external_source(source=lambda: grey, layout="HWC", batch=True)
+        hw = fn.cast(x.shape(), dtype=types.FLOAT)
+        padded = on_whole_tiles(x, hw[0], hw[1], *tiles)
+        equalised = fn.clahe(padded, tiles_x=tiles[0], tiles_y=tiles[1], clip_limit=2.0)
+        return padded, cut_to_size(equalised, hw[0], hw[1])
+
+    pipe = pipeline()
+    pipe.build()
+    padded, equalised = ([np.array(t)[:, :, 0] for t in out] for out in pipe.run())
+    for g, pad, got in zip(grey, padded, equalised):
+        (h, w), (tx, ty) = g.shape[:2], tiles
+        whole = h % ty == 0 and w % tx == 0
+        fits = ty - h % ty <= h - 1 and tx - w % tx <= w - 1
+        expected = g[:, :, 0] if whole or not fits else \
+            cv2.copyMakeBorder(g[:, :, 0], 0, ty - h % ty, 0, tx - w % tx, cv2.BORDER_REFLECT_101)
+        assert np.array_equal(pad, expected), (g.shape, tiles)
+        assert np.array_equal(got, cv2.createCLAHE(clipLimit=2.0, tileGridSize=tiles).apply(g[:, :, 0])), g.shape
+
+
 def test_clahe_non_square_grid_agrees_with_albumentations(small_images):
     pipeline = A.Compose([A.CLAHE(clip_limit=(2.5, 2.5), tile_grid_size=(2, 6), p=1.0)], seed=0)
     chain = wb.Chain.from_albumentations(pipeline)

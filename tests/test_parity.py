@@ -6,7 +6,7 @@ import pytest
 import workbench as wb
 from workbench.ops import REGISTRY
 
-from conftest import boxes_for
+from conftest import boxes_for, change_statistics
 
 BACKENDS = ("kornia", "dali", "albumentations")
 # Every (op, backend, other backend) where both backends support the op on the CPU: each is compared
@@ -38,12 +38,6 @@ def photos(sample_images):
     return sample_images[:8]
 
 
-def statistics(images: list[np.ndarray], before: list[np.ndarray]) -> np.ndarray:
-    """Per-channel mean and standard deviation of the change each image underwent."""
-    diff = np.concatenate([(x - y).reshape(-1, x.shape[-1]) for x, y in zip(images, before, strict=True)])
-    return np.concatenate([diff.mean(axis=0), diff.std(axis=0)])
-
-
 # op -> its parity chain's run on its first backend (read only).
 FIRST_RUNS: dict[str, wb.RunResult] = {}
 
@@ -71,7 +65,7 @@ def test_op_agrees_across_backends(op, backend, other, photos, small_images, squ
             assert mae <= spec.parity.mae + 1e-9 and psnr >= spec.parity.psnr, \
                 f"{op} on {result.backend}: {mae * 255:.2f}/255, {psnr:.1f} dB from the reference at its own draws"
     elif spec.parity.statistics:
-        gap = np.abs(statistics(a, before) - statistics(b, before)).max()
+        gap = np.abs(change_statistics(a, before) - change_statistics(b, before)).max()
         assert gap <= spec.parity.mae + 1e-9, f"{op}: mean/std of the change differ by {gap * 255:.2f}/255"
     else:
         mae, psnr = errors(a, b, spec.parity.border)

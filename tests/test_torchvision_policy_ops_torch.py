@@ -22,6 +22,7 @@ import pytest
 torchvision = importlib.import_module("torchvision") if os.environ.get("CI") else pytest.importorskip("torchvision")
 import torch  # noqa: E402
 from torchvision.transforms import v2  # noqa: E402
+from torchvision.transforms import InterpolationMode  # noqa: E402
 
 import workbench as wb  # noqa: E402
 from workbench.runtime.kornia_modules import torchvision_policy_ops as ops  # noqa: E402
@@ -98,9 +99,11 @@ def _ours(name, tv_magnitude):
 
 
 def _torchvision(image, name, tv_magnitude, interpolation):
-    policy = v2.RandAugment(interpolation=interpolation)
+    # The enum, not its string: torchvision 0.26 (the GPU machines') takes no string here.
+    mode = InterpolationMode(interpolation)
+    policy = v2.RandAugment(interpolation=mode)
     return policy._apply_image_or_video_transform(image, TRANSFORM_IDS[name], tv_magnitude,
-                                                  interpolation=interpolation, fill=policy._fill)
+                                                  interpolation=mode, fill=policy._fill)
 
 
 def _mismatch(ours, theirs):

@@ -223,10 +223,12 @@ def _dali_clahe(a, c, d):
     levels = clahe_levels(*a["clip_limit"])
     tiles, uint8 = f"tiles_x={int(a['tiles_x'])}, tiles_y={int(a['tiles_y'])}", _uint8(c)
     index, lightness, equalised, at = v("clip_index"), v("lightness"), v("equalised"), v("levels")
+    padded = v("whole_tiles")
     body = [f"{lightness} = opencv_lightness({c.x}, uint8={uint8})",
-            f"{equalised} = clahe_at_level({lightness}, {levels[0]!r}, {tiles})" if len(levels) == 1 else
-            f"{equalised} = clahe_at_levels({lightness}, {index}, {at}, {tiles})",
-            f"{c.x} = with_lab_lightness({c.x}, {equalised}, uint8={uint8})"]
+            f"{padded} = on_whole_tiles({lightness}, {c.height}, {c.width}, {tiles})",
+            f"{equalised} = clahe_at_level({padded}, {levels[0]!r}, {tiles})" if len(levels) == 1 else
+            f"{equalised} = clahe_at_levels({padded}, {index}, {at}, {tiles})",
+            f"{c.x} = with_lab_lightness({c.x}, cut_to_size({equalised}, {c.height}, {c.width}), uint8={uint8})"]
     lines = [f"{at} = {levels!r}", f"{index}, {v('clip_limit')} = clahe_clip({d['_clip']}, {at})"]
     if c.applied == "1":
         return lines + body
@@ -273,6 +275,7 @@ CLAHE = OpSpec(
         args=lambda a: {"clip_limit": tuple(a["clip_limit"]), "tiles_x": a["tiles_x"], "tiles_y": a["tiles_y"]},
         record={"clip_limit": "clip_limit"}),
     dali=DaliLowering(draws=lambda a: {"_clip": uniform(*a["clip_limit"])}, apply=_dali_clahe, gate="arg",
+                      needs_size=True,
                       reports=("clip_limit",),
                       note="fn.clahe takes one clip limit per operator, so each image's draw is rounded to the "
                            "nearest of a set of levels (the range's ends and the multiples of 1/8 between them, "
