@@ -92,6 +92,22 @@ def classification_augmix():
     ])
 
 
+# Source kind: the classification reference's training with --mixup-alpha 0.2 --cutmix-alpha 1.0: its
+# collate mixes each batch with RandomChoice([MixUp, CutMix]) after the per-image preset.
+def classification_batch_mixing():
+    import torch
+    from torchvision.transforms import v2
+
+    return v2.Compose([
+        v2.ToImage(),
+        v2.RandomResizedCrop(176, antialias=True),
+        v2.RandomHorizontalFlip(),
+        v2.ToDtype(torch.float32, scale=True),
+        v2.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]),
+        v2.RandomChoice([v2.MixUp(alpha=0.2, num_classes=1000), v2.CutMix(alpha=1.0, num_classes=1000)]),
+    ])
+
+
 def classification_eval():
     import torch
     from torchvision.transforms import v2
@@ -269,6 +285,6 @@ def grayscale_documents():
 
 TORCHVISION = {f.__name__: f for f in (
     classification_reference, classification_randaugment, classification_autoaugment, classification_augmix,
-    classification_eval, detection_hflip, detection_multiscale, detection_lsj, detection_ssd, detection_ssdlite,
-    segmentation_train, segmentation_eval, cifar_train, self_supervised_views, dino_global_view, mae_pretrain,
-    byol_view, finetune_eval_style, robustness_handwritten, grayscale_documents)}
+    classification_batch_mixing, classification_eval, detection_hflip, detection_multiscale, detection_lsj,
+    detection_ssd, detection_ssdlite, segmentation_train, segmentation_eval, cifar_train, self_supervised_views,
+    dino_global_view, mae_pretrain, byol_view, finetune_eval_style, robustness_handwritten, grayscale_documents)}

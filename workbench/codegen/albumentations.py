@@ -31,7 +31,8 @@ OWN_TRANSFORMS = ("WbPad", "WbSharpness", "WbPerspective", "WbRandomSize", "WbRa
                   "WbTorchvisionAutoAugment",
                   # Batch mixing (runtime/albumentations_mixing.py, which the program imports): they stand in
                   # the Compose, and augment_images and the loader's collate run them on the whole batch.
-                  "WbMixUp", "WbCutMix", "WbTorchvisionMixUp", "WbTorchvisionCutMix")
+                  "WbMixUp", "WbCutMix", "WbTorchvisionMixUp", "WbTorchvisionCutMix",
+                  "WbTorchvisionMixUpOrCutMix")
 
 
 def albumentations_transform_call(step) -> str:

@@ -142,6 +142,25 @@ def photometric_distort(t: Any, notes: list[str]) -> Step:
 COMPOSITES = {"RandomPhotometricDistort": photometric_distort}
 
 
+def mixup_or_cutmix(steps: list[Step], weights: list[float]) -> Step:
+    """RandomChoice([MixUp, CutMix]) (either order), as torchvision's classification reference mixes its
+    batches: one TorchvisionMixUpOrCutMix step (a group cannot hold a step that mixes the batch).
+
+    Example:
+        >>> from workbench.model import Step
+        >>> steps = [Step.from_dict({"op": op, "params": {"alpha": a}})
+        ...          for op, a in (("TorchvisionCutMix", 1.0), ("TorchvisionMixUp", 0.2))]
+        >>> mixup_or_cutmix(steps, [0.5, 0.5]).params
+        {'mixup_alpha': 0.2, 'cutmix_alpha': 1.0, 'mixup_share': 0.5, 'cutmix_first': True}
+    """
+    alpha = {step.op: step.params["alpha"] for step in steps}
+    cutmix_first = steps[0].op == "TorchvisionCutMix"
+    share = weights[1 if cutmix_first else 0] / sum(weights)
+    return Step.from_dict({"op": "TorchvisionMixUpOrCutMix", "params": {
+        "mixup_alpha": alpha["TorchvisionMixUp"], "cutmix_alpha": alpha["TorchvisionCutMix"], "mixup_share": share,
+        "cutmix_first": cutmix_first}})
+
+
 def _container(transform: Any, position: str, children: list[Child], imported: Imported):
     """RandomApply -> Sequential group (gated together), RandomChoice -> OneOf, RandomOrder ->
     SomeOf(n = all, no replacement); ValueError when a child does not map (then listed)."""
@@ -157,6 +176,8 @@ def _container(transform: Any, position: str, children: list[Child], imported: I
             data["p"] = p
             return Step.from_dict(data)
         data = group_dict("Sequential", p, {}, steps)
+    elif name == "RandomChoice" and sorted(step.op for step in steps) == ["TorchvisionCutMix", "TorchvisionMixUp"]:
+        return mixup_or_cutmix(steps, [float(w) for w in transform.p])
     elif name == "RandomChoice":
         data = group_dict("OneOf", 1.0, {"weights": [float(w) for w in transform.p]}, steps)
     else:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..literals import literal
 from .dali_helpers import RandomOp, uniform
-from .params import Number, Range, _fail
+from .params import Flag, Number, Range, _fail
 from .spec import AlbumentationsLowering, Inverse, DaliLowering, KorniaLowering, OpSpec, Parity, TargetRule
 from . import kornia_reading as kr
 
@@ -283,4 +283,70 @@ TORCHVISION_CUTMIX = OpSpec(
     cost_hint="two erases and a copy of the batch: cheap next to decoding",
 )
 
-OPS = (MIXUP, CUTMIX, TORCHVISION_MIXUP, TORCHVISION_CUTMIX)
+
+def _dali_tv_mixup_or_cutmix(a, c, d) -> list[str]:
+    """Both of torchvision's mixers, one of them in effect per batch (`choice`, sample 0's coin): MixUp
+    blends with its weight times (1 - choice), a weight of 0 on a CutMix batch, which leaves the images
+    as they are; CutMix pastes a box whose shape is multiplied by choice, an empty one on a MixUp batch.
+    The reported weight and box are those of the one chosen."""
+    partner, choice, box, weight, anchor, shape, patch, blend, cut = (
+        c.var(n) for n in ("partner", "choice", "box", "weight", "anchor", "shape", "patch", "blend", "cut"))
+    return [
+        f"{partner} = roll_partners()",
+        f"{choice} = batch_value({d['_coin']}) * 0.0 + (batch_value({d['_coin']}) >= {float(a['mixup_share'])!r})",
+        f"{blend} = (batch_value({d['_lam_mixup']}) * -1.0 + 1.0) * (1.0 - {choice})",
+        f"{box}, {cut}, {anchor}, {shape} = tv_cutmix_window(batch_value({d['_lam_cutmix']}), "
+        f"batch_value({d['_ux']}), batch_value({d['_uy']}), {c.height}, {c.width})",
+        f"{box}, {shape} = {box} * {choice}, {shape} * {choice}",
+        f"{weight} = {blend} + {cut} * {choice}",
+        f"{c.x} = " + _call("mixup_images", c.x, partner, blend, uint8=c.scale == 255.0),
+        f"{patch} = " + _call("cutmix_patch", c.x, partner, anchor, shape),
+        f"{c.x} = " + _call("cutmix_paste", c.x, patch, anchor, shape),
+    ]
+
+
+def _tv_choice_args(a) -> dict:
+    return {"mixup_alpha": a["mixup_alpha"], "cutmix_alpha": a["cutmix_alpha"], "mixup_share": a["mixup_share"],
+            "cutmix_first": a["cutmix_first"]}
+
+
+def _wb_choice(built, notes):
+    """The export's WbTorchvisionMixUpOrCutMix, from its arguments."""
+    return {"mixup_alpha": float(built["mixup_alpha"]), "cutmix_alpha": float(built["cutmix_alpha"]),
+            "mixup_share": float(built["mixup_share"]), "cutmix_first": bool(built["cutmix_first"])}
+
+
+TORCHVISION_MIXUP_OR_CUTMIX = OpSpec(
+    name="TorchvisionMixUpOrCutMix", family="batch mixing", mixes_batch=True, targets=TargetRule(mix="choice"),
+    always_applies=True, always_applies_why="torchvision's RandomChoice has no p: it mixes every batch it is given",
+    doc="torchvision's RandomChoice([MixUp, CutMix]), as its classification reference mixes each batch: one of "
+        "TorchvisionMixUp and TorchvisionCutMix per batch, MixUp with probability `mixup_share`, then that one's "
+        "draws and mixing (each image with the one before it, the labels mixed by the same weight). Kornia draws as "
+        "torchvision does (the same choice and mixing for the same seed; `cutmix_first` is torchvision's list "
+        "order, which decides which of its draws picks which). Reported as the chosen one is (partner, weight, "
+        "CutMix's box: empty for MixUp) and `choice`: 0 MixUp, 1 CutMix.",
+    params=(Number("mixup_alpha", "MixUp's lambda ~ Beta(alpha, alpha)", 1.0, lo=0.01, hi=100.0, slider=(0.05, 4.0)),
+            Number("cutmix_alpha", "CutMix's lambda ~ Beta(alpha, alpha)", 1.0, lo=0.01, hi=100.0,
+                   slider=(0.05, 4.0)),
+            Number("mixup_share", "the probability that a batch gets MixUp (else CutMix)", 0.5, lo=0.0, hi=1.0),
+            Flag("cutmix_first", "CutMix comes first in torchvision's list (only its draw order changes)", False)),
+    kornia=KorniaLowering("WbTorchvisionMixUpOrCutMix", _tv_choice_args,
+                          record={"partner": "partner", "weight": "weight", "box": "box", "choice": "choice"},
+                          local=True, from_module=_wb_choice),
+    dali=DaliLowering(
+        needs_size=True, reports=("partner", "weight", "box", "choice"),
+        draws=lambda a: {"_coin": uniform(0.0, 1.0), "_lam_mixup": _beta({"alpha": a["mixup_alpha"]}),
+                         "_lam_cutmix": _beta({"alpha": a["cutmix_alpha"]}), "_ux": uniform(0.0, 1.0),
+                         "_uy": uniform(0.0, 1.0)},
+        apply=_dali_tv_mixup_or_cutmix,
+        note="the choice, lambdas and centre from DALI's generator (sample 0's draws for the batch); both mixers are "
+             "built, the one not chosen with a zero weight or an empty box"),
+    albumentations=AlbumentationsLowering(
+        "WbTorchvisionMixUpOrCutMix", _tv_choice_args,
+        record={"partner": "partner", "weight": "weight", "box": "box", "choice": "choice"},
+        note=_ALBUMENTATIONS_NOTE.format("WbTorchvisionMixUpOrCutMix") + "; uint8 images are rounded back to uint8 "
+             "after MixUp's blend"),
+    cost_hint="MixUp's blend or CutMix's paste per batch (DALI builds both): about a brightness change",
+)
+
+OPS = (MIXUP, CUTMIX, TORCHVISION_MIXUP, TORCHVISION_CUTMIX, TORCHVISION_MIXUP_OR_CUTMIX)

@@ -220,7 +220,7 @@ class TargetRule:
     sample's row; `field`: for a displacement field that no matrix describes (the distortions), its
     (to_source, to_target) point maps from its params, the sample's row and the image size;
     `erase`: the rectangles an occlusion step erased (masks are marked there only
-    when the chain asks); `mix`: "mixup" or "cutmix" (see runtime/targets.py's mix_samples);
+    when the chain asks); `mix`: "mixup", "cutmix" or "choice" (see runtime/targets.py's mix_samples);
     `unsupported`: why the op cannot move targets (a run with targets refuses it, naming this).
     An op with none of them leaves targets alone (colour, blur, noise, weather, normalize).
     """

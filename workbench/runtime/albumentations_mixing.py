@@ -138,8 +138,7 @@ class WbTorchvisionMixUp(RollPartners, WbMixUp):
         super().__init__(alpha=alpha, p=p)
 
     def draw(self, count, height, width):
-        lam = float(self.random_generator.beta(self.alpha, self.alpha))
-        return {"weight": np.full(count, np.float32(1.0 - lam), dtype=np.float64)}
+        return tv_mixup_draw(self.random_generator, self.alpha, count)
 
     def get_transform_init_args_names(self):
         return ("alpha",)
@@ -154,15 +153,53 @@ class WbTorchvisionCutMix(RollPartners, WbCutMix):
         super().__init__(alpha=alpha, p=p)
 
     def draw(self, count, height, width):
-        rng = self.random_generator
-        lam = float(rng.beta(self.alpha, self.alpha))
-        box = tv_cutmix_box(lam, int(rng.integers(width)), int(rng.integers(height)), height, width)
-        weight = (box[2] - box[0]) * (box[3] - box[1]) / (width * height)
-        return {"weight": np.full(count, weight, dtype=np.float64), "box": np.tile(np.asarray(box, np.float64),
-                                                                                (count, 1))}
+        return tv_cutmix_draw(self.random_generator, self.alpha, count, height, width)
 
     def get_transform_init_args_names(self):
         return ("alpha",)
+
+
+class WbTorchvisionMixUpOrCutMix(RollPartners, WbBatchMixing):
+    """torchvision's RandomChoice([MixUp, CutMix]): one of the two per batch, MixUp with probability
+    `mixup_share`, from the transform's generator, then that one's draws (tv_mixup_draw, tv_cutmix_draw)
+    and blend; `choice` 0 for MixUp, 1 for CutMix, and CutMix's `box` (an empty one for MixUp).
+    `cutmix_first` (torchvision's list order) only matters to the Kornia module's torch stream."""
+
+    def __init__(self, mixup_alpha=1.0, cutmix_alpha=1.0, mixup_share=0.5, cutmix_first=False, p=1.0):
+        super().__init__(p=p)
+        self.mixup_alpha, self.cutmix_alpha = float(mixup_alpha), float(cutmix_alpha)
+        self.mixup_share, self.cutmix_first = float(mixup_share), bool(cutmix_first)
+
+    def draw(self, count, height, width):
+        rng = self.random_generator
+        cutmix = bool(rng.random() >= self.mixup_share)
+        if cutmix:
+            draws = tv_cutmix_draw(rng, self.cutmix_alpha, count, height, width)
+        else:
+            draws = {**tv_mixup_draw(rng, self.mixup_alpha, count), "box": np.zeros((count, 4))}
+        return {**draws, "choice": np.full(count, float(cutmix))}
+
+    def blend(self, images, draws):
+        return (WbCutMix.blend if draws["choice"][0] else WbMixUp.blend)(self, images, draws)
+
+    def get_transform_init_args_names(self):
+        return ("mixup_alpha", "cutmix_alpha", "mixup_share", "cutmix_first")
+
+
+def tv_mixup_draw(rng, alpha, count):
+    """torchvision's MixUp draws from numpy's `rng`: one lambda ~ Beta(alpha, alpha) for the batch, the
+    partner's share `weight` = 1 - lambda (as float32) for each of `count` samples."""
+    lam = float(rng.beta(alpha, alpha))
+    return {"weight": np.full(count, np.float32(1.0 - lam), dtype=np.float64)}
+
+
+def tv_cutmix_draw(rng, alpha, count, height, width):
+    """torchvision's CutMix draws from numpy's `rng`: one lambda and one centre for the batch, its box
+    (tv_cutmix_box) and the pasted area fraction `weight`, for each of `count` samples."""
+    lam = float(rng.beta(alpha, alpha))
+    box = tv_cutmix_box(lam, int(rng.integers(width)), int(rng.integers(height)), height, width)
+    weight = (box[2] - box[0]) * (box[3] - box[1]) / (width * height)
+    return {"weight": np.full(count, weight, dtype=np.float64), "box": np.tile(np.asarray(box, np.float64), (count, 1))}
 
 
 def mixes_batch(transform):

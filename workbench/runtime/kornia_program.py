@@ -123,8 +123,12 @@ def mix_draws(module, params=None):
     [x0, y0, x1, y1) in pixels."""
     params = module._params if params is None else params
     draws = {"batch_prob": params["batch_prob"]}
+    if "choice" in params:  # one of MixUp and CutMix per batch: which, and a box for either (MixUp's empty)
+        draws["choice"] = params["choice"]
     if "mixup_pairs" in params:
         draws.update(partner=params["mixup_pairs"], weight=params["mixup_lambdas"])
+        if "choice" in params:
+            draws["box"] = torch.zeros((len(params["mixup_pairs"]), 4), dtype=torch.float32)
         return draws
     # CutMix, one box per sample (num_mix=1); far corners are inclusive, so an empty box has size 0.
     corners = params["crop_src"][0]

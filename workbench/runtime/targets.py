@@ -904,8 +904,9 @@ def erase_sample(sample, rectangles, settings):
 
 
 def mix_samples(samples, rows, kind, settings):
-    """The targets after a batch-mixing step: `kind` "mixup" or "cutmix", rows[n] the sample's
-    draws (partner, weight, and CutMix's box [x0, y0, x1, y1)).
+    """The targets after a batch-mixing step: `kind` "mixup" or "cutmix", or "choice" (either, as the
+    row's `choice` says: 0 MixUp, 1 CutMix), rows[n] the sample's draws (partner, weight, and CutMix's
+    box [x0, y0, x1, y1)).
 
     MixUp shows both images at once: each sample keeps its boxes and gains its partner's (labels
     with them); its mask becomes the partner's where the partner's share is over one half (a label
@@ -919,7 +920,7 @@ def mix_samples(samples, rows, kind, settings):
         if not row.get("applied"):
             continue
         other = before[int(row["partner"])]
-        if kind == "mixup":
+        if kind == "mixup" or (kind == "choice" and not row["choice"]):
             if sample.get("mask") is not None and float(row["weight"]) > 0.5:
                 sample["mask"] = _copy(other["mask"])
             if sample.get("boxes") is not None:
@@ -957,7 +958,7 @@ def move_steps(plan, rows, samples, settings):
     above) with "size" (a kind of output_size) and "keep_centres" (drop the boxes whose centre falls
     outside the reported crop_box, as RandomIoUCrop), or "field" (a displacement field's function
     above), or "erase" (a function giving the
-    erased rectangles), or "mix" ("mixup" / "cutmix"), or "steps" (a group's children, run in
+    erased rectangles), or "mix" ("mixup" / "cutmix" / "choice"), or "steps" (a group's children, run in
     their order where the sample's row says they applied), and "params". Entries with none of
     these leave targets alone (colour, blur, noise, weather, normalize). `rows[n]`: sample n's rows,
     one per step (RunResult.params[n]). `samples[n]`: its targets (see move_sample), changed in place.

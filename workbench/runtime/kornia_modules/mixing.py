@@ -67,3 +67,30 @@ class WbTorchvisionCutMix(K.RandomCutMixV2, RecordsArguments):
         return {"mix_pairs": torch.tensor(tv_roll_partners(count)).reshape(1, count),
                 "crop_src": corners.expand(1, count, 4, 2).clone(),
                 "image_shape": torch.tensor([height, width], dtype=torch.float32)}
+
+
+class WbTorchvisionMixUpOrCutMix(K.RandomMixUpV2, RecordsArguments):
+    """torchvision's RandomChoice([MixUp, CutMix]) on a batch (its classification reference mixes each
+    batch so, in the collate): one of the two per batch, drawn as RandomChoice draws it (torch.multinomial
+    over its weights, in its list's order: `cutmix_first` when CutMix comes first), then that one's draws
+    (WbTorchvisionMixUp, WbTorchvisionCutMix); reported as either is, with `choice` (0 MixUp, 1 CutMix)
+    and CutMix's box (an empty one for MixUp)."""
+
+    def __init__(self, mixup_alpha=1.0, cutmix_alpha=1.0, mixup_share=0.5, cutmix_first=False, p=1.0):
+        super().__init__(p=p)
+        self.mixup, self.cutmix = WbTorchvisionMixUp(mixup_alpha), WbTorchvisionCutMix(cutmix_alpha)
+        self.mixup_share, self.cutmix_first = float(mixup_share), bool(cutmix_first)
+
+    def generate_parameters(self, batch_shape):
+        share = self.mixup_share
+        weights = [1.0 - share, share] if self.cutmix_first else [share, 1.0 - share]
+        index = int(torch.multinomial(torch.tensor(weights), 1))
+        cutmix = index == (0 if self.cutmix_first else 1)
+        params = (self.cutmix if cutmix else self.mixup).generate_parameters(batch_shape)
+        params["choice"] = torch.full((int(batch_shape[0]),), float(cutmix), dtype=torch.float64)
+        return params
+
+    def apply_transform(self, input, params, maybe_flags=None):
+        if "crop_src" in params:
+            return self.cutmix.apply_transform(input, params, maybe_flags)
+        return super().apply_transform(input, params, maybe_flags)
