@@ -440,7 +440,7 @@ def test_chains_saved_with_single_numbers_still_load_as_ranges():
     (A.GaussNoise(), "GaussianNoise", {"std": [0.2, 0.44]}),
     (A.CoarseDropout(), "CoarseDropout", {"holes": [1, 2], "height": [0.1, 0.2], "width": [0.1, 0.2], "value": 0.0}),
     (A.GaussianBlur(), "GaussianBlur", {"sigma": [0.5, 3.0], "kernel_size": [21, 21]}),
-    (A.ImageCompression(), "JpegCompression", {"quality": [99.0, 100.0]}),
+    (A.ImageCompression(), "JpegCompression", {"quality": [99.0, 100.0], "codec": "native"}),
     (A.MotionBlur(allow_shifted=False), "MotionBlur", {"kernel_size": [3, 7], "angle": [0.0, 360.0],
                                                        "direction": [-1.0, 1.0], "allow_shifted": False}),
     # Albumentations' default moves the kernel off centre at random.

@@ -8,11 +8,13 @@ accounted for: it maps, it only changes the layout, or `chain.unmapped` gives th
 nearest op.
 """
 import importlib
+import io
 import os
 
 import cv2
 import numpy as np
 import pytest
+from PIL import Image
 
 # CI must compare with the real thing, never skip it: scripts/test.sh installs torchvision.
 torchvision = importlib.import_module("torchvision") if os.environ.get("CI") else pytest.importorskip("torchvision")
@@ -400,9 +402,45 @@ def test_color_jitter_applies_its_kinds_in_each_samples_order_as_torchvision(bac
         assert float(np.abs(ours - theirs).mean()) <= TOLERANCE, (backend, row["order"])
 
 
+def _libjpeg(image, quality):
+    """What v2.JPEG does to a uint8 HWC image (encode_jpeg, then decode_jpeg: libjpeg with its defaults,
+    4:2:0 chroma, the integer DCT), through PIL's libjpeg with the same defaults, as float in [0, 1]."""
+    encoded = io.BytesIO()
+    Image.fromarray(image).save(encoded, "JPEG", quality=quality)
+    return np.asarray(Image.open(io.BytesIO(encoded.getvalue())).convert("RGB"), np.float64) / 255.0
+
+
+def _torchvision_codes_jpeg() -> bool:
+    """Whether torchvision's JPEG codec (its C++ image library) loads here: not beside the tests' CPU
+    torch (tests/torchvision_beside_cpu_torch.py), yes on the GPU machines' torchvision."""
+    try:
+        v2.JPEG(50)(torch.zeros(3, 8, 8, dtype=torch.uint8))
+    except RuntimeError:
+        return False
+    return True
+
+
+@pytest.mark.gpu_aware
+@pytest.mark.parametrize("quality", [10, 50, 95])
+def test_jpeg_gives_torchvisions_libjpeg_pixels_on_every_backend(photos, quality):
+    """An imported v2.JPEG codes with the libjpeg codec: every backend gives libjpeg's pixels, PIL's round
+    trip here and, where torchvision's own codec loads (the GPU check runs this there), v2.JPEG's own."""
+    chain = _imported(v2.JPEG(quality))
+    assert chain.steps[0].op == "JpegCompression" and chain.steps[0].params["codec"] == "libjpeg"
+    expected = [_libjpeg(image, quality) for image in photos]
+    if _torchvision_codes_jpeg():
+        theirs = [_array(v2.JPEG(quality)(_tensor(image, uint8=True))) for image in photos]
+        for t, e in zip(theirs, expected):
+            assert np.array_equal(t, e), "torchvision's JPEG is not libjpeg's with its defaults here"
+    for backend in ("kornia", "dali", "albumentations"):
+        result = chain.run(photos, backend=backend, device="cpu")
+        for ours, e in zip(result.images, expected):
+            ours = np.asarray(ours, np.float64) / (255.0 if np.asarray(ours).dtype == np.uint8 else 1.0)
+            assert np.abs(ours - e).max() <= 1e-6, (backend, quality)
+
+
 # Mapped transforms whose pixels this file does not compare with torchvision's yet, and why.
 NOT_COMPARED = {
-    "JPEG": "torchvision codes JPEG in its C++ library, which does not load beside the CPU torch of the tests",
     "RandomPhotometricDistort": "compared above at the imported group's draws (a group of steps, not one op)",
 }
 
@@ -422,7 +460,7 @@ def test_every_v2_transform_class_is_accounted_for():
     compared = {"RandomHorizontalFlip", "RandomVerticalFlip", "RandomGrayscale", "Grayscale", "RandomInvert",
                 "RandomSolarize", "RandomPosterize", "RandomEqualize", "RandomAutocontrast", "RandomAdjustSharpness",
                 "GaussianBlur", "Normalize", "CenterCrop", "Resize", "RandomRotation", "RandomAffine",
-                "RandomChannelPermutation", "GaussianNoise", "RandomCrop"} | {c[0] for c in DRAWN}
+                "RandomChannelPermutation", "GaussianNoise", "RandomCrop", "JPEG"} | {c[0] for c in DRAWN}
     # Compared in tests/test_drawn_sizes.py (sizes and pixels, on every backend).
     compared |= {"RandomShortestSize", "RandomResize", "ScaleJitter", "RandomZoomOut", "ColorJitter"}
     # Compared in tests/test_iou_crop.py (the same windows, pixels and boxes as torchvision for a seed) and
@@ -497,3 +535,15 @@ def test_an_antialiased_resized_crop_exports_as_it_runs(backend, tmp_path, photo
             "albumentations": "WbRandomResizedCrop("}[backend] in source
     if backend == "kornia":  # the loader's batched crop cannot filter: mixed sizes crop image by image
         assert "RESIZED_CROP = None" in source
+
+
+@pytest.mark.parametrize("backend", ["kornia", "dali", "albumentations"])
+def test_the_libjpeg_codec_exports_as_it_runs(backend, tmp_path, photos):
+    """The libjpeg codec in the exported program (Kornia's WbLibjpegJPEG, Albumentations' WbLibjpegCompression
+    copied into it): --save == run, at qualities drawn per image; a fresh interpreter, so the copied classes
+    must bring what they use."""
+    from conftest import assert_save_equals_run
+
+    folder = _png_folder(tmp_path, photos)
+    chain = wb.Chain(seed=2).add("JpegCompression", p=0.7, quality=[20, 90], codec="libjpeg")
+    assert_save_equals_run(chain, folder, tmp_path, seeds=[4], backend=backend, fresh=1)

@@ -25,14 +25,12 @@ LOCAL_TRANSFORMS = {"Resize": "WbResize", "LongestMaxSize": "WbLongestMaxSize",
                     "RandomResizedCrop": "WbRandomResizedCrop"}
 # The workbench's transforms of ops Albumentations has no class for (in TRANSFORMS, the policies in
 # POLICIES and TV_POLICIES): a lowering names them itself.
-OWN_TRANSFORMS = ("WbPad", "WbSharpness", "WbPerspective", "WbRandomSize", "WbRandomZoomOut", "WbRandomIoUCrop",
-                  "WbRandAugment",
-                  "WbTrivialAugment", "WbAutoAugment", "WbTorchvisionRandAugment", "WbTorchvisionTrivialAugmentWide",
-                  "WbTorchvisionAutoAugment",
+OWN_TRANSFORMS = ("WbPad", "WbSharpness", "WbLibjpegCompression", "WbPerspective", "WbRandomSize", "WbRandomZoomOut",
+                  "WbRandomIoUCrop", "WbRandAugment", "WbTrivialAugment", "WbAutoAugment", "WbTorchvisionRandAugment",
+                  "WbTorchvisionTrivialAugmentWide", "WbTorchvisionAutoAugment",
                   # Batch mixing (runtime/albumentations_mixing.py, which the program imports): they stand in
                   # the Compose, and augment_images and the loader's collate run them on the whole batch.
-                  "WbMixUp", "WbCutMix", "WbTorchvisionMixUp", "WbTorchvisionCutMix",
-                  "WbTorchvisionMixUpOrCutMix")
+                  "WbMixUp", "WbCutMix", "WbTorchvisionMixUp", "WbTorchvisionCutMix", "WbTorchvisionMixUpOrCutMix")
 
 
 def albumentations_transform_call(step) -> str:
@@ -50,7 +48,7 @@ def albumentations_transform_call(step) -> str:
                                  f"backends that support it: {', '.join(spec.backends) or 'none'}")
     kwargs = dict(spec.albumentations.args(step.params))
     kwargs["p"] = float(step.p)
-    name = identifier(spec.albumentations.transform)
+    name = identifier(spec.albumentations.transform_for(step.params))
     return call(name if name in OWN_TRANSFORMS else LOCAL_TRANSFORMS.get(name, f"A.{name}"), kwargs)
 
 
@@ -68,7 +66,7 @@ def local_transforms(steps) -> list[str]:
         if step.is_group:
             found = local_transforms(step.enabled_steps())
         else:
-            name = step.spec.albumentations.transform if step.spec.albumentations else None
+            name = step.spec.albumentations.transform_for(step.params) if step.spec.albumentations else None
             found = [LOCAL_TRANSFORMS[name]] if name in LOCAL_TRANSFORMS else [name] if name in OWN_TRANSFORMS else []
         names += [found_name for found_name in found if found_name not in names]
     return names

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..literals import literal
 from .dali_helpers import RandomOp, uniform
-from .params import Flag, Number, Range, Span
+from .params import Choice, Flag, Number, Range, Span
 from .spec import AlbumentationsLowering, DaliLowering, KorniaLowering, OpSpec, Parity, Inverse, kernel_reach
 from . import kornia_reading as kr
 from . import torchvision_reading as tv
@@ -338,9 +338,18 @@ def _k_jpeg(m, notes):
 
 
 def _tv_jpeg(t, notes):
-    notes.append("v2.JPEG codes with torchvision's libjpeg; each backend codes with its own encoder (see "
-                 "JpegCompression's notes in docs/ops.md)")
-    return {"quality": [float(t.quality[0]), float(t.quality[1])]}
+    """v2.JPEG codes with libjpeg's defaults: the libjpeg codec gives its pixels on every backend."""
+    return {"quality": [float(t.quality[0]), float(t.quality[1])], "codec": "libjpeg"}
+
+
+def _wb_libjpeg(built, notes):
+    """The export's WbLibjpegJPEG (the libjpeg codec), from its arguments."""
+    low, high = kr.pair_of(built["jpeg_quality"], "jpeg_quality")
+    return {"quality": [low, high], "codec": "libjpeg"}
+
+
+def _libjpeg(a) -> bool:
+    return a["codec"] == "libjpeg"
 
 
 JPEG_COMPRESSION = OpSpec(
@@ -354,22 +363,30 @@ JPEG_COMPRESSION = OpSpec(
     cost_hint="a full JPEG encode and decode per image; on the CPU it is one of the slower ops.",
     doc="Encode and decode as JPEG at a quality drawn from `quality` (1 = worst, 100 = best), "
         "adding blocking and ringing artefacts.",
-    params=(Range("quality", "JPEG quality range (1-100)", (50.0, 95.0), lo=1.0, hi=100.0),),
+    params=(Range("quality", "JPEG quality range (1-100)", (50.0, 95.0), lo=1.0, hi=100.0),
+            Choice("codec", "whose coder: each backend's own (native: Kornia's differentiable approximation, "
+                            "OpenCV's for Albumentations, DALI's libjpeg-turbo), or libjpeg's with its defaults on "
+                            "every backend (libjpeg: torchvision's v2.JPEG and PIL's pixels; not differentiable)",
+                   "native", options=("native", "libjpeg"))),
     kornia=KorniaLowering("RandomJPEG", lambda a: {"jpeg_quality": tuple(a["quality"])},
-                          record={"jpeg_quality": "quality"}),
+                          record={"jpeg_quality": "quality"}, local_variant="WbLibjpegJPEG", local_when=_libjpeg,
+                          from_module=_wb_libjpeg),
     dali=DaliLowering(
         draws=lambda a: {"_quality": uniform(*a["quality"])}, reports=("quality",), apply=_dali_jpeg,
-        note="fn.jpeg_compression_distortion is DALI's own codec with whole-number qualities (Kornia's is a "
-             "differentiable approximation with continuous ones): 1.1/255 mean abs error from Kornia at quality "
-             "50 on the sample photos, about a quarter of what the coding itself changes",
+        note="fn.jpeg_compression_distortion codes with libjpeg's defaults at whole-number qualities, the libjpeg "
+             "codec's pixels exactly (PIL's and torchvision's), whichever codec is chosen; Kornia's native codec is a "
+             "differentiable approximation with continuous qualities: 1.1/255 mean abs error from it at quality 50 "
+             "on the sample photos, about a quarter of what the coding itself changes",
     ),
     albumentations=AlbumentationsLowering(
         "ImageCompression",
         lambda a: {"compression_type": "jpeg",
                    "quality_range": (int(math.floor(a["quality"][0] + 0.5)), int(math.floor(a["quality"][1] + 0.5)))},
         record={"quality": "quality"}, from_transform=_from_image_compression,
-        note="codes with OpenCV's libjpeg at whole-number qualities: 1.3/255 mean abs error from Kornia and "
-             "0.8/255 from DALI at quality 50 on the sample photos",
+        local_variant="WbLibjpegCompression", local_when=_libjpeg,
+        note="the native codec is A.ImageCompression's (OpenCV's coder) at whole-number qualities: 1.3/255 mean abs "
+             "error from Kornia and 0.8/255 from DALI at quality 50 on the sample photos; the libjpeg codec writes "
+             "the workbench's WbLibjpegCompression (the same draws, libjpeg's coding)",
     ),
 )
 

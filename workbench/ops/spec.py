@@ -75,6 +75,16 @@ class AlbumentationsLowering:
     # Other transform classes `from_transform` reads too (A.ShiftScaleRotate for Affine): only
     # these, never any subclass (A.MotionBlur is an A.Blur, but not a box blur).
     also_imports: tuple[str, ...] = ()
+    # Where Albumentations' class lacks a setting the op has (JpegCompression's libjpeg codec): the
+    # workbench's own transform (codegen/albumentations.py's OWN_TRANSFORMS), used when `local_when(params)`.
+    local_variant: str | None = None
+    local_when: Callable[[Mapping[str, Any]], bool] | None = None
+
+    def transform_for(self, params: Mapping[str, Any]) -> str:
+        """The transform class name for these validated params."""
+        if self.local_variant is not None and self.local_when(params):
+            return self.local_variant
+        return self.transform
 
 
 @dataclass(frozen=True)

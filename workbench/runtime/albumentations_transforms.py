@@ -16,6 +16,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
+from .libjpeg import libjpeg_round_trip
 from .targets import BOXES_NEEDED, drawn_sides, elastic_field, iou_crop_window, scaled_sides, zoom_out_padding
 
 
@@ -110,6 +111,19 @@ class WbPad(A.ImageOnlyTransform):
 
     def get_transform_init_args_names(self):
         return ("height", "width", "padding", "fill", "padding_mode")
+
+
+class WbLibjpegCompression(A.ImageCompression):
+    """A.ImageCompression's draws (a whole-number quality from quality_range) coded by libjpeg as
+    torchvision's v2.JPEG codes (libjpeg_round_trip), not by OpenCV's coder as Albumentations codes (1.6
+    to 6.7 levels apart on photos): JpegCompression's "libjpeg" codec. Float images are coded as 8-bit
+    levels and come back as float32."""
+
+    def apply(self, img, quality, image_type, **params):
+        if img.dtype == np.uint8:
+            return libjpeg_round_trip(img, quality)
+        levels = np.rint(np.clip(img, 0.0, 1.0) * 255.0).astype(np.uint8)
+        return (libjpeg_round_trip(levels, quality) / 255.0).astype(np.float32)
 
 
 class WbSharpness(A.ImageOnlyTransform):

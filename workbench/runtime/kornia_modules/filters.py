@@ -4,14 +4,17 @@ Kornia's blurs take one kernel size per batch; Albumentations draws one per imag
 modules draw the size per sample (an odd size, uniformly among the odd sizes of the range, as
 Albumentations' sample_odd_from_range does) and run Kornia's own filter once per drawn size on
 the samples that drew it. Values are float [0, 1]; borders mirror without the edge pixel. Also the
-modules of ISONoise (OpenCV's HLS in torch), Sharpen and Emboss (per-sample 3x3 kernels).
+modules of ISONoise (OpenCV's HLS in torch), Sharpen and Emboss (per-sample 3x3 kernels), and JPEG coded
+by libjpeg (JpegCompression's "libjpeg" codec).
 """
 from __future__ import annotations
 
 import kornia
 import kornia.augmentation as K
+import numpy as np
 import torch
 
+from ..libjpeg import libjpeg_round_trip
 from .arguments import RecordsArguments
 
 
@@ -481,3 +484,26 @@ class WbDefocus(K.IntensityAugmentationBase2D, RecordsArguments):
         width = 2 * max(8, self.radius_range[1]) + 1
         kernels = wb_defocus_kernels(params["radius"], params["alias_blur"], width)
         return kornia.filters.filter2d(input, kernels.to(input.device, input.dtype), border_type="reflect")
+
+
+class WbLibjpegJPEG(K.RandomJPEG, RecordsArguments):
+    """Kornia's RandomJPEG draws, rounded to whole-number qualities (halves up, as DALI's), coded by libjpeg
+    as torchvision's v2.JPEG codes (libjpeg_round_trip) instead of Kornia's differentiable approximation:
+    each image as 8-bit levels through the host and back to where it was (one copy each way per batch on
+    a GPU, and no gradient)."""
+
+    def __init__(self, jpeg_quality=50.0, p=0.5):
+        super().__init__(jpeg_quality=jpeg_quality, p=p)
+
+    def generate_parameters(self, batch_shape):
+        params = super().generate_parameters(batch_shape)
+        params["jpeg_quality"] = torch.floor(params["jpeg_quality"] + 0.5)
+        return params
+
+    def apply_transform(self, input, params, flags, transform=None):
+        levels = (input.clamp(0.0, 1.0) * 255.0).round().to(torch.uint8).permute(0, 2, 3, 1).cpu().numpy()
+        coded = [libjpeg_round_trip(image, int(q)) for image, q in zip(levels, params["jpeg_quality"].tolist())]
+        if not coded:
+            return input.clone()
+        out = torch.from_numpy(np.stack(coded)).permute(0, 3, 1, 2)
+        return out.to(device=input.device, dtype=input.dtype) / 255.0
