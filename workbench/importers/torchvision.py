@@ -162,8 +162,9 @@ def mixup_or_cutmix(steps: list[Step], weights: list[float]) -> Step:
 
 
 def _container(transform: Any, position: str, children: list[Child], imported: Imported):
-    """RandomApply -> Sequential group (gated together), RandomChoice -> OneOf, RandomOrder ->
-    SomeOf(n = all, no replacement); ValueError when a child does not map (then listed)."""
+    """RandomApply -> Sequential group (gated together), RandomChoice -> OneOf (of MixUp and CutMix:
+    mixup_or_cutmix), RandomOrder -> SomeOf(n = all, no replacement); ValueError when a child does not
+    map (then listed)."""
     name = type(transform).__name__
     if not every_child_mapped(children):
         raise ValueError(f"{name} holds transforms that do not map (see the entries under this position), so the "

@@ -120,7 +120,8 @@ MIXING_MODULES = (K.RandomMixUpV2, K.RandomCutMixV2)
 def mix_draws(module, params=None):
     """A mixing step's per-sample draws (from its last batch, or `params`): `partner` (batch
     index), `weight` (the partner's share of image and label) and, for CutMix, the pasted `box`
-    [x0, y0, x1, y1) in pixels."""
+    [x0, y0, x1, y1) in pixels; for the choice of the two (WbTorchvisionMixUpOrCutMix), `choice`
+    (0 MixUp, 1 CutMix) and a box either way."""
     params = module._params if params is None else params
     draws = {"batch_prob": params["batch_prob"]}
     if "choice" in params:  # one of MixUp and CutMix per batch: which, and a box for either (MixUp's empty)
