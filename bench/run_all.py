@@ -43,6 +43,9 @@ def suite(quick: bool, gpu: bool) -> list[tuple[str, list[str]]]:
         ("Tensor-resident augmentation on the CPU, fused, batch 256 (targets: >= 3x AugmentationSequential, "
          ">= 0.8x Albumentations)",
          ["tensor_resident.py", "--batch", "256", "--runs", "3" if quick else "7", "--device", "cpu"]),
+        ("chain.run on the CPU vs AugmentationSequential and Albumentations over nine chains, three batch sizes "
+         "and three image sizes (targets: median >= 3x and >= 1.0x, every row >= 0.8x Albumentations)",
+         ["cpu_sweep.py"] + (["--quick"] if quick else [])),
         ("Preview latency in the app, Kornia (target 50 ms on 2 CPU cores)",
          ["preview_latency.py", "--backend", "kornia", "--draws", "1", "--runs", runs]),
         ("Preview latency in the app, DALI",
