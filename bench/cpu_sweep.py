@@ -108,7 +108,8 @@ CASES = (
              K.RandomHorizontalFlip(p=0.5), K.RandomAffine(10.0, translate=(0.1, 0.1), scale=(0.9, 1.1), p=1.0),
              K.RandomBrightness((0.8, 1.2), p=1.0), K.Resize((320, 320), antialias=True)),
          lambda: A.Compose([
-             A.HorizontalFlip(p=0.5), A.Affine(rotate=(-10, 10), translate_percent=(-0.1, 0.1), scale=(0.9, 1.1), p=1.0),
+             A.HorizontalFlip(p=0.5),
+             A.Affine(rotate=(-10, 10), translate_percent=(-0.1, 0.1), scale=(0.9, 1.1), p=1.0),
              A.ColorJitter(brightness=(0.8, 1.2), contrast=(1.0, 1.0), saturation=(1.0, 1.0), hue=(0.0, 0.0), p=1.0),
              A.Resize(320, 320), A.ToFloat(max_value=255.0)])),
     Case("colour_heavy", "Brightness, Contrast, Saturation, Hue, Gamma, Normalize",
@@ -135,7 +136,8 @@ CASES = (
              K.RandomGaussianBlur((5, 5), (0.1, 2.0), p=1.0), K.RandomGaussianNoise(std=0.06, p=0.5),
              K.RandomMotionBlur(5, 35.0, 0.5, p=0.5), _k_normalize()),
          lambda: A.Compose([
-             A.GaussianBlur(blur_limit=(5, 5), sigma_limit=(0.1, 2.0), p=1.0), A.GaussNoise(std_range=(0.02, 0.1), p=0.5),
+             A.GaussianBlur(blur_limit=(5, 5), sigma_limit=(0.1, 2.0), p=1.0),
+             A.GaussNoise(std_range=(0.02, 0.1), p=0.5),
              A.MotionBlur(blur_limit=(3, 7), p=0.5), A.Normalize(mean=MEAN, std=STD)])),
     Case("rrc_rotate", "RandomResizedCrop 192, Rotate, VerticalFlip, Contrast, Brightness, Normalize (the issue's)",
          lambda: wb.Chain(seed=1).add("RandomResizedCrop", size=[192, 192]).add("Rotate").add("VerticalFlip", p=0.5)

@@ -20,6 +20,8 @@ from __future__ import annotations
 import kornia
 import torch
 
+from .color import jitter_functions
+
 
 def fusion_geometry(module):
     """(resample, moves_in) for a geometric step that a fused resampling can carry, else None.
@@ -329,7 +331,7 @@ def fused_colour(batch, steps, draws, gates, branches, owned=False):
     for module, drawn, gate, moved in zip(steps, draws, gates, branches):
         in_place = owned and gate is None
         if moved is not None:
-            functions = (module._brightness_fn, module._contrast_fn, module._saturation_fn, module._adjust_hue_turns)
+            functions = jitter_functions(module)
             out = batch.clamp_(0.0, 1.0) if in_place else batch.clamp(0.0, 1.0)
             for k in moved:
                 if k == 0 and functions[0] is kornia.enhance.adjust_brightness_accumulative:
