@@ -293,7 +293,7 @@ def _dali_tv_mixup_or_cutmix(a, c, d) -> list[str]:
         c.var(n) for n in ("partner", "choice", "box", "weight", "anchor", "shape", "patch", "blend", "cut"))
     return [
         f"{partner} = roll_partners()",
-        f"{choice} = batch_value({d['_coin']}) * 0.0 + (batch_value({d['_coin']}) >= {float(a['mixup_share'])!r})",
+        f"{choice} = (batch_value({d['_coin']}) >= {float(a['mixup_share'])!r}) * 1.0",
         f"{blend} = (batch_value({d['_lam_mixup']}) * -1.0 + 1.0) * (1.0 - {choice})",
         f"{box}, {cut}, {anchor}, {shape} = tv_cutmix_window(batch_value({d['_lam_cutmix']}), "
         f"batch_value({d['_ux']}), batch_value({d['_uy']}), {c.height}, {c.width})",
