@@ -347,10 +347,22 @@ def fused_colour(batch, steps, draws, gates, branches, owned=False):
             out = (batch.sub_(mean) if in_place else batch.sub(mean)).div_(std)
         else:
             out = module.apply_transform(batch, drawn, module.flags)
-        result = out if gate is None else torch.where(gate, out, batch)
+        result = out if gate is None else gated(gate, out, batch)
         owned = owned or result is not batch
         batch = result
     return batch
+
+
+def gated(gate, out, batch):
+    """torch.where(gate, out, batch) for a gate of one value per sample (N x 1 x 1 x 1). On the
+    CPU the samples left out are copied back into `out` (a new tensor) instead: the same values,
+    where torch.where took ten times an elementwise multiply there.
+    Example: gated(torch.tensor([True, False]).view(2, 1, 1, 1), torch.ones(2, 1, 1, 1),
+    torch.zeros(2, 1, 1, 1)).flatten().tolist() == [1.0, 0.0]."""
+    if out.device.type != "cpu" or out is batch:  # (a GPU's where is fast, and nonzero would wait for it)
+        return torch.where(gate, out, batch)
+    kept = (~gate.flatten()).nonzero().flatten()
+    return out.index_copy_(0, kept, batch.index_select(0, kept)) if len(kept) else out
 
 
 def fusion_channel_stats(flags, batch):
