@@ -229,7 +229,7 @@ def run_fused(plans, batch, torch_compile):
     out = None
     for first in range(0, count, chunk):
         last = min(count, first + chunk)
-        piece = run_kernels([fusion_slice(arguments, first, last, count) for *_, arguments in plans], plans,
+        piece = run_kernels([fusion_slice(arguments, slice(first, last), count) for *_, arguments in plans], plans,
                             batch[first:last], torch_compile)
         if out is None:
             out = torch.empty((count, *piece.shape[1:]), dtype=piece.dtype, device=piece.device)
@@ -244,7 +244,11 @@ def apply_step(module, batch, records, labels):
     # Drawn on the CPU (see place), applied where the batch is; recorded from the CPU copy,
     # so that reporting the draws never waits for the GPU.
     drawn = module.forward_parameters(batch.shape)
-    batch = module(batch, params=on_device(drawn, batch.device))
+    rows = rows_to_apply(module, drawn, batch)
+    if rows is None:
+        batch = module(batch, params=on_device(drawn, batch.device))
+    else:
+        batch = apply_to_rows(module, drawn, batch, rows)
     draws = mix_draws(module, drawn) if isinstance(module, MIXING_MODULES) else None
     if records is not None:
         records.append(sampled_params(module, drawn) if draws is None else
@@ -252,6 +256,34 @@ def apply_step(module, batch, records, labels):
     if labels is not None and draws is not None:
         labels = mix_labels(labels, draws)
     return batch, labels
+
+
+def rows_to_apply(module, drawn, batch):
+    """On the CPU, the samples (an index tensor) that a step whose p left some of the batch out
+    applies to, for apply_to_rows; None where Kornia's own forward runs it: on a GPU, where every
+    sample applies, and for steps other than flips and Kornia's intensity steps (whose transform
+    is per sample and keeps the size; a warp also computes a matrix, a mixing step reads the batch).
+    Kornia's forward transforms the whole batch and blends the left-out samples back with
+    torch.where, ten times an elementwise multiply on a CPU (torch.profiler, 2 cores)."""
+    applied = drawn.get("batch_prob") if isinstance(drawn, dict) else None  # (a policy draws a list)
+    if batch.device.type != "cpu" or applied is None or isinstance(module, MIXING_MODULES) \
+            or not isinstance(module, (K.IntensityAugmentationBase2D, K.RandomHorizontalFlip, K.RandomVerticalFlip)):
+        return None
+    applied = applied.to(torch.bool).flatten()
+    return None if bool(applied.all()) else applied.nonzero().flatten()
+
+
+def apply_to_rows(module, drawn, batch, rows):
+    """`module` applied with its draws `drawn` to the samples `rows` of `batch` only, the others
+    kept as they are: what Kornia's forward gives (the same values), without transforming the
+    samples it would throw away. A step that draws while it applies (noise) draws for these
+    samples only. Example: a HorizontalFlip with p = 0.5 flips the samples whose coin came up."""
+    out = batch.clone()
+    if len(rows):
+        count = int(batch.shape[0])
+        part = module.apply_transform(batch.index_select(0, rows), fusion_slice(drawn, rows, count), module.flags)
+        out.index_copy_(0, rows, part)
+    return out
 
 
 # Groups (OneOf, SomeOf, Sequential): build_augmentation writes them as StepGroup modules.

@@ -135,19 +135,21 @@ def fusion_chunk(shape, device, chunk_bytes=4 << 20):
     return max(1, min(int(shape[0]), chunk_bytes // per_sample))
 
 
-def fusion_slice(value, start, stop, count, key=None):
-    """`value` (a fused run's arguments: tensors, lists, tuples and dicts of draws, anything else
-    kept) cut to samples start:stop of a batch of `count`: every tensor whose first dimension is
-    the batch's, except Kornia's draws that describe the whole batch (its order of colour
-    steps, its input's shape).
-    Example: fusion_slice({"batch_prob": torch.ones(8)}, 2, 4, 8)["batch_prob"].shape == (2,)."""
+def fusion_slice(value, rows, count, key=None):
+    """`value` (a step's or a fused run's arguments: tensors, lists, tuples and dicts of draws,
+    anything else kept) cut to the samples `rows` (a slice, or a tensor of indices) of a batch of
+    `count`: every tensor whose first dimension is the batch's, except Kornia's draws that describe
+    the whole batch (its order of colour steps, its input's shape).
+    Example: fusion_slice({"batch_prob": torch.ones(8)}, slice(2, 4), 8)["batch_prob"].shape == (2,)."""
     if torch.is_tensor(value):
         per_sample = value.dim() > 0 and value.shape[0] == count and key not in ("order", "forward_input_shape")
-        return value[start:stop] if per_sample else value
+        if not per_sample:
+            return value
+        return value[rows] if isinstance(rows, slice) else value.index_select(0, rows.to(value.device))
     if isinstance(value, dict):
-        return {name: fusion_slice(item, start, stop, count, name) for name, item in value.items()}
+        return {name: fusion_slice(item, rows, count, name) for name, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(fusion_slice(item, start, stop, count) for item in value)
+        return type(value)(fusion_slice(item, rows, count) for item in value)
     return value
 
 
