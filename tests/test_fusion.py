@@ -284,3 +284,30 @@ def test_hue_turns_is_kornias_adjust_hue():
     expected = kornia.enhance.adjust_hue(x, turns * 2 * math.pi)
     assert (hue_turns(x, turns) - expected).abs().max() <= 2e-6
     assert (hue_turns(x, turns) - x).abs().max() > 0.5  # (it moved the hue)
+
+
+def test_steps_gated_by_p_transform_only_their_samples_with_kornias_values(cuts):
+    """On the CPU a step whose p left samples out transforms only the others (apply_to_rows):
+    the values and draws Kornia's own forward gives, whole-batch transform and torch.where blend."""
+    chain = (wb.Chain(seed=3).add("HorizontalFlip", p=0.5).add("GaussianBlur", p=0.5).add("Grayscale", p=0.5)
+             .add("GaussianNoise", p=0.5).add("VerticalFlip", p=0.5).add("Equalize", p=0.5).add("Normalize"))
+    images = cuts * 3
+    module = module_of(chain)
+    rows, records = module.augment_images(images, seed=chain.seed)
+    assert all(0 < record["batch_prob"].sum() < len(images) for record in records[:6])
+    module.rows_to_apply = lambda *args: None  # Kornia's forward for every step
+    whole, whole_records = module.augment_images(images, seed=chain.seed)
+    assert_same_records(records, whole_records)
+    assert np.array_equal(rows, whole)
+
+
+def test_gated_steps_leave_the_callers_batch_alone(cuts):
+    """A gated step writes into the batch in place only where the batch is the run's own: not into
+    the caller's, nor into a crop that is a view of it."""
+    module = module_of(wb.Chain(seed=1).add("HorizontalFlip", p=0.5).add("CenterCrop", size=[100, 100])
+                       .add("Grayscale", p=0.5))
+    batch = torch.stack([torch.from_numpy(c).permute(2, 0, 1) for c in cuts * 2]).float() / 255.0
+    before = batch.clone()
+    out = module.apply_steps(module.build_augmentation(), batch)
+    assert torch.equal(batch, before)
+    assert out.shape[-2:] == (100, 100)

@@ -173,10 +173,14 @@ def apply_steps(steps, batch, records=None, labels=None, fuse=True, torch_compil
     (soft targets, see soft_targets) as they mix the images; with `labels` the result is
     (batch, labels), else the batch."""
     segments = fusion_segments(steps) if fuse else [(None, [module]) for module in steps]
-    start = 0
+    start, given = 0, batch
     while start < len(segments):
         if segments[start][0] is None:
-            batch, labels = apply_step(segments[start][1][0], as_unit(batch), records, labels)
+            batch = as_unit(batch)
+            # A batch that shares no memory with the caller's (a crop may be a view of it) may be
+            # written into: see apply_to_rows.
+            owned = batch.untyped_storage().data_ptr() != given.untyped_storage().data_ptr()
+            batch, labels = apply_step(segments[start][1][0], batch, records, labels, owned)
             start += 1
             continue
         end = start
@@ -237,8 +241,8 @@ def run_fused(plans, batch, torch_compile):
     return out
 
 
-def apply_step(module, batch, records, labels):
-    """One step on its own: (batch, labels)."""
+def apply_step(module, batch, records, labels, owned=False):
+    """One step on its own: (batch, labels). `owned`: `batch` is not the caller's (see apply_to_rows)."""
     if hasattr(module, "choose_children"):  # a group (OneOf, SomeOf, Sequential), see StepGroup
         return run_group(module, batch, records), labels
     # Drawn on the CPU (see place), applied where the batch is; recorded from the CPU copy,
@@ -248,7 +252,7 @@ def apply_step(module, batch, records, labels):
     if rows is None:
         batch = module(batch, params=on_device(drawn, batch.device))
     else:
-        batch = apply_to_rows(module, drawn, batch, rows)
+        batch = apply_to_rows(module, drawn, batch, rows, owned)
     draws = mix_draws(module, drawn) if isinstance(module, MIXING_MODULES) else None
     if records is not None:
         records.append(sampled_params(module, drawn) if draws is None else
@@ -273,12 +277,12 @@ def rows_to_apply(module, drawn, batch):
     return None if bool(applied.all()) else applied.nonzero().flatten()
 
 
-def apply_to_rows(module, drawn, batch, rows):
+def apply_to_rows(module, drawn, batch, rows, owned=False):
     """`module` applied with its draws `drawn` to the samples `rows` of `batch` only, the others
     kept as they are: what Kornia's forward gives (the same values), without transforming the
-    samples it would throw away. A step that draws while it applies (noise) draws for these
-    samples only. Example: a HorizontalFlip with p = 0.5 flips the samples whose coin came up."""
-    out = batch.clone()
+    samples it would throw away. `owned`: `batch` is not the caller's, and is written into.
+    Example: a HorizontalFlip with p = 0.5 flips the samples whose coin came up."""
+    out = batch if owned else batch.clone()
     if len(rows):
         count = int(batch.shape[0])
         part = module.apply_transform(batch.index_select(0, rows), fusion_slice(drawn, rows, count), module.flags)

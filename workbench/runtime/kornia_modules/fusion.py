@@ -68,7 +68,7 @@ def fusion_segments(steps):
     A geometric run needs two steps and one resample mode, and either two resampling steps or
     a warp (a rotation, affine, shear, translation or perspective); a resize alone among exact
     steps leaves them exact, run as they are. A colour run needs at least two steps, or a ColorJitter
-    (whose hue a colour run moves in a third of Kornia's time: hue_turns).
+    (whose hue a colour run moves in a third of Kornia's time: hue_turns) or a Normalize (in place).
     Example: [flip, resize, rotate, ColorJitter, Normalize, GaussianBlur] ->
     [("geometry", [flip, resize, rotate]), ("colour", [ColorJitter, Normalize]),
      (None, [GaussianBlur])].
@@ -94,8 +94,10 @@ def fusion_segments(steps):
         elif fusion_colour(steps[start]):
             while end < len(steps) and fusion_colour(steps[end]):
                 end += 1
-            # A lone ColorJitter runs as a colour run too: its hue then moves by hue_turns.
-            kind = "colour" if end - start > 1 or type(steps[start]).__name__ == "ColorJitter" else None
+            # A lone ColorJitter runs as a colour run too: its hue then moves by hue_turns; so does
+            # a lone Normalize, which a run computes in place, a chunk at a time.
+            kind = "colour" if end - start > 1 or type(steps[start]).__name__ in ("ColorJitter", "Normalize") \
+                else None
         else:
             kind = None
         if kind is None:
