@@ -431,8 +431,12 @@ def on_device(params, device, dtype=None):
 
 
 def as_unit(batch):
-    """A batch as float32 in [0, 1]: uint8 levels divided by 255, a float batch as it is."""
-    return batch.float().div_(255.0) if batch.dtype == torch.uint8 else batch
+    """A batch as float32 in [0, 1]: uint8 levels divided by 255 into a contiguous NCHW tensor
+    (whatever the levels' memory layout: augment_images stacks HxWx3 images as they lie), a
+    float batch as it is."""
+    if batch.dtype != torch.uint8:
+        return batch
+    return torch.empty(batch.shape, dtype=torch.float32, device=batch.device).copy_(batch).div_(255.0)
 
 
 def to_float(images, device):
@@ -501,7 +505,7 @@ def augment_batch(augmentation, images, device, records=None, labels=None, fuse=
 def image_tensor(image):
     """An HxWx3 uint8 array as a CHW uint8 tensor that shares its memory, a read-only array (such
     as np.asarray of a PIL image) included: nothing writes into the images a chain is given
-    (torch.stack copies a batch, to_float converts an image of its own), so no copy is made
+    (augment_images stacks a batch of one size, to_float converts an image of its own), so no copy is made
     and torch's warning about read-only arrays does not apply.
     Example: image_tensor(np.zeros((4, 6, 3), np.uint8)).shape == (3, 4, 6)."""
     image = np.ascontiguousarray(image)
@@ -531,7 +535,13 @@ def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torc
     targets = None if labels is None else soft_targets(labels).to(device)
     augmentation = place(build_augmentation(), device) if augmentation is None else augmentation
     tensors = [image_tensor(image) for image in images]
-    batch = torch.stack(tensors) if len({t.shape for t in tensors}) == 1 else tensors
+    if len({t.shape for t in tensors}) == 1:
+        # One copy of the images as they lie (HxWx3 each), seen as NCHW: as_unit lays the levels out
+        # as NCHW floats while it converts them, a chunk at a time (stacking the CHW views copied
+        # the batch across layouts first, a pass of its own).
+        batch = torch.from_numpy(np.stack([np.asarray(image) for image in images])).permute(0, 3, 1, 2)
+    else:
+        batch = tensors
     cuda = [device] if device.type == "cuda" else []
     records = []
     # fork_rng: seeding here must not change the caller's random stream.
