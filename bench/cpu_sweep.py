@@ -5,8 +5,10 @@ Each chain is written three times: the workbench chain, and what an expert write
 library's own classes for the same steps and settings. All three start from the same list of uint8
 HxWx3 numpy arrays and end with one float32 NxHxWxC numpy array (Kornia's sides convert to and from a
 float tensor in [0, 1]; Albumentations runs image by image, then stacks, with ToFloat where the chain has
-no Normalize). Runs are interleaved (workbench, Kornia, Albumentations, ...) after a warm-up; each cell
-is the median of the runs. Ratios: workbench / AugmentationSequential and workbench / Albumentations.
+no Normalize). The workbench's Resize shrinks with a low-pass filter (antialias, its default), and so do
+Kornia's (antialias=True) and Albumentations' (area_for_downscale="image", OpenCV's area filter) here; the
+crops' resizes (RandomResizedCrop) filter on no side. Runs are interleaved (workbench, Kornia,
+Albumentations, ...) after a warm-up; each cell is the median of the runs. Ratios: workbench / AugmentationSequential and workbench / Albumentations.
 Usage:
 
     python bench/cpu_sweep.py                       # the whole sweep (9 chains x 3 batches x 3 sizes)
@@ -74,7 +76,8 @@ CASES = (
          lambda: wb.Chain(seed=1).add("Resize", size=[256, 256]).add("CenterCrop", size=[224, 224]).add("Normalize"),
          lambda: K.AugmentationSequential(K.Resize((256, 256), antialias=True), K.CenterCrop((224, 224)),
                                           _k_normalize()),
-         lambda: A.Compose([A.Resize(256, 256), A.CenterCrop(224, 224), A.Normalize(mean=MEAN, std=STD)])),
+         lambda: A.Compose([A.Resize(256, 256, area_for_downscale="image"), A.CenterCrop(224, 224),
+                            A.Normalize(mean=MEAN, std=STD)])),
     Case("self_supervised_view", "RandomResizedCrop 224, HorizontalFlip, ColorJitter p=0.8, Grayscale p=0.2, "
          "GaussianBlur p=0.5, Normalize",
          lambda: wb.Chain(seed=1).add("RandomResizedCrop", size=[224, 224]).add("HorizontalFlip", p=0.5)
@@ -111,7 +114,7 @@ CASES = (
              A.HorizontalFlip(p=0.5),
              A.Affine(rotate=(-10, 10), translate_percent=(-0.1, 0.1), scale=(0.9, 1.1), p=1.0),
              A.ColorJitter(brightness=(0.8, 1.2), contrast=(1.0, 1.0), saturation=(1.0, 1.0), hue=(0.0, 0.0), p=1.0),
-             A.Resize(320, 320), A.ToFloat(max_value=255.0)])),
+             A.Resize(320, 320, area_for_downscale="image"), A.ToFloat(max_value=255.0)])),
     Case("colour_heavy", "Brightness, Contrast, Saturation, Hue, Gamma, Normalize",
          lambda: wb.Chain(seed=1).add("Brightness").add("Contrast").add("Saturation").add("Hue").add("Gamma")
          .add("Normalize"),

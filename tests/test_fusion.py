@@ -311,3 +311,23 @@ def test_gated_steps_leave_the_callers_batch_alone(cuts):
     out = module.apply_steps(module.build_augmentation(), batch)
     assert torch.equal(batch, before)
     assert out.shape[-2:] == (100, 100)
+
+
+@pytest.mark.parametrize("first", [("Resize", {"size": [96, 80]}), ("RandomResizedCrop", {"size": [64, 64]}),
+                                   ("CenterCrop", {"size": [120, 100]}), ("RandomCrop", {"size": [90, 90]})])
+def test_a_first_resampling_runs_by_chunks_with_the_whole_batch_values(first, cuts, monkeypatch):
+    """A resize or crop that meets the uint8 batch on a CPU converts and resamples it a chunk at a time
+    (apply_step_by_chunks): the values and draws of the whole batch at once."""
+    op, params = first
+    chain = wb.Chain(seed=5).add(op, **params).add("HorizontalFlip", p=0.5).add("Normalize")
+    module = module_of(chain)
+    monkeypatch.setattr(module, "fusion_chunk", lambda shape, device: 2)
+    calls = []
+    by_chunks = module.apply_step_by_chunks
+    monkeypatch.setattr(module, "apply_step_by_chunks", lambda *args: calls.append(1) or by_chunks(*args))
+    chunked, chunked_records = module.augment_images(cuts + cuts[:1], seed=chain.seed)
+    assert calls == [1]
+    monkeypatch.setattr(module, "converts_by_chunks", lambda *args: False)
+    whole, whole_records = module.augment_images(cuts + cuts[:1], seed=chain.seed)
+    assert_same_records(chunked_records, whole_records)
+    assert np.array_equal(chunked, whole)
