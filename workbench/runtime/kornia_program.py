@@ -163,7 +163,7 @@ def mixes_batch(augmentation):
     return any(isinstance(module, MIXING_MODULES) for module in augmentation)
 
 
-def apply_steps(steps, batch, records=None, labels=None, fuse=True, torch_compile=False):
+def apply_steps(steps, batch, records=None, labels=None, fuse=True, torch_compile=False, channels_last=False):
     """Run `steps` in order on an NCHW batch (float in [0, 1], or uint8 levels, converted as
     to_float converts them); append each step's draws to `records`.
 
@@ -171,7 +171,8 @@ def apply_steps(steps, batch, records=None, labels=None, fuse=True, torch_compil
     once and consecutive colour steps run as one function (see fusion_segments); `torch_compile`
     runs those fused runs through torch.compile (see run_kernel). Mixing steps mix `labels`
     (soft targets, see soft_targets) as they mix the images; with `labels` the result is
-    (batch, labels), else the batch."""
+    (batch, labels), else the batch. `channels_last`: the caller wants the batch as N x H x W x C
+    (augment_images): a last fused run on a CPU then lays its chunks out so as it writes them."""
     segments = fusion_segments(steps) if fuse else [(None, [module]) for module in steps]
     start, given = 0, batch
     while start < len(segments):
@@ -191,7 +192,7 @@ def apply_steps(steps, batch, records=None, labels=None, fuse=True, torch_compil
         while end < len(segments) and segments[end][0] is not None:
             end += 1
         plans = fused_plans(segments[start:end], batch.shape, batch.device, batch.dtype)
-        batch = run_fused(plans, batch, torch_compile)
+        batch = run_fused(plans, batch, torch_compile, channels_last and end == len(segments))
         if records is not None:
             records.extend(sampled_params(module, drawn) for _, modules, draws, _ in plans
                            for module, drawn in zip(modules, draws))
@@ -225,10 +226,11 @@ def fused_plans(segments, shape, device, dtype):
     return plans
 
 
-def run_fused(plans, batch, torch_compile):
+def run_fused(plans, batch, torch_compile, channels_last=False):
     """The planned fused runs (see fused_plans) applied to `batch`, as one batch on a GPU and a
     chunk of samples at a time on a CPU (see fusion_chunk): the same values either way, each
-    sample's work being its own. `torch_compile`: see run_kernel."""
+    sample's work being its own. `torch_compile`: see run_kernel. `channels_last`: the chunks are
+    gathered into a batch laid out N x H x W x C in memory (torch.channels_last), the same values."""
     count, chunk = int(batch.shape[0]), fusion_chunk(batch.shape, batch.device)
     if chunk >= count:
         return run_kernels([arguments for *_, arguments in plans], plans, batch, torch_compile)
@@ -240,7 +242,8 @@ def run_fused(plans, batch, torch_compile):
         piece = run_kernels([fusion_slice(arguments, slice(first, last), count) for *_, arguments in plans], plans,
                             batch[first:last], torch_compile)
         if out is None:
-            out = torch.empty((count, *piece.shape[1:]), dtype=piece.dtype, device=piece.device)
+            layout = torch.channels_last if channels_last else torch.contiguous_format
+            out = torch.empty((count, *piece.shape[1:]), dtype=piece.dtype, device=piece.device, memory_format=layout)
         out[first:last] = piece
     return out
 
@@ -504,18 +507,19 @@ def apply_image_steps(steps, image, device, records=None, boxes=None, fuse=True,
 
 
 def augment_batch(augmentation, images, device, records=None, labels=None, fuse=True, torch_compile=False,
-                  boxes=None):
+                  boxes=None, channels_last=False):
     """Augment a uint8 NCHW tensor, or a list of uint8 CHW tensors of mixed sizes.
 
     Mixed sizes, or any batch with PER_IMAGE (a step draws each sample's size): the steps before
     HEAD_STEPS run per image, then the remaining steps run on the stacked batch; a list of CHW
     images comes back where the sizes still differ. With `labels` (soft targets) the result is
     (batch, mixed labels). `fuse`, `torch_compile`: see apply_steps. `boxes`: each image's boxes,
-    for the steps that read them (see apply_image_steps).
+    for the steps that read them (see apply_image_steps). `channels_last`: see apply_steps.
     """
     if torch.is_tensor(images) and not PER_IMAGE:
         # uint8 as it is: a CPU's fused runs convert it a chunk at a time (see run_fused).
-        return apply_steps(augmentation, images.to(device, non_blocking=True), records, labels, fuse, torch_compile)
+        return apply_steps(augmentation, images.to(device, non_blocking=True), records, labels, fuse, torch_compile,
+                           channels_last)
     head, tail = augmentation[:HEAD_STEPS], augmentation[HEAD_STEPS:]
     for (name, position), module in zip(STEPS, head):
         if isinstance(module, MIXING_MODULES):  # run per image, it would mix each image with itself
@@ -534,7 +538,7 @@ def augment_batch(augmentation, images, device, records=None, labels=None, fuse=
     if len({tuple(o.shape) for o in outputs}) > 1:
         out = [o[0] for o in outputs]  # no step made the sizes equal (HEAD_STEPS covers all steps)
         return out if labels is None else (out, labels)
-    return apply_steps(tail, torch.cat(outputs), records, labels, fuse, torch_compile)
+    return apply_steps(tail, torch.cat(outputs), records, labels, fuse, torch_compile, channels_last)
 
 
 def image_tensor(image):
@@ -582,7 +586,9 @@ def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torc
     # fork_rng: seeding here must not change the caller's random stream.
     with torch.random.fork_rng(devices=cuda), torch.no_grad():
         torch.manual_seed(seed)
-        out = augment_batch(augmentation, batch, device, records, targets, fuse, torch_compile, boxes)
+        # The result leaves as N x H x W x C: a last fused run writes it so (no transposing copy after).
+        out = augment_batch(augmentation, batch, device, records, targets, fuse, torch_compile, boxes,
+                            channels_last=True)
     if targets is not None:
         out, targets = out
     if isinstance(out, list):
