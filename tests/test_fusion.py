@@ -313,21 +313,34 @@ def test_gated_steps_leave_the_callers_batch_alone(cuts):
     assert out.shape[-2:] == (100, 100)
 
 
-@pytest.mark.parametrize("first", [("Resize", {"size": [96, 80]}), ("RandomResizedCrop", {"size": [64, 64]}),
-                                   ("CenterCrop", {"size": [120, 100]}), ("RandomCrop", {"size": [90, 90]})])
-def test_a_first_resampling_runs_by_chunks_with_the_whole_batch_values(first, cuts, monkeypatch):
-    """A resize or crop that meets the uint8 batch on a CPU converts and resamples it a chunk at a time
-    (apply_step_by_chunks): the values and draws of the whole batch at once."""
-    op, params = first
-    chain = wb.Chain(seed=5).add(op, **params).add("HorizontalFlip", p=0.5).add("Normalize")
+@pytest.mark.parametrize("steps", [
+    [("Resize", {"size": [96, 80]}), ("CenterCrop", {"size": [64, 60]}), ("Normalize", {})],
+    [("RandomResizedCrop", {"size": [64, 64]}), ("HorizontalFlip", {"p": 0.5}), ("ColorJitter", {"p": 0.8}),
+     ("Grayscale", {"p": 0.5}), ("GaussianBlur", {"p": 0.5, "kernel_size": [3, 9]}), ("Normalize", {})],
+    [("RandomCrop", {"size": [90, 90]}), ("VerticalFlip", {"p": 0.5}), ("GaussianNoise", {"p": 0.5}),
+     ("MotionBlur", {"p": 0.5}), ("MedianBlur", {"p": 0.5}), ("Blur", {"p": 0.5})],
+    [("HorizontalFlip", {"p": 0.5}), ("Affine", {}), ("Brightness", {}), ("Resize", {"size": [120, 120]})],
+], ids=["eval", "self_supervised", "filters", "detection"])
+def test_stretches_of_steps_run_by_chunks_with_the_step_by_step_values(steps, cuts, monkeypatch):
+    """On a CPU the steps between fused runs that treat each sample on its own join them, and the
+    stretch runs a chunk of samples at a time (run_fused): the values and draws of the steps run one
+    by one on the whole batch (fuse=False), bit for bit where no fused run changes the arithmetic."""
+    chain = wb.Chain(seed=5)
+    for op, params in steps:
+        chain.add(op, **params)
     module = module_of(chain)
+    segments = module.fusion_segments(module.build_augmentation())
     monkeypatch.setattr(module, "fusion_chunk", lambda shape, device: 2)
     calls = []
-    by_chunks = module.apply_step_by_chunks
-    monkeypatch.setattr(module, "apply_step_by_chunks", lambda *args: calls.append(1) or by_chunks(*args))
-    chunked, chunked_records = module.augment_images(cuts + cuts[:1], seed=chain.seed)
-    assert calls == [1]
-    monkeypatch.setattr(module, "converts_by_chunks", lambda *args: False)
-    whole, whole_records = module.augment_images(cuts + cuts[:1], seed=chain.seed)
-    assert_same_records(chunked_records, whole_records)
-    assert np.array_equal(chunked, whole)
+    fused_plans = module.fused_plans
+    monkeypatch.setattr(module, "fused_plans", lambda *args: calls.append(len(args[0])) or fused_plans(*args))
+    images = cuts + cuts[:1]
+    chunked, chunked_records = module.augment_images(images, seed=chain.seed)
+    assert calls == [len(segments)]  # one stretch: the whole chain
+    plain, plain_records = module.augment_images(images, seed=chain.seed, fuse=False)
+    assert_same_records(chunked_records, plain_records)
+    if all(kind is None or kind == "colour" and "ColorJitter" not in str(m) for kind, m in segments):
+        assert np.array_equal(chunked, plain)
+    else:
+        assert np.abs(chunked - plain).max() <= 1e-5 if "Affine" not in str(steps) else \
+            np.abs(chunked - plain).mean() <= FUSED_MAE / 255

@@ -73,8 +73,8 @@ from .common import (add_resize_argument, bench_batches, box_count, check_one_si
                      run_command, save_inputs, shard_paths, timed_rates)
 from .kornia_chain import (FIXES_SIZE, HEAD_STEPS, PER_IMAGE, RESIZE_AT, RESIZED_CROP, SEED, SIZE_FIX,
                            SIZE_NOTE, STEPS, TARGETS_REFUSED, augment_targets, build_augmentation)
-from .kornia_modules.fusion import (fused_colour, fused_geometry_plan, fused_resample, fusion_chunk,
-                                    fusion_gate, fusion_jitter_branches, fusion_segments, fusion_slice)
+from .kornia_modules.fusion import (fused_colour, fused_geometry_plan, fused_output_size, fused_resample,
+                                    fusion_chunk, fusion_gate, fusion_jitter_branches, fusion_segments, fusion_slice)
 from .targets import BOXES_NEEDED
 
 
@@ -175,12 +175,9 @@ def apply_steps(steps, batch, records=None, labels=None, fuse=True, torch_compil
     (augment_images): a last fused run on a CPU then lays its chunks out so as it writes them."""
     segments = fusion_segments(steps) if fuse else [(None, [module]) for module in steps]
     start, given = 0, batch
+    chunked = fuse and batch.device.type == "cpu"
     while start < len(segments):
-        if segments[start][0] is None and converts_by_chunks(segments[start][1][0], batch):
-            batch = apply_step_by_chunks(segments[start][1][0], batch, records)
-            start += 1
-            continue
-        if segments[start][0] is None:
+        if segments[start][0] is None and not (chunked and runs_by_chunks(segments[start][1][0])):
             batch = as_unit(batch)
             # A batch that shares no memory with the caller's (a crop may be a view of it) may be
             # written into: see apply_to_rows.
@@ -188,11 +185,13 @@ def apply_steps(steps, batch, records=None, labels=None, fuse=True, torch_compil
             batch, labels = apply_step(segments[start][1][0], batch, records, labels, owned)
             start += 1
             continue
+        # A stretch of fused runs and, on a CPU, of the steps between them that runs_by_chunks.
         end = start
-        while end < len(segments) and segments[end][0] is not None:
+        while end < len(segments) and (segments[end][0] is not None
+                                       or (chunked and runs_by_chunks(segments[end][1][0]))):
             end += 1
-        plans = fused_plans(segments[start:end], batch.shape, batch.device, batch.dtype)
-        batch = run_fused(plans, batch, torch_compile, channels_last and end == len(segments))
+        plans, largest = fused_plans(segments[start:end], batch.shape, batch.device, batch.dtype)
+        batch = run_fused(plans, batch, torch_compile, channels_last and end == len(segments), largest)
         if records is not None:
             records.extend(sampled_params(module, drawn) for _, modules, draws, _ in plans
                            for module, drawn in zip(modules, draws))
@@ -202,36 +201,43 @@ def apply_steps(steps, batch, records=None, labels=None, fuse=True, torch_compil
 
 
 def fused_plans(segments, shape, device, dtype):
-    """Draw the values of a stretch of fused runs (see fusion_segments) for a batch of `shape` and
-    `dtype`, in chain order, and plan their work: one (kernel, modules, draws, arguments) per run,
-    the draws on the CPU for the records, the arguments on `device`."""
-    plans = []
+    """Draw the values of a stretch of fused runs (see fusion_segments), and of single steps that
+    runs_by_chunks, for a batch of `shape` and `dtype`, in chain order, and plan their work: one
+    (kernel, modules, draws, arguments) per run or step, the draws on the CPU for the records, the
+    arguments on `device`. Returns (plans, the largest shape the batch takes along the stretch)."""
+    plans, largest = [], torch.Size(shape)
     # A uint8 batch is converted into a new buffer (see as_unit), which the first run may reuse.
     converted = dtype == torch.uint8
     dtype = torch.float32 if converted else dtype
+    # Every step draws before any applies: none of these draws while it applies, so the random
+    # stream is the step-by-step run's.
     for kind, modules in segments:
         if kind == "geometry":
             draws, size, theta, frames, boxes, clamps, mode, affine = fused_geometry_plan(modules, shape)
             arguments = (*on_device([theta, frames, boxes, clamps], device, dtype), size, mode, affine)
             plans.append((fused_resample, modules, draws, arguments))
             shape = torch.Size((*shape[:2], *size))
-        else:
-            # Every step draws before any applies: the colour steps draw nothing while applying,
-            # so the random stream is the step-by-step run's.
+        elif kind == "colour":
             draws = [module.forward_parameters(torch.Size(shape)) for module in modules]
             arguments = (modules, on_device(draws, device), on_device([fusion_gate(d) for d in draws], device),
                          [fusion_jitter_branches(module, d) for module, d in zip(modules, draws)],
                          converted or bool(plans))
             plans.append((fused_colour, modules, draws, arguments))
-    return plans
+        else:
+            drawn = modules[0].forward_parameters(torch.Size(shape))
+            plans.append((run_step, modules, [drawn], (modules[0], on_device(drawn, device))))
+            shape = torch.Size((*shape[:2], *fused_output_size(modules[0], tuple(shape[-2:]))))
+        largest = max(largest, shape, key=lambda s: s[-2] * s[-1])
+    return plans, largest
 
 
-def run_fused(plans, batch, torch_compile, channels_last=False):
+def run_fused(plans, batch, torch_compile, channels_last=False, largest=None):
     """The planned fused runs (see fused_plans) applied to `batch`, as one batch on a GPU and a
-    chunk of samples at a time on a CPU (see fusion_chunk): the same values either way, each
-    sample's work being its own. `torch_compile`: see run_kernel. `channels_last`: the chunks are
-    gathered into a batch laid out N x H x W x C in memory (torch.channels_last), the same values."""
-    count, chunk = int(batch.shape[0]), fusion_chunk(batch.shape, batch.device)
+    chunk of samples at a time on a CPU (see fusion_chunk, for the `largest` shape the batch takes
+    along them): the same values either way, each sample's work being its own. `torch_compile`: see
+    run_kernel. `channels_last`: the chunks are gathered into a batch laid out N x H x W x C in
+    memory (torch.channels_last), the same values."""
+    count, chunk = int(batch.shape[0]), fusion_chunk(batch.shape if largest is None else largest, batch.device)
     if chunk >= count:
         return run_kernels([arguments for *_, arguments in plans], plans, batch, torch_compile)
     # Chunks of nearly one size: fewer shapes for torch.compile, no straggler of one sample.
@@ -297,35 +303,28 @@ def apply_to_rows(module, drawn, batch, rows, owned=False):
     return out
 
 
-# Steps that resample each sample on its own from its values alone (no draws while they apply):
-# on a uint8 batch they run a chunk at a time, each chunk converted as it goes.
-CHUNKED_RESAMPLING = ("WbResize", "RandomResizedCrop", "CenterCrop", "RandomCrop")
+# Steps that treat each sample on their own, from their draws alone (none draws while it applies),
+# and whose output size is known from their settings: on a CPU they join the stretch of fused runs
+# around them, which then runs a chunk of samples at a time (run_fused).
+CHUNKED_STEPS = ("WbResize", "RandomResizedCrop", "CenterCrop", "RandomCrop", "RandomHorizontalFlip",
+                 "RandomVerticalFlip", "WbGaussianBlur", "WbMotionBlur", "WbMedianBlur", "WbBoxBlur",
+                 "WbGaussianNoise", "RandomGrayscaleMethod")
 
 
-def converts_by_chunks(module, batch):
-    """Whether `module` runs on the uint8 `batch` a chunk of samples at a time (apply_step_by_chunks):
-    a resampling step of CHUNKED_RESAMPLING, on a CPU, on more samples than a chunk."""
-    return batch.dtype == torch.uint8 and batch.device.type == "cpu" \
-        and type(module).__name__ in CHUNKED_RESAMPLING and fusion_chunk(batch.shape, batch.device) < batch.shape[0]
+def runs_by_chunks(module):
+    """Whether a step that runs on its own (no fused run takes it) joins a stretch of chunks on a CPU:
+    one of CHUNKED_STEPS. A chain's whole batch then never lies in memory between its steps (tens of
+    MB of floats, fresh pages each time), only chunks that stay in the caches."""
+    return type(module).__name__ in CHUNKED_STEPS
 
 
-def apply_step_by_chunks(module, batch, records):
-    """A step that converts_by_chunks, drawn for the whole uint8 `batch` and applied a chunk of samples
-    at a time, each converted to floats as it goes: the whole batch's values (each sample's work is its
-    own), where converting the whole batch first (a resize's input is its largest) and resampling it
-    took twice as long on 2 cores (32 x 3 x 512 x 512 to 256 x 256, antialiased)."""
-    drawn = module.forward_parameters(batch.shape)
-    count, chunk = int(batch.shape[0]), fusion_chunk(batch.shape, batch.device)
-    out = None
-    for first in range(0, count, chunk):
-        rows = slice(first, min(count, first + chunk))
-        piece = module(as_unit(batch[rows]), params=fusion_slice(drawn, rows, count))
-        if out is None:
-            out = torch.empty((count, *piece.shape[1:]), dtype=piece.dtype, device=piece.device)
-        out[rows] = piece
-    if records is not None:
-        records.append(sampled_params(module, drawn))
-    return out
+def run_step(batch, module, drawn):
+    """One step of a stretch of chunks (runs_by_chunks) on `batch` with its draws `drawn`: Kornia's
+    forward, or apply_to_rows where its p left samples out. The result is a new tensor (a colour
+    run after it may write into it)."""
+    rows = rows_to_apply(module, drawn, batch)
+    out = module(batch, params=drawn) if rows is None else apply_to_rows(module, drawn, batch, rows)
+    return out.clone() if out.untyped_storage().data_ptr() == batch.untyped_storage().data_ptr() else out
 
 
 # Groups (OneOf, SomeOf, Sequential): build_augmentation writes them as StepGroup modules.
