@@ -125,12 +125,14 @@ def fused_output_size(module, size):
     return size
 
 
-def fusion_chunk(shape, device, chunk_bytes=4 << 20):
+def fusion_chunk(shape, device, chunk_bytes=12 << 20):
     """How many samples of a batch of `shape` (N, C, H, W) a stretch of fused runs takes at a time
     on `device`: the whole batch on a GPU, chunks of about `chunk_bytes` of float32 on a CPU.
-    Example: fusion_chunk((64, 3, 256, 256), torch.device("cpu")) == 5."""
+    Example: fusion_chunk((64, 3, 256, 256), torch.device("cpu")) == 16."""
     # On a CPU a chunk's intermediates stay in the caches and in memory the allocator reuses,
     # where a whole batch's (tens of MB each) would be fresh pages, faulted in for every pass.
+    # Each chunk costs each step's Python once more: 12 MB beat 4 and 24 on 2 cores over the
+    # sweep's chains at batch 32 and 128, 128^2 and 512^2 (bench/cpu_sweep.py).
     if device.type != "cpu":
         return int(shape[0])
     per_sample = 4 * int(shape[1]) * int(shape[-2]) * int(shape[-1])
