@@ -2,8 +2,10 @@
 one pass; the draws, their records and p gating are the step-by-step run's; the images agree
 within the stated tolerance (one interpolation instead of several); a resize alone among exact
 steps is not fused, so the flips, crops and quarter turns around it stay exact."""
+import math
 import warnings
 
+import kornia
 import numpy as np
 import pytest
 import torch
@@ -12,6 +14,7 @@ import torch._dynamo
 import workbench as wb
 from workbench.codegen import emit, load_module
 from workbench.errors import ChainError
+from workbench.runtime.kornia_modules.color import contrast_in_place, hue_turns, saturation_in_place
 from workbench.runtime.kornia_modules.fusion import fusion_grid
 
 # Fused vs step by step, in levels of 255, on 200x200 cuts of the sample photos: a chain that
@@ -269,12 +272,6 @@ def test_the_fused_sampling_grid_compiles_whole_and_equals_the_eager_one(affine)
 def test_hue_turns_is_kornias_adjust_hue():
     """The fused runs' hue (HSV's closed form) gives Kornia's adjust_hue: every sextant, grey pixels, ties
     between channels, turns both ways and past a whole turn."""
-    import math
-
-    import kornia
-
-    from workbench.runtime.kornia_modules.color import hue_turns
-
     torch.manual_seed(0)
     x = torch.rand(6, 3, 40, 40)
     x[:, :, :5] = 0.5                     # grey: no hue
@@ -344,3 +341,17 @@ def test_stretches_of_steps_run_by_chunks_with_the_step_by_step_values(steps, cu
     else:
         assert np.abs(chunked - plain).max() <= 1e-5 if "Affine" not in str(steps) else \
             np.abs(chunked - plain).mean() <= FUSED_MAE / 255
+
+
+def test_colour_runs_adjust_contrast_and_saturation_in_place_with_kornias_values():
+    """contrast_in_place and saturation_in_place, which a colour run uses on a batch of its own, give
+    Kornia's adjust_contrast_with_mean_subtraction and adjust_saturation_with_gray_subtraction bit for bit."""
+    generator = torch.Generator().manual_seed(0)
+    x = torch.rand(6, 3, 33, 47, generator=generator)
+    factor = torch.rand(6, generator=generator) * 2.0
+    for ours, theirs in ((contrast_in_place, kornia.enhance.adjust_contrast_with_mean_subtraction),
+                         (saturation_in_place, kornia.enhance.adjust_saturation_with_gray_subtraction)):
+        expected = theirs(x, factor)
+        got = ours(x.clone(), factor)
+        assert torch.equal(got, expected)
+        assert not torch.equal(got, x)

@@ -319,6 +319,30 @@ def hue_turns(image, turns):
     return out
 
 
+def contrast_in_place(image, factor):
+    """Kornia's adjust_contrast_with_mean_subtraction (each sample blended with its grey mean, then
+    clamped) written into `image` (N x 3 x H x W, float in [0, 1]), the same arithmetic in the same
+    order: the same values, without Kornia's three new batches.
+    Example: contrast_in_place(torch.full((1, 3, 2, 2), 0.8), torch.tensor([0.5])) leaves 0.8 (flat)."""
+    factor = factor.to(image.device, image.dtype).reshape(-1, 1, 1, 1)
+    mean = kornia.color.rgb_to_grayscale(image).mean((-2, -1), True)
+    return image.mul_(factor).add_(mean * (1 - factor)).clamp_(0.0, 1.0)
+
+
+def saturation_in_place(image, factor):
+    """Kornia's adjust_saturation_with_gray_subtraction ((1 - factor) x grey + factor x image, clamped)
+    written into `image` (N x 3 x H x W), the same values (a sum and products in either order are the
+    same floats). Example: saturation_in_place(x, torch.zeros(len(x))) turns x grey."""
+    factor = factor.to(image.device, image.dtype).reshape(-1, 1, 1, 1)
+    grey = kornia.color.rgb_to_grayscale(image).mul_(1 - factor)
+    return image.mul_(factor).add_(grey).clamp_(0.0, 1.0)
+
+
+# Kornia's adjustments that a colour run may apply in place, on a batch of its own (see fused_colour).
+IN_PLACE_ADJUSTMENTS = {kornia.enhance.adjust_contrast_with_mean_subtraction: contrast_in_place,
+                        kornia.enhance.adjust_saturation_with_gray_subtraction: saturation_in_place}
+
+
 def jitter_functions(module):
     """K.ColorJitter's four adjustments of `module` (brightness, contrast, saturation, hue in turns), the
     hue by hue_turns where the module's is Kornia's adjust_hue."""

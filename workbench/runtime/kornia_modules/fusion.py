@@ -20,7 +20,7 @@ from __future__ import annotations
 import kornia
 import torch
 
-from .color import jitter_functions
+from .color import IN_PLACE_ADJUSTMENTS, jitter_functions
 
 
 def fusion_geometry(module):
@@ -341,10 +341,12 @@ def fused_colour(batch, steps, draws, gates, branches, owned=False):
         if moved is not None:
             functions = jitter_functions(module)
             out = batch.clamp_(0.0, 1.0) if in_place else batch.clamp(0.0, 1.0)
-            for k in moved:
+            for k in moved:  # (out is this run's: clamped above, into a new batch or its own)
                 if k == 0 and functions[0] is kornia.enhance.adjust_brightness_accumulative:
                     factor = drawn[keys[0]].to(out.device, out.dtype).reshape(-1, 1, 1, 1)
-                    out = out.mul_(factor).clamp_(0.0, 1.0)  # out is this run's: clamped above
+                    out = out.mul_(factor).clamp_(0.0, 1.0)
+                elif functions[k] in IN_PLACE_ADJUSTMENTS and out.shape[-3] == 3:
+                    out = IN_PLACE_ADJUSTMENTS[functions[k]](out, drawn[keys[k]])
                 else:
                     out = functions[k](out, drawn[keys[k]])
             out = out.clamp_(0.0, 1.0)
