@@ -6,6 +6,7 @@ import math
 import warnings
 
 import kornia
+import kornia.augmentation as K
 import numpy as np
 import pytest
 import torch
@@ -14,7 +15,7 @@ import torch._dynamo
 import workbench as wb
 from workbench.codegen import emit, load_module
 from workbench.errors import ChainError
-from workbench.runtime.kornia_modules.color import contrast_in_place, hue_turns, saturation_in_place
+from workbench.runtime.kornia_modules.color import contrast_in_place, gamma_in_place, hue_turns, saturation_in_place
 from workbench.runtime.kornia_modules.fusion import fusion_grid
 
 # Fused vs step by step, in levels of 255, on 200x200 cuts of the sample photos: a chain that
@@ -355,3 +356,15 @@ def test_colour_runs_adjust_contrast_and_saturation_in_place_with_kornias_values
         got = ours(x.clone(), factor)
         assert torch.equal(got, expected)
         assert not torch.equal(got, x)
+
+
+def test_colour_runs_apply_gamma_in_place_with_kornias_values():
+    """gamma_in_place, which a colour run uses on a batch of its own, gives K.RandomGamma's transform bit for bit."""
+    generator = torch.Generator().manual_seed(1)
+    x = torch.rand(5, 3, 21, 30, generator=generator) * 1.2 - 0.1  # (out of range too: both clamp first)
+    module = K.RandomGamma(gamma=(0.5, 2.0), gain=(0.8, 1.2), p=1.0)
+    drawn = module.forward_parameters(x.shape)
+    expected = module.apply_transform(x, drawn, module.flags)
+    got = gamma_in_place(x.clone(), drawn["gamma_factor"], drawn["gain_factor"])
+    assert torch.equal(got, expected)
+    assert not torch.equal(got, x.clamp(0.0, 1.0))

@@ -338,6 +338,16 @@ def saturation_in_place(image, factor):
     return image.mul_(factor).add_(grey).clamp_(0.0, 1.0)
 
 
+def gamma_in_place(image, gamma, gain):
+    """K.RandomGamma's transform (clamped into [0, 1], gain x image ** gamma, clamped) written into
+    `image` (N x C x H x W), one gamma and gain per sample: Kornia's values, without its three new
+    batches. Example: gamma_in_place(torch.full((1, 3, 1, 1), 0.25), torch.tensor([0.5]),
+    torch.tensor([1.0])) gives 0.5."""
+    gamma = gamma.to(image.device, image.dtype).reshape(-1, *([1] * (image.dim() - 1)))
+    gain = gain.to(image.device, image.dtype).reshape(-1, *([1] * (image.dim() - 1)))
+    return image.clamp_(0.0, 1.0).pow_(gamma).mul_(gain).clamp_(0.0, 1.0)
+
+
 # Kornia's adjustments that a colour run may apply in place, on a batch of its own (see fused_colour).
 IN_PLACE_ADJUSTMENTS = {kornia.enhance.adjust_contrast_with_mean_subtraction: contrast_in_place,
                         kornia.enhance.adjust_saturation_with_gray_subtraction: saturation_in_place}

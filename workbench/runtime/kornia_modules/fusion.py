@@ -20,7 +20,7 @@ from __future__ import annotations
 import kornia
 import torch
 
-from .color import IN_PLACE_ADJUSTMENTS, jitter_functions
+from .color import IN_PLACE_ADJUSTMENTS, gamma_in_place, jitter_functions
 
 
 def fusion_geometry(module):
@@ -333,8 +333,8 @@ def fused_colour(batch, steps, draws, gates, branches, owned=False):
     more per per-sample mean).
 
     `owned`: `batch` is the run's own buffer, not the caller's. Steps that apply to every sample
-    then write into the buffer they get (brightness and Normalize here, with Kornia's arithmetic;
-    clamps), where Kornia's functions would allocate a new batch for each operation."""
+    then write into the buffer they get (brightness, gamma and Normalize here, with Kornia's
+    arithmetic; clamps), where Kornia's functions would allocate a new batch for each operation."""
     keys = ("brightness_factor", "contrast_factor", "saturation_factor", "hue_factor")
     for module, drawn, gate, moved in zip(steps, draws, gates, branches):
         in_place = owned and gate is None
@@ -350,6 +350,8 @@ def fused_colour(batch, steps, draws, gates, branches, owned=False):
                 else:
                     out = functions[k](out, drawn[keys[k]])
             out = out.clamp_(0.0, 1.0)
+        elif in_place and type(module).__name__ == "RandomGamma":
+            out = gamma_in_place(batch, drawn["gamma_factor"], drawn["gain_factor"])
         elif type(module).__name__ == "Normalize" and fusion_channel_stats(module.flags, batch) is not None:
             mean, std = fusion_channel_stats(module.flags, batch)
             out = (batch.sub_(mean) if in_place else batch.sub(mean)).div_(std)
