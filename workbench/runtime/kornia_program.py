@@ -225,7 +225,7 @@ def fused_plans(segments, shape, device, dtype):
             plans.append((fused_colour, modules, draws, arguments))
         else:
             drawn = modules[0].forward_parameters(torch.Size(shape))
-            plans.append((run_step, modules, [drawn], (modules[0], on_device(drawn, device))))
+            plans.append((run_step, modules, [drawn], (modules[0], on_device(drawn, device), converted or bool(plans))))
             shape = torch.Size((*shape[:2], *fused_output_size(modules[0], tuple(shape[-2:]))))
         largest = max(largest, shape, key=lambda s: s[-2] * s[-1])
     return plans, largest
@@ -318,13 +318,16 @@ def runs_by_chunks(module):
     return type(module).__name__ in CHUNKED_STEPS
 
 
-def run_step(batch, module, drawn):
+def run_step(batch, module, drawn, owned=False):
     """One step of a stretch of chunks (runs_by_chunks) on `batch` with its draws `drawn`: Kornia's
-    forward, or apply_to_rows where its p left samples out. The result is a new tensor (a colour
-    run after it may write into it)."""
+    forward, or apply_to_rows where its p left samples out. `owned`: `batch` is the stretch's own
+    (converted from uint8, or made by a step before), and is written into; otherwise the result is
+    a new tensor (a colour run after it may write into it)."""
     rows = rows_to_apply(module, drawn, batch)
-    out = module(batch, params=drawn) if rows is None else apply_to_rows(module, drawn, batch, rows)
-    return out.clone() if out.untyped_storage().data_ptr() == batch.untyped_storage().data_ptr() else out
+    out = module(batch, params=drawn) if rows is None else apply_to_rows(module, drawn, batch, rows, owned)
+    if owned or out.untyped_storage().data_ptr() != batch.untyped_storage().data_ptr():
+        return out
+    return out.clone()
 
 
 # Groups (OneOf, SomeOf, Sequential): build_augmentation writes them as StepGroup modules.
