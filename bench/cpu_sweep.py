@@ -8,7 +8,8 @@ float tensor in [0, 1]; Albumentations runs image by image, then stacks, with To
 no Normalize). The workbench's Resize shrinks with a low-pass filter (antialias, its default), and so do
 Kornia's (antialias=True) and Albumentations' (area_for_downscale="image", OpenCV's area filter) here; the
 crops' resizes (RandomResizedCrop) filter on no side. Runs are interleaved (workbench, Kornia,
-Albumentations, ...) after a warm-up; each cell is the median of the runs. Ratios: workbench / AugmentationSequential and workbench / Albumentations.
+Albumentations, ...) after a warm-up; each cell is the median of the runs. Ratios: workbench /
+AugmentationSequential and workbench / Albumentations.
 Usage:
 
     python bench/cpu_sweep.py                       # the whole sweep (9 chains x 3 batches x 3 sizes)
