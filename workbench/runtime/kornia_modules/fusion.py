@@ -131,8 +131,8 @@ def fusion_chunk(shape, device, chunk_bytes=12 << 20):
     Example: fusion_chunk((64, 3, 256, 256), torch.device("cpu")) == 16."""
     # On a CPU a chunk's intermediates stay in the caches and in memory the allocator reuses,
     # where a whole batch's (tens of MB each) would be fresh pages, faulted in for every pass.
-    # Each chunk costs each step's Python once more: 12 MB beat 4 and 24 on 2 cores over the
-    # sweep's chains at batch 32 and 128, 128^2 and 512^2 (bench/cpu_sweep.py).
+    # Each chunk costs each step's Python once more: 12 MB beat 4 and 24 on 2 cores over four of
+    # the sweep's chains at batch 32 and 128, 128^2 and 512^2 (bench/cpu_sweep.py).
     if device.type != "cpu":
         return int(shape[0])
     per_sample = 4 * int(shape[1]) * int(shape[-2]) * int(shape[-1])
@@ -369,7 +369,9 @@ def gated(gate, out, batch):
     where torch.where took ten times an elementwise multiply there.
     Example: gated(torch.tensor([True, False]).view(2, 1, 1, 1), torch.ones(2, 1, 1, 1),
     torch.zeros(2, 1, 1, 1)).flatten().tolist() == [1.0, 0.0]."""
-    if out.device.type != "cpu" or out is batch:  # (a GPU's where is fast, and nonzero would wait for it)
+    # (A GPU's where is fast, and nonzero would wait for it; an `out` that shares memory with the
+    # batch must not be written into.)
+    if out.device.type != "cpu" or out.untyped_storage().data_ptr() == batch.untyped_storage().data_ptr():
         return torch.where(gate, out, batch)
     kept = (~gate.flatten()).nonzero().flatten()
     return out.index_copy_(0, kept, batch.index_select(0, kept)) if len(kept) else out
