@@ -74,7 +74,8 @@ from .common import (add_resize_argument, bench_batches, box_count, check_one_si
 from .kornia_chain import (FIXES_SIZE, HEAD_STEPS, PER_IMAGE, RESIZE_AT, RESIZED_CROP, SEED, SIZE_FIX,
                            SIZE_NOTE, STEPS, TARGETS_REFUSED, augment_targets, build_augmentation)
 from .kornia_modules.fusion import (fused_colour, fused_geometry_plan, fused_output_size, fused_resample,
-                                    fusion_chunk, fusion_gate, fusion_jitter_branches, fusion_segments, fusion_slice)
+                                    fusion_chunk, fusion_gate, fusion_jitter_branches, fusion_segments, fusion_slice,
+                                    shares_memory)
 from .targets import BOXES_NEEDED
 
 
@@ -181,7 +182,7 @@ def apply_steps(steps, batch, records=None, labels=None, fuse=True, torch_compil
             batch = as_unit(batch)
             # A batch that shares no memory with the caller's (a crop may be a view of it) may be
             # written into: see apply_to_rows.
-            owned = batch.untyped_storage().data_ptr() != given.untyped_storage().data_ptr()
+            owned = not shares_memory(batch, given)
             batch, labels = apply_step(segments[start][1][0], batch, records, labels, owned)
             start += 1
             continue
@@ -325,7 +326,7 @@ def run_step(batch, module, drawn, owned=False):
     a new tensor (a colour run after it may write into it)."""
     rows = rows_to_apply(module, drawn, batch)
     out = module(batch, params=drawn) if rows is None else apply_to_rows(module, drawn, batch, rows, owned)
-    if owned or out.untyped_storage().data_ptr() != batch.untyped_storage().data_ptr():
+    if owned or not shares_memory(out, batch):
         return out
     return out.clone()
 

@@ -281,6 +281,13 @@ class RandomCLAHE(K.IntensityAugmentationBase2D, RecordsArguments):
         return kornia.color.lab_to_rgb(lab).clamp(0.0, 1.0)
 
 
+def per_sample(values, image):
+    """One value per sample of `image` (N x C x H x W, or C x H x W with one value) on its device and
+    in its dtype, shaped to broadcast over the sample. Example: per_sample(torch.ones(4), x).shape ==
+    (4, 1, 1, 1) for a 4-sample batch x."""
+    return values.to(image.device, image.dtype).reshape(-1, *([1] * (image.dim() - 1)))
+
+
 def hue_turns(image, turns):
     """Kornia's adjust_hue(image, turns x 2 pi) (RGB to HSV, the hue moved, back), in a third of its time
     on the CPU: HSV's sextant hue h in [0, 6) of each pixel, moved by 6 x turns, and each channel rebuilt
@@ -308,7 +315,7 @@ def hue_turns(image, turns):
     sextant = ((g - b).div_(safe).mul_(is_r)
                .addcmul_((b - r).div_(safe).add_(2.0), is_g)
                .addcmul_((r - g).div_(safe).add_(4.0), is_b))
-    sextant = sextant.add_(turns.to(image.device, image.dtype).reshape(-1, *([1] * (image.dim() - 1))) * 6.0)
+    sextant = sextant.add_(per_sample(turns, image) * 6.0)
     sextant = sextant.sub_(sextant.div(6.0).floor_().mul_(6.0))  # mod 6, as torch.remainder computes it
     out, k, weight = torch.empty_like(image), torch.empty_like(sextant), torch.empty_like(sextant)
     for channel, offset in enumerate((5.0, 3.0, 1.0)):
@@ -324,7 +331,7 @@ def contrast_in_place(image, factor):
     clamped) written into `image` (N x 3 x H x W, float in [0, 1]), the same arithmetic in the same
     order: the same values, without Kornia's three new batches.
     Example: contrast_in_place(torch.full((1, 3, 2, 2), 0.8), torch.tensor([0.5])) leaves 0.8 (flat)."""
-    factor = factor.to(image.device, image.dtype).reshape(-1, 1, 1, 1)
+    factor = per_sample(factor, image)
     mean = kornia.color.rgb_to_grayscale(image).mean((-2, -1), True)
     return image.mul_(factor).add_(mean * (1 - factor)).clamp_(0.0, 1.0)
 
@@ -333,7 +340,7 @@ def saturation_in_place(image, factor):
     """Kornia's adjust_saturation_with_gray_subtraction ((1 - factor) x grey + factor x image, clamped)
     written into `image` (N x 3 x H x W), the same values (a sum and products in either order are the
     same floats). Example: saturation_in_place(x, torch.zeros(len(x))) turns x grey."""
-    factor = factor.to(image.device, image.dtype).reshape(-1, 1, 1, 1)
+    factor = per_sample(factor, image)
     grey = kornia.color.rgb_to_grayscale(image).mul_(1 - factor)
     return image.mul_(factor).add_(grey).clamp_(0.0, 1.0)
 
@@ -343,9 +350,7 @@ def gamma_in_place(image, gamma, gain):
     `image` (N x C x H x W), one gamma and gain per sample: Kornia's values, without its three new
     batches. Example: gamma_in_place(torch.full((1, 3, 1, 1), 0.25), torch.tensor([0.5]),
     torch.tensor([1.0])) gives 0.5."""
-    gamma = gamma.to(image.device, image.dtype).reshape(-1, *([1] * (image.dim() - 1)))
-    gain = gain.to(image.device, image.dtype).reshape(-1, *([1] * (image.dim() - 1)))
-    return image.clamp_(0.0, 1.0).pow_(gamma).mul_(gain).clamp_(0.0, 1.0)
+    return image.clamp_(0.0, 1.0).pow_(per_sample(gamma, image)).mul_(per_sample(gain, image)).clamp_(0.0, 1.0)
 
 
 # Kornia's adjustments that a colour run may apply in place, on a batch of its own (see fused_colour).

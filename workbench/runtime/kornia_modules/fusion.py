@@ -20,7 +20,7 @@ from __future__ import annotations
 import kornia
 import torch
 
-from .color import IN_PLACE_ADJUSTMENTS, gamma_in_place, jitter_functions
+from .color import IN_PLACE_ADJUSTMENTS, gamma_in_place, jitter_functions, per_sample
 
 
 def fusion_geometry(module):
@@ -343,8 +343,7 @@ def fused_colour(batch, steps, draws, gates, branches, owned=False):
             out = batch.clamp_(0.0, 1.0) if in_place else batch.clamp(0.0, 1.0)
             for k in moved:  # (out is this run's: clamped above, into a new batch or its own)
                 if k == 0 and functions[0] is kornia.enhance.adjust_brightness_accumulative:
-                    factor = drawn[keys[0]].to(out.device, out.dtype).reshape(-1, 1, 1, 1)
-                    out = out.mul_(factor).clamp_(0.0, 1.0)
+                    out = out.mul_(per_sample(drawn[keys[0]], out)).clamp_(0.0, 1.0)
                 elif functions[k] in IN_PLACE_ADJUSTMENTS and out.shape[-3] == 3:
                     out = IN_PLACE_ADJUSTMENTS[functions[k]](out, drawn[keys[k]])
                 else:
@@ -371,10 +370,16 @@ def gated(gate, out, batch):
     torch.zeros(2, 1, 1, 1)).flatten().tolist() == [1.0, 0.0]."""
     # (A GPU's where is fast, and nonzero would wait for it; an `out` that shares memory with the
     # batch must not be written into.)
-    if out.device.type != "cpu" or out.untyped_storage().data_ptr() == batch.untyped_storage().data_ptr():
+    if out.device.type != "cpu" or shares_memory(out, batch):
         return torch.where(gate, out, batch)
     kept = (~gate.flatten()).nonzero().flatten()
     return out.index_copy_(0, kept, batch.index_select(0, kept)) if len(kept) else out
+
+
+def shares_memory(a, b):
+    """Whether tensors `a` and `b` lie in one storage (one is the other, or a view of it): then
+    neither may be written into for the other's sake."""
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
 def fusion_channel_stats(flags, batch):
