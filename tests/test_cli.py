@@ -57,6 +57,16 @@ def test_export_writes_runnable_script(tmp_path, chain_file):
     assert out.read_text() == wb.Chain.load(chain_file).export("kornia")
 
 
+def test_export_writes_the_snippet_form_when_asked(tmp_path, chain_file, capsys):
+    out = tmp_path / "aug_snippet.py"
+    assert main(["export", str(chain_file), "--backend", "albumentations", "--form", "snippet", "-o", str(out)]) == 0
+    assert out.read_text() == wb.Chain.load(chain_file).export("albumentations", form="snippet")
+    assert "augmentation = A.Compose([" in out.read_text() and "snippet" in capsys.readouterr().out
+    with pytest.raises(SystemExit):  # argparse names the choices
+        main(["export", str(chain_file), "--form", "page", "-o", str(tmp_path / "x.py")])
+    assert "invalid choice: 'page'" in capsys.readouterr().err
+
+
 def test_export_writes_anywhere_and_replaces_only_when_asked(tmp_path, chain_file, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     out = tmp_path.parent / f"{tmp_path.name}-outside" / "new" / "aug.py"  # outside the current folder

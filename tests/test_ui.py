@@ -450,12 +450,28 @@ def test_save_load_and_export(app, tmp_path, small_folder):
     app.export_button.click()
     script = tmp_path / "out" / "aug.py"
     assert script.read_text() == app.chain.export("kornia") and "<span" in app.code.value
-    assert said(app.exports).startswith(f"wrote {tmp_path / 'out' / 'aug.py'}; run it: python ")
+    lines = script.read_text().count("\n")
+    assert said(app.exports).startswith(f"wrote {tmp_path / 'out' / 'aug.py'} ({lines} lines); run it: python ")
     proc = subprocess.run([sys.executable, str(script), "--images", str(small_folder), "--save",
                            str(tmp_path / "o.npz"), "--seed", str(app.chain.seed)],
                           capture_output=True, text=True, env=ENV, timeout=240)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert np.array_equal(np.load(tmp_path / "o.npz")["images"], app.chain.run(wb.load_images(small_folder)).images)
+
+
+def test_export_writes_the_snippet_form_when_chosen(app, tmp_path):
+    app.export_folder.value = str(tmp_path)
+    app.backend.value = "albumentations"
+    app.exports.form.value = "snippet"
+    app.export_button.click()
+    snippet = tmp_path / "augment_albumentations_snippet.py"
+    assert snippet.read_text() == app.chain.export("albumentations", form="snippet")
+    assert "augmentation = A.Compose([" in snippet.read_text() and "Compose" in app.code.value
+    assert said(app.exports).startswith(f"wrote {snippet} ({snippet.read_text().count(chr(10))} lines): the chain "
+                                        "alone, to paste")
+    app.exports.form.value = "program"
+    app.export_button.click()
+    assert (tmp_path / "augment_albumentations.py").read_text() == app.chain.export("albumentations")
 
 
 def test_export_never_replaces_a_file_it_did_not_write_without_asking(app, tmp_path):

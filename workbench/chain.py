@@ -116,8 +116,11 @@ class Chain(ChainModel):
                          keypoints=keypoints, keypoints_visible=keypoints_visible)
 
     def export(self, backend: str = "kornia", path: str | os.PathLike | None = None,
-               folder: str | os.PathLike | None = None, overwrite: bool = False) -> str:
+               folder: str | os.PathLike | None = None, overwrite: bool = False, form: str = "program") -> str:
         """Source code of a runnable, seeded script for `backend`; with `path`, also write it.
+        `form="snippet"`: the chain alone in the library's own terms, seeded, to paste into a
+        training script (Kornia: a torch.nn.Sequential of modules; Albumentations: an A.Compose);
+        its docstring says what it reproduces of the preview.
 
         `path` is yours: absolute or relative to the current folder, missing folders created;
         an existing file is replaced only with `overwrite=True`. Give `folder` when the path
@@ -128,7 +131,7 @@ class Chain(ChainModel):
             >>> "SEED = 5" in src
             True
         """
-        return export_chain(self, backend=backend, path=path, folder=folder, overwrite=overwrite)
+        return export_chain(self, backend=backend, path=path, folder=folder, overwrite=overwrite, form=form)
 
     def estimate(self, backend: str = "kornia", device: str = "cpu", batch_size: int = 64, image_size: Any = None,
                  workers: int | None = None, **kwargs: Any) -> Estimate:

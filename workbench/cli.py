@@ -3,6 +3,7 @@
 Example:
     workbench preview chain.yaml --images sample_data -o grid.png
     workbench export chain.yaml --backend kornia -o train_aug.py
+    workbench export chain.yaml --backend albumentations --form snippet -o aug_snippet.py
     workbench estimate chain.yaml --backend dali --batch-size 64 --image-size 224 --target 800
     workbench estimate chain.yaml --images data/images --coco data/instances.json --masks data/masks
     workbench ops --markdown -o docs/ops.md
@@ -17,6 +18,7 @@ from pathlib import Path
 from PIL import Image
 
 from .chain import Chain
+from .codegen import FORMS
 from .data import load_images
 from .targets import annotation_sources, load_annotated
 from .errors import WorkbenchError
@@ -42,9 +44,13 @@ def _preview(args) -> int:
 
 def _export(args) -> int:
     chain = Chain.load(args.chain)
-    chain.export(args.backend, path=args.output, overwrite=args.overwrite)
-    print(f"wrote {args.output} ({args.backend}); run it: python {args.output} --images DIR --seed {chain.seed} "
-          "--save out.npz")
+    chain.export(args.backend, path=args.output, overwrite=args.overwrite, form=args.form)
+    if args.form == "snippet":
+        print(f"wrote {args.output} ({args.backend} snippet): the chain alone, seeded, to paste into a training "
+              "script; its docstring says how to call it and what it reproduces")
+    else:
+        print(f"wrote {args.output} ({args.backend}); run it: python {args.output} --images DIR --seed {chain.seed} "
+              "--save out.npz")
     return 0
 
 
@@ -128,6 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("-o", "--output", required=True,
                    help="Python file to write, anywhere (missing folders are created)")
     e.add_argument("--overwrite", action="store_true", help="replace the file if it exists")
+    e.add_argument("--form", choices=FORMS, default="program",
+                   help="program (default): a runnable script with the loader, --save and --bench; snippet: the "
+                        "chain alone in the library's own terms (Kornia, Albumentations), seeded, to paste")
     e.set_defaults(func=_export)
 
     m = sub.add_parser("estimate", help="measure the exported loader's images/s, with stage and step breakdowns")

@@ -24,14 +24,19 @@ from .albumentations import emit_albumentations
 from .compiler import compile_source
 from .dali import emit_dali
 from .kornia import emit_kornia
+from .snippets import FORMS, check_form, emit_snippet
+
+__all__ = ["FORMS", "EMITTERS", "emit", "export_chain", "export_path", "load_module"]
 
 EMITTERS = {"kornia": emit_kornia, "dali": emit_dali, "albumentations": emit_albumentations}
 
 
-def emit(chain, backend: str) -> str:
-    """Validated, syntax-checked source of `chain` for `backend`."""
+def emit(chain, backend: str, form: str = "program") -> str:
+    """Validated, syntax-checked source of `chain` for `backend`: the runnable program, or with
+    `form="snippet"` the chain alone in the library's terms (codegen/snippets.py)."""
     if backend not in EMITTERS:
         raise ChainError(f"unknown backend {backend!r} for export; choose one of {', '.join(EMITTERS)}")
+    check_form(form, backend)
     try:
         key = (json.dumps(chain.to_dict(), sort_keys=True), backend)
     except (TypeError, ValueError):
@@ -43,7 +48,7 @@ def emit(chain, backend: str) -> str:
             details = "; ".join(f"{op} {where_it_runs(op, backend)}" for op in unsupported)
             raise UnsupportedOpError(f"cannot export to {backend}: {details}")
         key = (json.dumps(chain.to_dict(), sort_keys=True), backend)
-    source = _emit_checked(*key)
+    source = _emit_checked(*key, form)
     _CHECKED[key] = None
     while len(_CHECKED) > 256:
         _CHECKED.pop(next(iter(_CHECKED)))
@@ -54,11 +59,12 @@ _CHECKED: dict[tuple[str, str], None] = {}  # (chain JSON, backend) already vali
 
 
 @functools.lru_cache(maxsize=64)
-def _emit_checked(chain_json: str, backend: str) -> str:
+def _emit_checked(chain_json: str, backend: str, form: str = "program") -> str:
     # Keyed by the validated chain's JSON: live previews re-run the same chain often. Compiled
     # here (a block at a time, see compiler.py): what does not compile never leaves the emitter,
     # and load_module then finds the code compiled.
-    source = EMITTERS[backend](ChainModel.from_dict(json.loads(chain_json)))
+    chain = ChainModel.from_dict(json.loads(chain_json))
+    source = EMITTERS[backend](chain) if form == "program" else emit_snippet(chain, backend)
     try:
         compile_source(source, _filename(source, backend))
     except SyntaxError as exc:  # a bug in an emitter, never the user's fault
@@ -104,10 +110,12 @@ def export_path(path: str | os.PathLike, folder: str | os.PathLike | None = None
     return target
 
 
-def export_chain(chain, backend: str = "kornia", path=None, folder=None, overwrite: bool = False) -> str:
-    """Source for `backend`; with `path` also written (see `export_path` for where, and when an
-    existing file is replaced), creating missing folders. Returns the source."""
-    source = emit(chain, backend)
+def export_chain(chain, backend: str = "kornia", path=None, folder=None, overwrite: bool = False,
+                 form: str = "program") -> str:
+    """Source for `backend` (`form`: "program" or "snippet", see emit); with `path` also written (see
+    `export_path` for where, and when an existing file is replaced), creating missing folders.
+    Returns the source."""
+    source = emit(chain, backend, form)
     if path is not None:
         target = export_path(path, folder, overwrite=overwrite)
         ast.parse(source)  # the file written is what Python's own parser reads: checked whole once more

@@ -388,20 +388,23 @@ def _snake(op: str) -> str:
     return "".join("_" + c.lower() if c.isupper() and k else c.lower() for k, c in enumerate(op))
 
 
-def emit_dali(chain: ChainModel) -> str:
-    """The whole DALI script as text (`export_chain` syntax-checks it)."""
-    lines = [comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
-    for i, step in enumerate(chain.steps):
-        lines += [comment("  " + line) for line in step.outline(str(i + 1))]
-    enabled = chain.enabled_steps()
-    size_comments, size_constants = size_section(enabled, "dali", "make_loader's resize=(224, 224)")
-    lines += size_comments
+def step_functions(chain: ChainModel) -> tuple[list[str], list[str], list[tuple[str, ...]], bool]:
+    """(source lines, names, draws each reports, whether any needs DALI's conditionals) of the chain's
+    step functions, one per enabled step, each a function of a batch node and the seed.
+
+    Example:
+        >>> from workbench.model import ChainModel
+        >>> lines, names, draws, conditionals = step_functions(ChainModel().add("Rotate"))
+        >>> names, draws, conditionals
+        (['step_1_rotate'], [('step1_Rotate.angle',)], False)
+    """
     functions: list[str] = []
     converted = False  # a step function with control flow: the pipelines need DALI's conditionals
     names: list[str] = []
     draws_by_step: list[tuple[str, ...]] = []
     scale = 255.0
     flip = fused_flip(chain)
+    enabled = chain.enabled_steps()
     last = enabled[-1][0] if enabled else None
     for i, step in enabled:
         if step.is_group:
@@ -415,6 +418,18 @@ def emit_dali(chain: ChainModel) -> str:
         converted |= not _marked_straight(source)
         names.append(name)
         draws_by_step.append(tuple(reported))
+    return functions, names, draws_by_step, converted
+
+
+def emit_dali(chain: ChainModel) -> str:
+    """The whole DALI script as text (`export_chain` syntax-checks it)."""
+    lines = [comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
+    for i, step in enumerate(chain.steps):
+        lines += [comment("  " + line) for line in step.outline(str(i + 1))]
+    enabled = chain.enabled_steps()
+    size_comments, size_constants = size_section(enabled, "dali", "make_loader's resize=(224, 224)")
+    lines += size_comments
+    functions, names, draws_by_step, converted = step_functions(chain)
     region = region_steps(chain)
     region_name = None
     if region:

@@ -100,8 +100,23 @@ def _definitions(paths: tuple[str, ...]) -> dict[str, Definition]:
 
 @functools.lru_cache(maxsize=None)
 def _names_used(source: str) -> frozenset[str]:
+    """The global names a top-level definition reads: the names it loads, less those a function
+    binds for itself (its arguments, what it assigns), which would otherwise copy a same-named
+    definition it never calls (a local `window` copied targets.py's window()). Python makes a name
+    assigned anywhere in a function local to all of it, so one set per function is exact enough."""
     # The definitions are the workbench's own source: the same few hundred strings every export.
-    return frozenset(n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name))
+    tree = ast.parse(source)
+    local: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            arguments = node.args
+            local.update(a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                         *filter(None, (arguments.vararg, arguments.kwarg))])
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
+                    local.add(inner.id)
+    return frozenset(n.id for n in ast.walk(tree)
+                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local)
 
 
 def with_dependencies(defs: dict[str, Definition], names) -> list[Definition]:
@@ -217,17 +232,61 @@ def _program(entry: Path, chain: Path, roots: tuple, whole: tuple, available: tu
     order.append(entry)
     defs = definitions(tuple(map(str, order)))
     own = [name for name, d in defs.items() if order[d.rank] in (entry, *whole)]
-    copied = with_dependencies(defs, [*own, *roots, *(name for name in wanted if name in defs)])
+    imports, copied = _copied(order, [*own, *roots], wanted, chain_imports, entry)
+    module = read_module(entry)
+    if module.docstring is None or module.main is None:
+        raise ExportError(f"{entry.name} needs a docstring (the export's) and a main block to be a program")
+    return Program(module.docstring, imports, copied, module.main)
+
+
+@dataclass(frozen=True)
+class Copied:
+    """Definitions copied for a snippet, and the imports they need."""
+    imports: str
+    definitions: str
+
+
+def copied_source(modules, roots, chain: Path, uses: str = "", chain_imports=()) -> Copied:
+    """The definitions `roots` (names), found in the module files `modules` or the modules they
+    import (never `chain`), with every definition they use and the import statements those need;
+    `uses` and `chain_imports` as for program_source. A snippet's own classes come from here.
+
+    Example:
+        >>> runtime = PACKAGE / "runtime"
+        >>> copied = copied_source([runtime / "rows.py"], ["sample_rows"], runtime / "kornia_chain.py")
+        >>> "def sample_rows(" in copied.definitions, "import numpy as np" in copied.imports
+        (True, True)
+    """
+    return _copied_source(tuple(map(Path, modules)), tuple(roots), Path(chain),
+                          frozenset(_IDENTIFIER.findall(uses)), tuple(chain_imports))
+
+
+@functools.lru_cache(maxsize=64)
+def _copied_source(modules: tuple, roots: tuple, chain: Path, wanted: frozenset, chain_imports: tuple) -> Copied:
+    order: list[Path] = []
+    for path in modules:
+        order += [p for p in _module_order(path, chain) if p not in order]
+    return Copied(*_copied(order, list(roots), wanted, chain_imports))
+
+
+def _copied(order: list[Path], roots: list[str], wanted: frozenset, chain_imports: tuple,
+            entry: Path | None = None) -> tuple[str, str]:
+    """(import section, definitions) of `roots` and the names of `wanted` found in the modules
+    `order`, with what they use: each module's imports where what they bind is used (all of
+    `entry`'s), each statement once; the definitions in module and line order under a banner per module."""
+    defs = definitions(tuple(map(str, order)))
+    copied = with_dependencies(defs, [*roots, *(name for name in wanted if name in defs)])
     used = {order[d.rank] for d in copied}
-    # Entry's imports all (it uses them), the others' where what they bind is used; each statement
-    # once (the comments above it aside).
     names = frozenset().union(wanted, *(_names_used(d.source) for d in copied))
+    # What the statements among the imports read (os.environ.setdefault(...)) needs importing too.
+    names |= frozenset().union(*(_names_used(text) for path in used for text, bound in read_module(path).prelude
+                                 if not bound))
     imports: dict[str, str] = {}
     for text in chain_imports:
         node = ast.parse(text).body[0]
         if {(alias.asname or alias.name).split(".")[0] for alias in node.names} & wanted:
             imports.setdefault(text, text)
-    for path in [entry] + [p for p in order if p != entry and p in used]:
+    for path in ([entry] if entry else []) + [p for p in order if p != entry and p in used]:
         for text, bound in read_module(path).prelude:
             if path == entry or not bound or bound & names:
                 imports.setdefault("\n".join(line for line in text.split("\n") if not line.startswith("#")), text)
@@ -240,10 +299,7 @@ def _program(entry: Path, chain: Path, roots: tuple, whole: tuple, available: tu
             banner = f"# ---- From the workbench's {shown} ----\n"
         parts.append(banner + d.source)
         last = d.rank
-    module = read_module(entry)
-    if module.docstring is None or module.main is None:
-        raise ExportError(f"{entry.name} needs a docstring (the export's) and a main block to be a program")
-    return Program(module.docstring, _import_section(list(imports.values())), "\n\n\n".join(parts), module.main)
+    return _import_section(list(imports.values())), "\n\n\n".join(parts)
 
 
 def _import_section(statements: list[str]) -> str:

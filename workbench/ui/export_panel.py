@@ -1,5 +1,6 @@
-"""The app's export: a folder and a file name, the export button, the code it wrote, and a run hint
-that repeats what the app was given (the images' folder, the annotation files).
+"""The app's export: a folder and a file name, the form (a runnable program, or a snippet of the
+chain alone to paste), the export button, the code it wrote, and for a program a run hint that
+repeats what the app was given (the images' folder, the annotation files).
 
 A file this app did not write (or that changed since it wrote it) is never replaced silently: the
 panel says so and offers a 'replace' button; the app's own last export of a file is replaced, and
@@ -15,6 +16,7 @@ from typing import Any, Callable
 
 import ipywidgets as w
 
+from ..codegen import FORMS
 from ..errors import WorkbenchError
 
 
@@ -30,19 +32,23 @@ def highlighted(source: str) -> str:
 
 
 class ExportPanel:
-    """`export(chain, backend, images=, annotations=)` writes the chain's code for `backend` into
-    the folder box's folder under the file box's name (default augment_<backend>.py) and shows it.
+    """`export(chain, backend, images=, annotations=)` writes the chain's code for `backend` in the
+    chosen form into the folder box's folder under the file box's name (default augment_<backend>.py,
+    augment_<backend>_snippet.py for a snippet) and shows it.
 
     Example:
         >>> panel = ExportPanel(lambda: None)
-        >>> panel.folder.value, panel.replace_button.layout.display
-        ('exports', 'none')
+        >>> panel.folder.value, panel.form.value, panel.replace_button.layout.display
+        ('exports', 'program', 'none')
     """
 
     def __init__(self, start: Callable[[], Any]):
         self.folder = w.Text(value="exports", description="folder", layout=w.Layout(width="220px"))
         self.name = w.Text(value="", placeholder="augment_<backend>.py", description="file",
                            layout=w.Layout(width="260px"))
+        self.form = w.ToggleButtons(options=FORMS, value="program", style={"button_width": "80px"},
+                                    tooltips=["a runnable script: the chain, its loader, --save, --bench",
+                                              "the chain alone in the library's own terms, seeded, to paste"])
         self.button = w.Button(description="export", icon="download", button_style="primary")
         self.button.on_click(lambda b: start())
         self.replace_button = w.Button(description="replace it", icon="exclamation-triangle", button_style="warning",
@@ -52,8 +58,8 @@ class ExportPanel:
         self.message.add_class("wb-export-message")
         self.code = w.HTML()
         self._written: dict[Path, str] = {}  # files this panel wrote: resolved path -> sha256 of what it wrote
-        self.widget = w.VBox([w.HBox([self.folder, self.name, self.button, self.replace_button]), self.message,
-                              self.code])
+        self.widget = w.VBox([w.HBox([self.folder, self.name, self.form, self.button, self.replace_button]),
+                              self.message, self.code])
         self.widget.add_class("wb-export")
 
     def say(self, text: str, error: bool = False) -> None:
@@ -61,7 +67,8 @@ class ExportPanel:
         self.message.value = f'<span style="color:{colour}">{html.escape(text)}</span>' if text else ""
 
     def file_name(self, backend: str) -> str:
-        return self.name.value.strip() or f"augment_{backend}.py"
+        suffix = "_snippet" if self.form.value == "snippet" else ""
+        return self.name.value.strip() or f"augment_{backend}{suffix}.py"
 
     def target(self, backend: str) -> Path:
         return Path(self.folder.value or ".") / self.file_name(backend)
@@ -82,13 +89,17 @@ class ExportPanel:
         try:
             # The file box is typed text: the export stays inside the folder (export() checks).
             source = chain.export(backend, path=self.file_name(backend), folder=self.folder.value or ".",
-                                  overwrite=True)
+                                  overwrite=True, form=self.form.value)
         except (WorkbenchError, OSError) as exc:
             self.say(str(exc), error=True)
             return None
         self._written[resolved] = _sha(target)
-        hint = run_hint(target, chain.seed, images, annotations)
-        self.say(f"{'replaced' if replacing else 'wrote'} {target}; run it: {hint}")
+        wrote = f"{'replaced' if replacing else 'wrote'} {target} ({source.count(chr(10))} lines)"
+        if self.form.value == "snippet":
+            self.say(f"{wrote}: the chain alone, to paste into your training script; its docstring says how to "
+                     "call it and what it reproduces of this preview")
+        else:
+            self.say(f"{wrote}; run it: {run_hint(target, chain.seed, images, annotations)}")
         self.code.value = highlighted(source)
         return source
 
