@@ -76,7 +76,7 @@ def kornia_snippet(chain: ChainModel) -> str:
     copied = copied_source([*LOCAL_MODULES, KORNIA_PROGRAM], roots, KORNIA_CHAIN)
     imports = ["import torch", "import kornia.augmentation as K"]
     imports += [line for line in copied.imports.split("\n") if line and line not in imports] if roots else []
-    lines = ["#!/usr/bin/env python3", f'"""Kornia augmentation of a workbench chain (seed {chain.seed}), to paste.',
+    lines = [f'"""Kornia augmentation of a workbench chain (seed {chain.seed}), to paste.',
              "",
              "`augmentation` takes a float N x 3 x H x W batch in [0, 1] (uint8 levels / 255) and returns it",
              "augmented, each sample with its own draws:",
@@ -88,8 +88,9 @@ def kornia_snippet(chain: ChainModel) -> str:
              "same order as one batch, right after torch.manual_seed(SEED), on the same device: the same",
              "draws, and the pixels of its step-by-step run (the program form's augment_images(..., fuse=False))",
              "bit for bit. The preview fuses steps: it resamples once per run of geometric steps where this",
-             "resamples per step (a mean difference up to 1.5/255 after two or more resampling steps in a row,",
-             "within 1e-4 otherwise). The program form adds the loader, targets and the command line.",
+             "resamples per step: after two or more resampling steps in a row a mean difference up to 1.5/255",
+             "(in [0, 1] units, before a Normalize divides by its std), within 1e-4 otherwise. The program form",
+             "adds the loader, targets and the command line.",
              '"""',
              *_outline(chain), *imports, *_own_classes(copied, "Kornia", roots), "", "",
              f"SEED = {literal(chain.seed)}", "", "augmentation = torch.nn.Sequential("]
@@ -114,8 +115,7 @@ def albumentations_snippet(chain: ChainModel) -> str:
     groups = any(step.is_group for _, step in enabled)
     roots = [*own, *(["StepGroup"] if groups else []), "seed_transforms"]
     copied = copied_source([TRANSFORMS, POLICIES, TV_POLICIES, ALBUMENTATIONS_PROGRAM], roots, ALBUMENTATIONS_CHAIN)
-    lines = ["#!/usr/bin/env python3",
-             f'"""Albumentations augmentation of a workbench chain (seed {chain.seed}), to paste.',
+    lines = [f'"""Albumentations augmentation of a workbench chain (seed {chain.seed}), to paste.',
              "",
              "`augmentation` takes one uint8 H x W x 3 image at a time and returns it augmented (float32",
              "after a Normalize):",
@@ -154,7 +154,7 @@ def dali_snippet(chain: ChainModel) -> str:
     uses = "\n".join(functions) + "\npipeline_def fn types"
     copied = copied_source([DALI_POLICIES, DALI_TV_POLICIES, *DALI_OPS, DALI_PROGRAM], ["op_seed"], DALI_CHAIN,
                            uses=uses, chain_imports=STEP_IMPORTS)
-    lines = ["#!/usr/bin/env python3", f'"""DALI augmentation of a workbench chain (seed {chain.seed}), to paste.',
+    lines = [f'"""DALI augmentation of a workbench chain (seed {chain.seed}), to paste.',
              "",
              "`augment(images)` applies the chain's enabled steps to a batch node of H x W x 3 uint8 images (CPU or",
              "GPU) inside a DALI pipeline; each random operator has a seed of its own, derived from SEED and its step,",
