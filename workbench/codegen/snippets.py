@@ -29,7 +29,7 @@ from .source_copy import copied_source
 FORMS = ("program", "snippet")
 
 
-def _refuse_mixing(chain: ChainModel, backend: str) -> None:
+def _refuse_what_snippets_cannot_carry(chain: ChainModel, backend: str) -> None:
     """A snippet carries images only: steps that mix labels or read boxes need the program form."""
     mixing = [step.op for step in chain.enabled_ops() if step.spec.mixes_batch]
     if mixing:
@@ -41,6 +41,11 @@ def _refuse_mixing(chain: ChainModel, backend: str) -> None:
         raise ExportError(f"{', '.join(boxes)} draws its window from each image's boxes, which a {backend} snippet "
                           "cannot carry; export the program form (form='program', the default), whose --coco "
                           "loader reads them")
+
+
+def _with_groups(chain: ChainModel, own: list[str]) -> list[str]:
+    """The classes a snippet copies: the workbench's own (`own`), and its StepGroup where the chain has a group."""
+    return [*own, *(["StepGroup"] if any(step.is_group for _, step in chain.enabled_steps()) else [])]
 
 
 def _outline(chain: ChainModel) -> list[str]:
@@ -67,12 +72,10 @@ def kornia_snippet(chain: ChainModel) -> str:
         >>> "WbGaussianBlur(" in kornia_snippet(wb.Chain().add("GaussianBlur"))
         True
     """
-    _refuse_mixing(chain, "Kornia")
+    _refuse_what_snippets_cannot_carry(chain, "Kornia")
     enabled = chain.enabled_steps()
-    own = sorted({name for step in chain.enabled_ops() for name, local in [step.spec.kornia.module_for(step.params)]
-                  if local})
-    groups = any(step.is_group for _, step in enabled)
-    roots = [*own, *(["StepGroup"] if groups else [])]
+    roots = _with_groups(chain, sorted({name for step in chain.enabled_ops()
+                                        for name, local in [step.spec.kornia.module_for(step.params)] if local}))
     copied = copied_source([*LOCAL_MODULES, KORNIA_PROGRAM], roots, KORNIA_CHAIN)
     imports = ["import torch", "import kornia.augmentation as K"]
     imports += [line for line in copied.imports.split("\n") if line and line not in imports] if roots else []
@@ -109,12 +112,11 @@ def albumentations_snippet(chain: ChainModel) -> str:
         >>> "A.HorizontalFlip(p=0.5)," in albumentations_snippet(wb.Chain().add("HorizontalFlip"))
         True
     """
-    _refuse_mixing(chain, "Albumentations")
+    _refuse_what_snippets_cannot_carry(chain, "Albumentations")
     enabled = chain.enabled_steps()
-    own = local_transforms(enabled)
-    groups = any(step.is_group for _, step in enabled)
-    roots = [*own, *(["StepGroup"] if groups else []), "seed_transforms"]
-    copied = copied_source([TRANSFORMS, POLICIES, TV_POLICIES, ALBUMENTATIONS_PROGRAM], roots, ALBUMENTATIONS_CHAIN)
+    roots = _with_groups(chain, local_transforms(enabled))
+    copied = copied_source([TRANSFORMS, POLICIES, TV_POLICIES, ALBUMENTATIONS_PROGRAM], [*roots, "seed_transforms"],
+                           ALBUMENTATIONS_CHAIN)
     lines = [f'"""Albumentations augmentation of a workbench chain (seed {chain.seed}), to paste.',
              "",
              "`augmentation` takes one uint8 H x W x 3 image at a time and returns it augmented (float32",
@@ -129,7 +131,7 @@ def albumentations_snippet(chain: ChainModel) -> str:
              "p=0.5 would always flip together. The program form adds the loader, targets and the command line.",
              '"""',
              *_outline(chain), copied.imports, "", "", comment("The workbench's code that seeds the transforms"
-                                                               + (" and its own classes" if own or groups else "")
+                                                               + (" and its own classes" if roots else "")
                                                                + ", copied as it stands."),
              "", copied.definitions, "", "",
              f"SEED = {literal(chain.seed)}", "", "augmentation = A.Compose(["]
@@ -149,7 +151,7 @@ def dali_snippet(chain: ChainModel) -> str:
         >>> "def augmentation_pipeline(" in dali_snippet(wb.Chain().add("HorizontalFlip"))
         True
     """
-    _refuse_mixing(chain, "DALI")
+    _refuse_what_snippets_cannot_carry(chain, "DALI")
     functions, names, _, conditionals = step_functions(chain)
     uses = "\n".join(functions) + "\npipeline_def fn types"
     copied = copied_source([DALI_POLICIES, DALI_TV_POLICIES, *DALI_OPS, DALI_PROGRAM], ["op_seed"], DALI_CHAIN,
