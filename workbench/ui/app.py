@@ -198,7 +198,8 @@ class Workbench:
             self.message, self.notice,
             w.HBox([left, right], layout=w.Layout(width="100%", align_items="flex-start")),
             w.HBox([self.path, self.save_button, self.load_button]),
-            w.HTML("<b>Export</b> (a runnable file; the code is shown below)"), self.exports.widget,
+            w.HTML("<b>Export</b> (a runnable program, or the chain alone as a snippet to paste; the code is shown "
+                   "below)"), self.exports.widget,
             w.HTML("<b>Throughput</b> (the exported training loader, measured here: decode, copy, augment)"),
             self.estimates.widget,
         ], layout=w.Layout(width="100%"))
