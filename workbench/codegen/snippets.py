@@ -76,9 +76,9 @@ def kornia_snippet(chain: ChainModel) -> str:
     enabled = chain.enabled_steps()
     roots = _with_groups(chain, sorted({name for step in chain.enabled_ops()
                                         for name, local in [step.spec.kornia.module_for(step.params)] if local}))
-    copied = copied_source([*LOCAL_MODULES, KORNIA_PROGRAM], roots, KORNIA_CHAIN)
-    imports = ["import torch", "import kornia.augmentation as K"]
-    imports += [line for line in copied.imports.split("\n") if line and line not in imports] if roots else []
+    # torch and K are the snippet's own: the import section sorts them in with the copied classes' imports.
+    copied = copied_source([*LOCAL_MODULES, KORNIA_PROGRAM], roots, KORNIA_CHAIN, uses="torch K",
+                           chain_imports=("import torch", "import kornia.augmentation as K"))
     lines = [f'"""Kornia augmentation of a workbench chain (seed {chain.seed}), to paste.',
              "",
              "`augmentation` takes a float N x 3 x H x W batch in [0, 1] (uint8 levels / 255) and returns it",
@@ -95,7 +95,7 @@ def kornia_snippet(chain: ChainModel) -> str:
              "(in [0, 1] units, before a Normalize divides by its std), within 1e-4 otherwise. The program form",
              "adds the loader, targets and the command line.",
              '"""',
-             *_outline(chain), *imports, *_own_classes(copied, "Kornia", roots), "", "",
+             *_outline(chain), copied.imports, *_own_classes(copied, "Kornia", roots), "", "",
              f"SEED = {literal(chain.seed)}", "", "augmentation = torch.nn.Sequential("]
     for i, step in enabled:
         lines += kornia_step_lines(step, str(i + 1), "    ")
