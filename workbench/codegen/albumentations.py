@@ -8,6 +8,7 @@ from ..errors import UnsupportedOpError
 from ..literals import call, comment, group_options, identifier, literal
 from ..model import ChainModel
 from .. import runtime
+from .layout import wrapped
 from .source_copy import program_source
 from .targets_source import TARGET_MODULES, targets_section
 
@@ -115,9 +116,12 @@ def emit_albumentations(chain: ChainModel) -> str:
               "    return A.Compose(["]
     for i, step in enabled:
         lines += albumentations_step_lines(step, str(i + 1), "        ")
-    lines += ["    ])", "", "",
+    # The chain's own lines (not the copied program, which keeps to the line length already) within it.
+    lines = lines[:2] + [wrapped("\n".join(lines[2:] + ["    ])"]))]
+    lines += ["", "",
               comment("The program (runtime/albumentations_program.py in the workbench) and the workbench code it"),
               comment("uses, copied as it stands: the preview runs this very code."),
               "", program.definitions, "", "",
-              comment("---- The chain's targets ----"), targets_section(chain, "albumentations"), "", program.main]
+              comment("---- The chain's targets ----"), wrapped(targets_section(chain, "albumentations")), "",
+              program.main]
     return "\n".join(lines) + "\n"

@@ -12,6 +12,7 @@ from ..model import ChainModel
 from ..ops.spec import DaliContext
 from .. import runtime
 from .loader_sizes import size_section
+from .layout import wrapped
 from .source_copy import definitions, program_source
 from .targets_source import TARGET_MODULES, targets_section
 
@@ -466,9 +467,11 @@ def emit_dali(chain: ChainModel) -> str:
     program = program_source(PROGRAM, CHAIN, whole=[m.__file__ for m in TARGET_MODULES],
                              available=[POLICIES, TV_POLICIES, *DALI_OPS], uses="\n".join(functions),
                              chain_imports=STEP_IMPORTS)
-    lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""', *lines, "", program.imports, "", *section, "", "",
+    # The chain's own lines (not the copied program, which keeps to the line length already) within it.
+    lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""',
+             wrapped("\n".join([*lines, "", program.imports, "", *section])), "", "",
              comment("The program (runtime/dali_program.py in the workbench) and the workbench code it uses, copied"),
              comment("as it stands: the preview runs this very code."),
              "", program.definitions, "", "",
-             comment("---- The chain's targets ----"), targets_section(chain, "dali"), "", program.main]
+             comment("---- The chain's targets ----"), wrapped(targets_section(chain, "dali")), "", program.main]
     return "\n".join(lines) + "\n"

@@ -9,6 +9,7 @@ from ..literals import call, comment, group_options, identifier, literal
 from ..model import ChainModel
 from .. import runtime
 from .loader_sizes import size_section
+from .layout import wrapped
 from .source_copy import program_source
 from .targets_source import TARGET_MODULES, targets_section
 
@@ -148,11 +149,13 @@ def emit_kornia(chain: ChainModel) -> str:
               "    return torch.nn.Sequential("]
     for i, step in enabled:
         lines += kornia_step_lines(step, str(i + 1), "        ")
-    lines += ["    )", "", "",
+    # The chain's own lines (not the copied program, which keeps to the line length already) within it.
+    lines = lines[:2] + [wrapped("\n".join(lines[2:] + ["    )"]))]
+    lines += ["", "",
               comment("The program (runtime/kornia_program.py in the workbench) and the workbench code it uses,"),
               comment("copied as it stands: the preview runs this very code. Fusion (kornia_modules/fusion.py): one"),
               comment("resampling per run of geometric steps, one pass per run of colour steps; apply_steps uses it"),
               comment("unless fuse=False."),
               "", program.definitions, "", "",
-              comment("---- The chain's targets ----"), targets_section(chain, "kornia"), "", program.main]
+              comment("---- The chain's targets ----"), wrapped(targets_section(chain, "kornia")), "", program.main]
     return "\n".join(lines) + "\n"

@@ -24,6 +24,7 @@ from .albumentations import PROGRAM as ALBUMENTATIONS_PROGRAM, CHAIN as ALBUMENT
 from .dali import CHAIN as DALI_CHAIN, DALI_OPS, PROGRAM as DALI_PROGRAM, STEP_IMPORTS, step_functions
 from .dali import POLICIES as DALI_POLICIES, TV_POLICIES as DALI_TV_POLICIES
 from .kornia import CHAIN as KORNIA_CHAIN, LOCAL_MODULES, PROGRAM as KORNIA_PROGRAM, kornia_step_lines
+from .layout import wrapped
 from .source_copy import copied_source
 
 FORMS = ("program", "snippet")
@@ -217,4 +218,4 @@ def emit_snippet(chain: ChainModel, backend: str) -> str:
     """The snippet of `chain` for `backend` (see SNIPPETS); codegen.emit validates the chain and
     syntax-checks the result."""
     check_form("snippet", backend)
-    return SNIPPETS[backend](chain)
+    return wrapped(SNIPPETS[backend](chain))

@@ -40,9 +40,10 @@ def _augment_targets(backend: str) -> list[str]:
         '    """The targets of a batch ({kind: one entry per image}, as Chain.run takes them) after the chain, from',
         '    the records augment_images (or the training loader) returned for it; `sizes`: each image\'s',
         '    (height, width) as it entered (see runtime/targets.py\'s move_batch).' + (
-            '' if not resizing else ' `resize`: the training loader\'s resize=, which runs before\n'
-            '    enabled step RESIZE_AT.') + ' `until`: the targets as they enter chain step `until`,',
-        '    from the records of the steps before it (the boxes RandomIoUCrop draws its window from)."""',
+            '' if not resizing
+            else '\n    `resize`: the training loader\'s resize=, which runs before enabled step RESIZE_AT.'),
+        '    `until`: the targets as they enter chain step `until`, from the records of the steps before it',
+        '    (the boxes RandomIoUCrop draws its window from)."""',
         "    if TARGETS_REFUSED:",
         "        raise ValueError(TARGETS_REFUSED)",
         f"    rows = sample_rows(TARGET_ROWS[:until], {RECORDS[backend]}, len(sizes))",
