@@ -344,3 +344,9 @@ def tile(app, backend: str, image: int, draw: int) -> np.ndarray:
     sheet = np.asarray(Image.open(io.BytesIO(jpeg_of(app.preview.sheet.value))))
     top = app.preview.strip_top(image, line)
     return sheet[top:top + app.cell, x:x + app.cell]
+
+
+def comment_text(source: str) -> str:
+    """The comments of generated source as one text, a comment broken over lines (codegen/layout.py)
+    joined again: where a test looks for a step's description."""
+    return " ".join(line.strip()[1:].strip() for line in source.splitlines() if line.strip().startswith("#"))

@@ -8,8 +8,8 @@ import torch
 
 import workbench as wb
 
-from conftest import (class_folder, import_export, imported_modules, ROOT, assert_bench_output, assert_save_equals_run,
-                      random_step_dict, run_script, saves_without_boxes)
+from conftest import (class_folder, comment_text, import_export, imported_modules, ROOT, assert_bench_output,
+                      assert_save_equals_run, random_step_dict, run_script, saves_without_boxes)
 
 ALBUMENTATIONS_OPS = [op for op in wb.list_ops(backend="albumentations") if saves_without_boxes(op)]
 # Albumentations refuses these on the 96x128 test images (a grid tile as large as the shorter
@@ -92,7 +92,7 @@ def test_source_is_readable_and_safe(light_chain):
     tree = ast.parse(src)
     assert "SEED = 7" in src
     for i, step in enumerate(light_chain.steps):
-        assert f"# {i + 1}. {step.describe()}" in src
+        assert f"{i + 1}. {step.describe()}" in comment_text(src)
     imports = imported_modules(tree)
     assert {"albumentations", "numpy", "torch", "torch.utils.data", "PIL"} <= imports
     functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}

@@ -11,8 +11,8 @@ from workbench.codegen.dali import DALI_OPS as RUNTIME_DALI_FILES, straight_func
 from workbench.codegen.source_copy import definitions
 
 from export_ast import parse_export
-from conftest import (class_folder, import_export, assert_bench_output, DESIGN_CHAIN, ROOT, assert_save_equals_run,
-                      random_step_dict, op_rng, run_script, saves_without_boxes)
+from conftest import (class_folder, comment_text, import_export, assert_bench_output, DESIGN_CHAIN, ROOT,
+                      assert_save_equals_run, random_step_dict, op_rng, run_script, saves_without_boxes)
 
 # The ops these tests run on DALI's CPU (tests/test_gpu_paths.py runs the GPU-only ones on a GPU).
 DALI_OPS = [op for op in wb.list_ops(backend="dali")
@@ -101,7 +101,8 @@ def test_every_step_leaves_autograph_only_its_own_if(p):
         tree = parse_export(chain.export("dali"))
         functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
         step = next(n for name, n in functions.items() if name.startswith("step_2_"))
-        assert step.end_lineno - step.lineno <= 20, (op, step.end_lineno - step.lineno)
+        statements = sum(isinstance(n, ast.stmt) for n in ast.walk(step))  # lines: a long call takes several
+        assert statements <= 20, (op, statements)
         called = {n.func.id for n in ast.walk(step) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
         runtime = called & set(definitions(tuple(map(str, RUNTIME_DALI_FILES))))
         assert runtime <= straight | branching, (op, runtime - straight)
@@ -130,7 +131,7 @@ def test_source_is_idiomatic_dali(design_chain):
                    "if s3_applied:", "fn.crop_mirror_normalize(", "WORLD_SIZE"):
         assert needle in src, needle
     for i, step in enumerate(design_chain.steps):
-        assert f"# {i + 1}. {step.describe()}" in src
+        assert f"{i + 1}. {step.describe()}" in comment_text(src)
     functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
     assert {"augment", "preview_pipeline", "training_pipeline", "augment_images", "make_loader", "main"} <= functions
 

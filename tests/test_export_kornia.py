@@ -9,8 +9,8 @@ import torch
 
 import workbench as wb
 
-from conftest import (class_folder, import_export, imported_modules, assert_bench_output, DESIGN_CHAIN, ENV, ROOT,
-                      assert_save_equals_run, random_step_dict, op_rng, run_script, saves_without_boxes)
+from conftest import (class_folder, comment_text, import_export, imported_modules, assert_bench_output, DESIGN_CHAIN,
+                      ENV, ROOT, assert_save_equals_run, random_step_dict, op_rng, run_script, saves_without_boxes)
 
 @pytest.mark.parametrize("op", [op for op in wb.list_ops(backend="kornia") if saves_without_boxes(op)])
 def test_every_op_save_equals_run(op, small_folder, square_folder, tmp_path):
@@ -43,7 +43,7 @@ def test_source_is_readable_and_safe(design_chain):
     assert "SEED = 7" in src
     # Every step appears as a comment, in order, with its parameters.
     for i, step in enumerate(design_chain.steps):
-        assert f"# {i + 1}. {step.describe()}" in src
+        assert f"{i + 1}. {step.describe()}" in comment_text(src)
     assert "K.RandomRotation(degrees=(-20.0, 20.0), resample='BILINEAR', align_corners=False, p=1.0)" in src
     imports = imported_modules(tree)
     assert {"kornia.augmentation", "torch", "numpy", "PIL", "torch.utils.data"} <= imports

@@ -49,13 +49,6 @@ def _with_groups(chain: ChainModel, own: list[str]) -> list[str]:
     return [*own, *(["StepGroup"] if any(step.is_group for _, step in chain.enabled_steps()) else [])]
 
 
-def _outline(chain: ChainModel) -> list[str]:
-    lines = [comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
-    for i, step in enumerate(chain.steps):
-        lines += [comment("  " + line) for line in step.outline(str(i + 1))]
-    return lines
-
-
 def _own_classes(copied, library: str, names: list[str]) -> list[str]:
     """The copied definitions under a line that says which classes are the workbench's own."""
     if not names:
@@ -96,7 +89,7 @@ def kornia_snippet(chain: ChainModel) -> str:
              "(in [0, 1] units, before a Normalize divides by its std), within 1e-4 otherwise. The program form",
              "adds the loader, targets and the command line.",
              '"""',
-             *_outline(chain), copied.imports, *_own_classes(copied, "Kornia", roots), "", "",
+             copied.imports, *_own_classes(copied, "Kornia", roots), "", "",
              f"SEED = {literal(chain.seed)}", "", "augmentation = torch.nn.Sequential("]
     for i, step in enabled:
         lines += kornia_step_lines(step, str(i + 1), "    ")
@@ -131,7 +124,7 @@ def albumentations_snippet(chain: ChainModel) -> str:
              "(seed_transforms): Compose(seed=...) alone gives every transform the same seed, so two flips at",
              "p=0.5 would always flip together. The program form adds the loader, targets and the command line.",
              '"""',
-             *_outline(chain), copied.imports, "", "", comment("The workbench's code that seeds the transforms"
+             copied.imports, "", "", comment("The workbench's code that seeds the transforms"
                                                                + (" and its own classes" if roots else "")
                                                                + ", copied as it stands."),
              "", copied.definitions, "", "",
@@ -171,7 +164,7 @@ def dali_snippet(chain: ChainModel) -> str:
              "same draws and the same pixels, bit for bit. The program form adds region decoding, the loader for",
              "PyTorch, targets and the command line.",
              '"""',
-             *_outline(chain), copied.imports, "", "", f"SEED = {literal(chain.seed)}",
+             copied.imports, "", "", f"SEED = {literal(chain.seed)}",
              comment("Whether a step branches on its draws: pipelines calling augment then need DALI's conditionals."),
              f"CONDITIONALS = {conditionals}", "", "", *functions,
              comment("The workbench's code that the steps call, copied as it stands (the preview runs this code)."),
