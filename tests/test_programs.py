@@ -92,6 +92,14 @@ def test_every_export_defines_what_it_uses_and_imports_only_what_it_uses(backend
     assert found.returncode == 0, found.stdout[-3000:] + found.stderr[-2000:]
 
 
+@pytest.mark.parametrize("backend", sorted(CODEGEN))
+def test_an_export_carries_the_target_functions_its_chain_uses_and_not_the_others(backend):
+    flip, rotate = (wb.Chain().add(op).export(backend) for op in ("HorizontalFlip", "Rotate"))
+    assert "def horizontal_flip(" in flip and "def rotation(" not in flip
+    assert "def rotation(" in rotate and "def horizontal_flip(" not in rotate
+    assert "def move_batch(" in flip and "def augment_targets(" in flip  # what every export's --coco runs
+
+
 def _module(folder: Path, name: str, text: str) -> Path:
     path = folder / f"{name}.py"
     path.write_text(textwrap.dedent(text))

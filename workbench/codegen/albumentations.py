@@ -100,8 +100,10 @@ def albumentations_step_lines(step, label: str, indent: str) -> list[str]:
 def emit_albumentations(chain: ChainModel) -> str:
     """The whole script as text (`export_chain` syntax-checks it)."""
     enabled = chain.enabled_steps()
-    program = program_source(PROGRAM, CHAIN, roots=local_transforms(enabled),
-                             whole=[m.__file__ for m in TARGET_MODULES], available=[TRANSFORMS, POLICIES, TV_POLICIES])
+    # The targets section names the target functions its plan uses: those, and what they use, are copied.
+    targets = wrapped(targets_section(chain, "albumentations"))
+    program = program_source(PROGRAM, CHAIN, roots=local_transforms(enabled), uses=targets,
+                             available=[TRANSFORMS, POLICIES, TV_POLICIES, *(m.__file__ for m in TARGET_MODULES)])
     lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""',
              comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
     for i, step in enumerate(chain.steps):
@@ -122,6 +124,6 @@ def emit_albumentations(chain: ChainModel) -> str:
               comment("The program (runtime/albumentations_program.py in the workbench) and the workbench code it"),
               comment("uses, copied as it stands: the preview runs this very code."),
               "", program.definitions, "", "",
-              comment("---- The chain's targets ----"), wrapped(targets_section(chain, "albumentations")), "",
+              comment("---- The chain's targets ----"), targets, "",
               program.main]
     return "\n".join(lines) + "\n"

@@ -464,14 +464,16 @@ def emit_dali(chain: ChainModel) -> str:
                f"WINDOW_STEPS = {literal(window_steps(chain))}",
                f"DRAWS = {literal(tuple(d for step in draws_by_step for d in step))}",
                 *size_constants]
-    program = program_source(PROGRAM, CHAIN, whole=[m.__file__ for m in TARGET_MODULES],
-                             available=[POLICIES, TV_POLICIES, *DALI_OPS], uses="\n".join(functions),
-                             chain_imports=STEP_IMPORTS)
+    # The targets section names the target functions its plan uses: those, and what they use, are copied.
+    targets = wrapped(targets_section(chain, "dali"))
+    program = program_source(PROGRAM, CHAIN, available=[POLICIES, TV_POLICIES, *DALI_OPS,
+                                                        *(m.__file__ for m in TARGET_MODULES)],
+                             uses="\n".join([*functions, targets]), chain_imports=STEP_IMPORTS)
     # The chain's own lines (not the copied program, which keeps to the line length already) within it.
     lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""',
              wrapped("\n".join([*lines, "", program.imports, "", *section])), "", "",
              comment("The program (runtime/dali_program.py in the workbench) and the workbench code it uses, copied"),
              comment("as it stands: the preview runs this very code."),
              "", program.definitions, "", "",
-             comment("---- The chain's targets ----"), wrapped(targets_section(chain, "dali")), "", program.main]
+             comment("---- The chain's targets ----"), targets, "", program.main]
     return "\n".join(lines) + "\n"

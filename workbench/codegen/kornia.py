@@ -125,8 +125,10 @@ def emit_kornia(chain: ChainModel) -> str:
     head, per_image = per_image_head(enabled)
     local = sorted({name for s in chain.enabled_ops() for name, is_local in [s.spec.kornia.module_for(s.params)]
                     if is_local})
-    program = program_source(PROGRAM, CHAIN, roots=[*local, *PREVIEW_USES], whole=[m.__file__ for m in TARGET_MODULES],
-                             available=LOCAL_MODULES)
+    # The targets section names the target functions its plan uses: those, and what they use, are copied.
+    targets = wrapped(targets_section(chain, "kornia"))
+    program = program_source(PROGRAM, CHAIN, roots=[*local, *PREVIEW_USES], uses=targets,
+                             available=[*LOCAL_MODULES, *(m.__file__ for m in TARGET_MODULES)])
     lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""',
              comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
     for i, step in enumerate(chain.steps):
@@ -157,5 +159,5 @@ def emit_kornia(chain: ChainModel) -> str:
               comment("resampling per run of geometric steps, one pass per run of colour steps; apply_steps uses it"),
               comment("unless fuse=False."),
               "", program.definitions, "", "",
-              comment("---- The chain's targets ----"), wrapped(targets_section(chain, "kornia")), "", program.main]
+              comment("---- The chain's targets ----"), targets, "", program.main]
     return "\n".join(lines) + "\n"

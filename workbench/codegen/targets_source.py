@@ -1,7 +1,8 @@
 """The targets section of an exported file: the chain's plan for masks, boxes and keypoints as
-literals, for the workbench's own code that moves them (runtime/targets.py, rows.py,
-annotations.py: TARGET_MODULES, which the program copies whole); `augment_targets` moves a batch's targets from the
-records `augment_images` returned, as `Chain.run` does, and --save uses it with --coco/--masks.
+literals, for the workbench's own code that moves them (runtime/targets.py, rows.py, annotations.py:
+TARGET_MODULES, whose definitions the program copies where its plan or its code uses them);
+`augment_targets` moves a batch's targets from the records `augment_images` returned, as `Chain.run`
+does, and --save uses it with --coco/--masks.
 
 Example:
     >>> import workbench as wb
@@ -26,7 +27,8 @@ RECORDS = {
     "dali": "records_from_draws(TARGET_ROWS, records, len(sizes))",
 }
 NAMES = {"kornia": kornia_names, "albumentations": albumentations_names, "dali": lambda spec: None}
-# The modules every export copies whole (see program_source's `whole`): the code that moves targets.
+# The code that moves targets: an export copies the definitions its targets section (the plan's
+# functions, augment_targets) and its program use, with what those use (program_source's `uses`).
 TARGET_MODULES = (targets, rows, annotations)
 # The backends whose training loaders take resize= (RESIZE_AT says where it goes).
 RESIZING = ("kornia", "dali")
