@@ -62,6 +62,15 @@ def test_rehearsal_runs_a_real_benchmark_and_reports_its_figures(tmp_path):
     assert "median control-change-to-new-images" in log
 
 
+def test_the_machines_own_speed_is_measured_first(tmp_path):
+    assert BENCHES[0].name == "reference" and not BENCHES[0].targets  # context for the figures, not a target
+    done, report = check(tmp_path, "--rehearse", "--parts", "reference")
+    assert done.returncode == 0, done.stdout + done.stderr
+    figures = json.loads((tmp_path / "out" / "figures" / "reference.json").read_text())
+    assert set(figures) == {"copy_gb_per_s", "matmul_tflops"} and min(figures.values()) > 0
+    assert re.search(r"\| reference \| copy_gb_per_s \| [0-9.e+]+ \|", report)
+
+
 def test_a_part_that_no_longer_fits_the_budget_is_not_run_and_says_how_to_run_it(tmp_path):
     done, report = check(tmp_path, "--rehearse", "--parts", "run_16,estimate", "--budget", "1")
     assert done.returncode == 0
