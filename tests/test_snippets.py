@@ -84,6 +84,32 @@ def test_albumentations_snippet_gives_the_preview_bit_for_bit(name, cuts):
     assert all(o.dtype == p.dtype and np.array_equal(o, p) for o, p in zip(ours, preview))
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", ["imagenet", "own_classes"])
+def test_kornia_snippet_on_cuda_gives_the_step_by_step_cuda_run(name, cuts):
+    # The docstring's claim on a GPU: the modules moved there draw as the preview's do (on the CPU generator).
+    chain = CHAINS[name]()
+    augmentation = _namespace(chain.export("kornia", form="snippet"))["augmentation"].to("cuda")
+    batch = (torch.from_numpy(np.stack(cuts)).permute(0, 3, 1, 2).float() / 255.0).to("cuda")
+    torch.manual_seed(chain.seed)
+    with torch.no_grad():
+        ours = augmentation(batch).permute(0, 2, 3, 1).cpu().numpy()
+    program = load_module(emit(chain, "kornia"), "kornia")
+    step_by_step, _ = program.augment_images(cuts, seed=chain.seed, device="cuda", fuse=False)
+    assert np.array_equal(ours, step_by_step)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", ["imagenet", "group"])
+def test_dali_snippet_on_the_gpu_gives_the_gpu_preview(name, cuts, tmp_path):
+    chain = CHAINS[name]()
+    path = tmp_path / f"{name}.py"
+    chain.export("dali", path=path, form="snippet")
+    ours = _dali_snippet_run(_loaded_from(path), cuts, device="cuda")
+    preview = chain.run(cuts, backend="dali", device="cuda").images
+    assert all(o.dtype == p.dtype and np.array_equal(o, p) for o, p in zip(ours, preview))
+
+
 def _dali_snippet_run(module, images, device="cpu"):
     from nvidia.dali import fn, pipeline_def, types
 
