@@ -58,8 +58,8 @@ def _own_classes(copied, library: str, names: list[str]) -> list[str]:
 
 
 def kornia_snippet(chain: ChainModel) -> str:
-    """The chain as a `torch.nn.Sequential` of Kornia modules (not yet syntax-checked; emit_snippet
-    does that).
+    """The chain as a `torch.nn.Sequential` of Kornia modules (not yet syntax-checked: codegen.emit
+    compiles it).
 
     Example:
         >>> import workbench as wb
@@ -99,7 +99,7 @@ def kornia_snippet(chain: ChainModel) -> str:
 
 def albumentations_snippet(chain: ChainModel) -> str:
     """The chain as an `A.Compose`, each transform seeded as the preview seeds it (not yet
-    syntax-checked; emit_snippet does that).
+    syntax-checked: codegen.emit compiles it).
 
     Example:
         >>> import workbench as wb
@@ -111,6 +111,7 @@ def albumentations_snippet(chain: ChainModel) -> str:
     roots = _with_groups(chain, local_transforms(enabled))
     copied = copied_source([TRANSFORMS, POLICIES, TV_POLICIES, ALBUMENTATIONS_PROGRAM], [*roots, "seed_transforms"],
                            ALBUMENTATIONS_CHAIN)
+    own = " and its own classes" if roots else ""
     lines = [f'"""Albumentations augmentation of a workbench chain (seed {chain.seed}), to paste.',
              "",
              "`augmentation` takes one uint8 H x W x 3 image at a time and returns it augmented (float32",
@@ -124,9 +125,8 @@ def albumentations_snippet(chain: ChainModel) -> str:
              "(seed_transforms): Compose(seed=...) alone gives every transform the same seed, so two flips at",
              "p=0.5 would always flip together. The program form adds the loader, targets and the command line.",
              '"""',
-             copied.imports, "", "", comment("The workbench's code that seeds the transforms"
-                                                               + (" and its own classes" if roots else "")
-                                                               + ", copied as it stands."),
+             copied.imports, "", "",
+             comment(f"The workbench's code that seeds the transforms{own}, copied as it stands."),
              "", copied.definitions, "", "",
              f"SEED = {literal(chain.seed)}", "", "augmentation = A.Compose(["]
     for i, step in enabled:
@@ -137,8 +137,8 @@ def albumentations_snippet(chain: ChainModel) -> str:
 
 def dali_snippet(chain: ChainModel) -> str:
     """The chain as DALI step functions, `augment(images)` that runs them in order, and a
-    `@pipeline_def` that reads, decodes and augments a folder (not yet syntax-checked; emit_snippet
-    does that).
+    `@pipeline_def` that reads, decodes and augments a folder (not yet syntax-checked: codegen.emit
+    compiles it).
 
     Example:
         >>> import workbench as wb

@@ -94,7 +94,8 @@ class ExportPanel:
             self.say(str(exc), error=True)
             return None
         self._written[resolved] = _sha(target)
-        wrote = f"{'replaced' if replacing else 'wrote'} {target} ({source.count(chr(10))} lines)"
+        lines = source.count("\n")
+        wrote = f"{'replaced' if replacing else 'wrote'} {target} ({lines} lines)"
         if self.form.value == "snippet":
             self.say(f"{wrote}: the chain alone, to paste into your training script; its docstring says how to "
                      "call it and what it reproduces of this preview")
