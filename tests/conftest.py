@@ -160,9 +160,10 @@ def class_folder(root: Path, small_folder: Path, classes: dict[str, list[str]]) 
     return root
 
 
-def import_export(chain: wb.Chain, backend: str, folder: Path, name: str):
-    """Export `chain` to `folder/name.py` and import it as a module, as a training script would."""
-    chain.export(backend, path=f"{name}.py", folder=folder)
+def import_export(chain: wb.Chain, backend: str, folder: Path, name: str, **options):
+    """Export `chain` to `folder/name.py` (with the export `options`: targets=, shards=, gpu_decode=)
+    and import it as a module, as a training script would."""
+    chain.export(backend, path=f"{name}.py", folder=folder, **options)
     sys.path.insert(0, str(folder))
     try:
         return __import__(name)

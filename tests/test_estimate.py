@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 import math
 import statistics
 
@@ -13,6 +14,7 @@ from PIL import Image
 matplotlib.use("Agg")
 
 import workbench as wb
+from workbench.codegen.options import everything
 from workbench.estimate import Comparison, Estimate, RateSpread, StageCost, StepCost, advise, reads_mixed_sizes
 from workbench.estimate.files import MAX_FILES, first_batch, prepare_input
 
@@ -79,11 +81,12 @@ def test_a_step_added_in_front_gets_its_own_row_and_its_cost():
 
 def test_the_estimate_runs_the_code_export_writes(tmp_path, monkeypatch):
     """The whole-loader figure comes from the exported module's own bench_rates (what --bench
-    prints), called with the estimate's settings (here in this process, to watch the call)."""
+    prints; the export with every option, which the workbench loads), called with the estimate's
+    settings (here in this process, to watch the call)."""
     from workbench.codegen import load_module
 
     chain = _chain(FLIP)
-    module = load_module(chain.export("kornia"), "kornia")
+    module = load_module(chain.export("kornia", **asdict(everything("kornia"))), "kornia")
     calls = []
     original = module.bench_rates
 
@@ -108,7 +111,7 @@ def test_the_estimate_and_bench_call_the_same_timing_with_the_same_parameters(ba
     from workbench.codegen import load_module
 
     chain = _chain(FLIP, BRIGHT)
-    module = load_module(chain.export(backend), backend)
+    module = load_module(chain.export(backend, **asdict(everything(backend))), backend)
     bench_calls, timing_calls = [], []
     bench_rates, timed_rates = module.bench_rates, module.timed_rates
 
@@ -143,7 +146,7 @@ def test_a_compiled_estimate_times_the_compiled_loader_and_reports_its_first_cal
     from workbench.codegen import load_module
 
     chain = _chain(FLIP, {"op": "Rotate"}, BRIGHT, {"op": "Normalize"})
-    module = load_module(chain.export("kornia"), "kornia")
+    module = load_module(chain.export("kornia", **asdict(everything("kornia"))), "kornia")
     compiled_flags, bench_rates, augment_batch = [], module.bench_rates, module.augment_batch
 
     def spy_bench(*args, **kwargs):
@@ -188,7 +191,7 @@ def test_estimate_defaults_are_the_bench_defaults(backend, monkeypatch):
     from workbench.runtime.common import bench_batches
 
     chain = _chain(FLIP)
-    module = load_module(chain.export(backend), backend)
+    module = load_module(chain.export(backend, **asdict(everything(backend))), backend)
     parsed = {}
     monkeypatch.setattr(module, "_bench", lambda args: parsed.update(vars(args)))
     module.main(["--images", "somewhere", "--bench", "--batch-size", "48"])

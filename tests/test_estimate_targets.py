@@ -3,12 +3,14 @@ runs, on the annotated files as they are, and times moving a batch's targets alo
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import numpy as np
 import pytest
 from PIL import Image
 
 import workbench as wb
+from workbench.codegen.options import everything
 from workbench.cli import main as cli_main
 from workbench.codegen import load_module
 from workbench.estimate import advise
@@ -43,7 +45,7 @@ def test_the_estimate_and_bench_read_the_same_targets_and_the_stage_moves_a_batc
     stage moves a whole batch of the annotated images' targets with the export's augment_targets."""
     folder, coco, masks = with_strays(tmp_path, [(64, 80)] * 3)
     chain = chain_of(ROTATE, {"op": "HorizontalFlip"})
-    module = load_module(chain.export(backend), backend)
+    module = load_module(chain.export(backend, **asdict(everything(backend))), backend)
     bench_calls, moved = [], []
     bench_rates, augment_targets = module.bench_rates, module.augment_targets
 

@@ -40,7 +40,7 @@ def assert_same_targets(saved, res):
 def test_save_with_coco_and_masks_writes_what_run_gives_bit_for_bit(backend, tmp_path):
     chain = detection_chain()
     script = tmp_path / f"augment_{backend}.py"
-    chain.export(backend, path=script)
+    chain.export(backend, path=script, targets=True)
     out = tmp_path / "out.npz"
     done = save_annotated(script, out)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -103,7 +103,7 @@ def test_fields_and_policies_move_targets_alike_in_the_export(backend):
 def test_a_chain_that_cannot_move_targets_refuses_coco_in_the_export(unfollowed_op, tmp_path):
     chain = wb.Chain(seed=0).add(unfollowed_op)
     script = tmp_path / "augment.py"
-    chain.export("kornia", path=script)
+    chain.export("kornia", path=script, targets=True)
     done = subprocess.run([sys.executable, str(script), "--images", str(wb.SAMPLE_DATA), "--coco",
                            str(SAMPLE_TARGETS / "instances.json"), "--save", str(tmp_path / "o.npz")],
                           capture_output=True, text=True, timeout=300)

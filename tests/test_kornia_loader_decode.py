@@ -23,7 +23,8 @@ CROP_CHAIN = {"seed": 4, "steps": [
 @pytest.fixture(scope="module")
 def crop_module(tmp_path_factory):
     """The exported module of CROP_CHAIN (first step RandomResizedCrop)."""
-    return import_export(wb.Chain.from_dict(CROP_CHAIN), "kornia", tmp_path_factory.mktemp("crop"), "crop_aug")
+    return import_export(wb.Chain.from_dict(CROP_CHAIN), "kornia", tmp_path_factory.mktemp("crop"), "crop_aug",
+                         gpu_decode=True)
 
 
 @pytest.fixture(scope="module")
@@ -301,7 +302,7 @@ def test_gpu_decoders_refuse_clearly_without_their_packages(crop_module, monkeyp
 
 def test_decoder_flag_on_the_cpu(tmp_path, jpeg_folder):
     script = tmp_path / "aug.py"
-    wb.Chain.from_dict(CROP_CHAIN).export("kornia", path=script.name, folder=tmp_path)
+    wb.Chain.from_dict(CROP_CHAIN).export("kornia", path=script.name, folder=tmp_path, gpu_decode=True)
     bench = run_script(script, "--images", str(jpeg_folder), "--bench", "--batch-size", "4", "--batches", "2",
                        "--runs", "1", "--warmup", "1", "--workers", "1", "--decoder", "pil")
     assert "decoder: pil" in bench.stdout
@@ -367,7 +368,7 @@ def test_torchvision_gpu_decoding_waits_for_the_work_queued_before_it(crop_modul
 @cuda
 def test_bench_on_cuda(tmp_path, jpeg_folder):
     script = tmp_path / "aug.py"
-    wb.Chain.from_dict(CROP_CHAIN).export("kornia", path=script.name, folder=tmp_path)
+    wb.Chain.from_dict(CROP_CHAIN).export("kornia", path=script.name, folder=tmp_path, gpu_decode=True)
     bench = run_script(script, "--images", str(jpeg_folder), "--bench", "--device", "cuda", "--batch-size", "4",
                        "--batches", "3", "--runs", "2", "--warmup", "1", "--workers", "2")
     assert "device: cuda" in bench.stdout

@@ -184,7 +184,7 @@ def test_shards_with_targets_are_refused_with_the_fix(backend, tmp_path):
 def test_the_exported_script_trains_on_annotated_images(tmp_path):
     folder, coco, masks = annotated_folder(tmp_path, MIXED)
     script = tmp_path / "augment.py"
-    geometric_chain(CROP).export("kornia", path=script)
+    geometric_chain(CROP).export("kornia", path=script, targets=True)
     done = subprocess.run([sys.executable, str(script), "--images", str(folder), "--coco", str(coco), "--masks",
                            str(masks), "--batch-size", "2", "--workers", "1", "--epochs", "2", "--device", "cpu"],
                           capture_output=True, text=True, timeout=300)

@@ -19,6 +19,7 @@ import pytest
 
 import workbench as wb
 from workbench.codegen import albumentations as albumentations_codegen, dali as dali_codegen, kornia as kornia_codegen
+from workbench.codegen.options import everything
 from workbench.codegen.source_copy import program_source
 from workbench.errors import ExportError
 
@@ -55,7 +56,7 @@ def test_the_chain_section_defines_every_name_the_program_takes_from_the_chain_m
              if isinstance(node, ast.ImportFrom) and node.module == codegen.CHAIN.stem for alias in node.names}
     assert {"SEED", "augment_targets", "TARGETS_REFUSED"} <= taken
     chain = wb.Chain(seed=4).add("HorizontalFlip").add("Rotate", p=0.5)
-    tree = ast.parse(chain.export(backend))
+    tree = ast.parse(chain.export(backend, **everything(backend).__dict__))
     defined = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
     defined |= {target.id for node in tree.body if isinstance(node, ast.Assign) for target in node.targets
                 if isinstance(target, ast.Name)}
@@ -68,16 +69,21 @@ def test_the_chain_section_defines_every_name_the_program_takes_from_the_chain_m
 
 
 def _every_op_exports(backend, folder: Path) -> list[Path]:
-    """One export per op of `backend` (and one with a group), written to `folder`."""
+    """Exports of `backend` written to `folder`: per op, alone and after a Resize, without the export
+    options and with all of them (a stand-in left unbound, or code reached only without an option, would
+    show in one of the two); a group likewise."""
+    chains = {op: [wb.Chain(seed=1).add(op), wb.Chain(seed=1).add("Resize", size=[64, 64]).add(op)]
+              for op in wb.list_ops(backend=backend)}
+    chains["group"] = [wb.Chain().add("OneOf", steps=[wb.Chain().add("Invert").steps[0],
+                                                      wb.Chain().add("Rotate").steps[0]])]
     paths = []
-    for op in wb.list_ops(backend=backend):
-        chain = wb.Chain(seed=1).add("Resize", size=[64, 64]).add(op)
-        path = folder / f"{backend}_{op}.py"
-        path.write_text(chain.export(backend))
-        paths.append(path)
-    group = wb.Chain().add("OneOf", steps=[wb.Chain().add("Invert").steps[0], wb.Chain().add("Rotate").steps[0]])
-    (folder / f"{backend}_group.py").write_text(group.export(backend))
-    return paths + [folder / f"{backend}_group.py"]
+    for name, variants in chains.items():
+        for k, chain in enumerate(variants):
+            for options in ({}, everything(backend).__dict__):
+                path = folder / f"{backend}_{name}_{k}{'_all' if options else ''}.py"
+                path.write_text(chain.export(backend, **options))
+                paths.append(path)
+    return paths
 
 
 @pytest.mark.parametrize("backend", sorted(CODEGEN))
@@ -94,7 +100,7 @@ def test_every_export_defines_what_it_uses_and_imports_only_what_it_uses(backend
 
 @pytest.mark.parametrize("backend", sorted(CODEGEN))
 def test_an_export_carries_the_target_functions_its_chain_uses_and_not_the_others(backend):
-    flip, rotate = (wb.Chain().add(op).export(backend) for op in ("HorizontalFlip", "Rotate"))
+    flip, rotate = (wb.Chain().add(op).export(backend, targets=True) for op in ("HorizontalFlip", "Rotate"))
     assert "def horizontal_flip(" in flip and "def rotation(" not in flip
     assert "def rotation(" in rotate and "def horizontal_flip(" not in rotate
     assert "def move_batch(" in flip and "def augment_targets(" in flip  # what every export's --coco runs

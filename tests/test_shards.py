@@ -70,12 +70,13 @@ def resize_chain():
 
 @pytest.fixture(scope="module")
 def kornia_module(tmp_path_factory, resize_chain):
-    return import_export(resize_chain, "kornia", tmp_path_factory.mktemp("kornia_export"), "shards_kornia")
+    return import_export(resize_chain, "kornia", tmp_path_factory.mktemp("kornia_export"), "shards_kornia", shards=True,
+                         gpu_decode=True)
 
 
 @pytest.fixture(scope="module")
 def dali_module(tmp_path_factory, resize_chain):
-    return import_export(resize_chain, "dali", tmp_path_factory.mktemp("dali_export"), "shards_dali")
+    return import_export(resize_chain, "dali", tmp_path_factory.mktemp("dali_export"), "shards_dali", shards=True)
 
 
 def sample_of(value):
@@ -263,7 +264,7 @@ def test_dali_mixing_chain_on_shards_and_its_gpu_graph(shard_dir, tmp_path):
     """A mixing step's soft targets span the shards' class ids (0 up to the largest .cls); the
     same pipeline with GPU decoding defines (DALI checks a GPU graph when it is defined)."""
     mixing = import_export(wb.Chain(seed=4).add("Resize", size=[16, 16]).add("MixUp"), "dali", tmp_path,
-                           "shards_dali_mixup")
+                           "shards_dali_mixup", shards=True)
     loader = mixing.make_loader(shards=str(shard_dir / PATTERN), batch_size=4, seed=1, gpu=False, threads=1)
     labels = np.concatenate([batch[0]["labels"].numpy() for batch in loader])
     assert labels.shape == (COUNT, 13) and np.allclose(labels.sum(axis=1), 1.0)

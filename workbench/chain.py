@@ -116,11 +116,18 @@ class Chain(ChainModel):
                          keypoints=keypoints, keypoints_visible=keypoints_visible)
 
     def export(self, backend: str = "kornia", path: str | os.PathLike | None = None,
-               folder: str | os.PathLike | None = None, overwrite: bool = False, form: str = "program") -> str:
+               folder: str | os.PathLike | None = None, overwrite: bool = False, form: str = "program",
+               targets: bool = False, shards: bool = False, gpu_decode: bool = False) -> str:
         """Source code of a runnable, seeded script for `backend`; with `path`, also write it.
         `form="snippet"`: the chain alone in the library's own terms, seeded, to paste into a
         training script (Kornia: a torch.nn.Sequential of modules; Albumentations: an A.Compose);
         its docstring says what it reproduces of the preview.
+
+        The program carries its chain, --save, --bench and the training loop over a folder; the
+        rest only when asked, so that a small chain gives a small file: `targets` (masks, boxes and
+        keypoints, --coco/--masks; on by itself for a step that reads boxes), `shards` (WebDataset
+        tar shards, --shards; Kornia and DALI) and `gpu_decode` (the Kornia loader decodes JPEGs on
+        the GPU). A program made without one says how to export it when asked for the feature.
 
         `path` is yours: absolute or relative to the current folder, missing folders created;
         an existing file is replaced only with `overwrite=True`. Give `folder` when the path
@@ -131,7 +138,8 @@ class Chain(ChainModel):
             >>> "SEED = 5" in src
             True
         """
-        return export_chain(self, backend=backend, path=path, folder=folder, overwrite=overwrite, form=form)
+        return export_chain(self, backend=backend, path=path, folder=folder, overwrite=overwrite, form=form,
+                            targets=targets, shards=shards, gpu_decode=gpu_decode)
 
     def estimate(self, backend: str = "kornia", device: str = "cpu", batch_size: int = 64, image_size: Any = None,
                  workers: int | None = None, **kwargs: Any) -> Estimate:

@@ -3,6 +3,7 @@
 Example:
     workbench preview chain.yaml --images sample_data -o grid.png
     workbench export chain.yaml --backend kornia -o train_aug.py
+    workbench export chain.yaml --backend kornia --targets --shards --gpu-decode -o train_aug.py
     workbench export chain.yaml --backend albumentations --form snippet -o aug_snippet.py
     workbench estimate chain.yaml --backend dali --batch-size 64 --image-size 224 --target 800
     workbench estimate chain.yaml --images data/images --coco data/instances.json --masks data/masks
@@ -44,7 +45,8 @@ def _preview(args) -> int:
 
 def _export(args) -> int:
     chain = Chain.load(args.chain)
-    chain.export(args.backend, path=args.output, overwrite=args.overwrite, form=args.form)
+    chain.export(args.backend, path=args.output, overwrite=args.overwrite, form=args.form, targets=args.targets,
+                 shards=args.shards, gpu_decode=args.gpu_decode)
     if args.form == "snippet":
         print(f"wrote {args.output} ({args.backend} snippet): the chain alone, seeded, to paste into a training "
               "script; its docstring says how to call it and what it reproduces")
@@ -137,6 +139,12 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--form", choices=FORMS, default="program",
                    help="program (default): a runnable script with the loader, --save and --bench; snippet: the "
                         "chain alone in the library's own terms (Kornia, Albumentations), seeded, to paste")
+    e.add_argument("--targets", action="store_true",
+                   help="the program also moves masks, boxes and keypoints (its --coco and --masks)")
+    e.add_argument("--shards", action="store_true",
+                   help="the program also reads WebDataset tar shards (its --shards; kornia and dali)")
+    e.add_argument("--gpu-decode", action="store_true",
+                   help="the Kornia program's loader decodes JPEGs on the GPU (nvImageCodec or torchvision)")
     e.set_defaults(func=_export)
 
     m = sub.add_parser("estimate", help="measure the exported loader's images/s, with stage and step breakdowns")

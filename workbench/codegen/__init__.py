@@ -24,6 +24,7 @@ from .albumentations import emit_albumentations
 from .compiler import compile_source
 from .dali import emit_dali
 from .kornia import emit_kornia
+from .options import ExportOptions, everything, export_options
 from .snippets import FORMS, check_form, emit_snippet
 
 __all__ = ["FORMS", "EMITTERS", "emit", "export_chain", "export_path", "load_module"]
@@ -31,12 +32,16 @@ __all__ = ["FORMS", "EMITTERS", "emit", "export_chain", "export_path", "load_mod
 EMITTERS = {"kornia": emit_kornia, "dali": emit_dali, "albumentations": emit_albumentations}
 
 
-def emit(chain, backend: str, form: str = "program") -> str:
+def emit(chain, backend: str, form: str = "program", options: ExportOptions | None = None) -> str:
     """Validated, syntax-checked source of `chain` for `backend`: the runnable program, or with
-    `form="snippet"` the chain alone in the library's terms (codegen/snippets.py)."""
+    `form="snippet"` the chain alone in the library's terms (codegen/snippets.py). A program
+    carries the features of `options` (codegen/options.py); without them, every feature the
+    backend has: the module the workbench itself loads to preview, run and estimate a chain."""
     if backend not in EMITTERS:
         raise ChainError(f"unknown backend {backend!r} for export; choose one of {', '.join(EMITTERS)}")
     check_form(form, backend)
+    if options is None:
+        options = everything(backend)
     try:
         key = (json.dumps(chain.to_dict(), sort_keys=True), backend)
     except (TypeError, ValueError):
@@ -48,7 +53,7 @@ def emit(chain, backend: str, form: str = "program") -> str:
             details = "; ".join(f"{op} {where_it_runs(op, backend)}" for op in unsupported)
             raise UnsupportedOpError(f"cannot export to {backend}: {details}")
         key = (json.dumps(chain.to_dict(), sort_keys=True), backend)
-    source = _emit_checked(*key, form)
+    source = _emit_checked(*key, form, options)
     _CHECKED[key] = None
     while len(_CHECKED) > 256:
         _CHECKED.pop(next(iter(_CHECKED)))
@@ -59,12 +64,12 @@ _CHECKED: dict[tuple[str, str], None] = {}  # (chain JSON, backend) already vali
 
 
 @functools.lru_cache(maxsize=64)
-def _emit_checked(chain_json: str, backend: str, form: str = "program") -> str:
+def _emit_checked(chain_json: str, backend: str, form: str, options: ExportOptions) -> str:
     # Keyed by the validated chain's JSON: live previews re-run the same chain often. Compiled
     # here (a block at a time, see compiler.py): what does not compile never leaves the emitter,
     # and load_module then finds the code compiled.
     chain = ChainModel.from_dict(json.loads(chain_json))
-    source = EMITTERS[backend](chain) if form == "program" else emit_snippet(chain, backend)
+    source = EMITTERS[backend](chain, options) if form == "program" else emit_snippet(chain, backend)
     try:
         compile_source(source, _filename(source, backend))
     except SyntaxError as exc:  # a bug in an emitter, never the user's fault
@@ -111,11 +116,17 @@ def export_path(path: str | os.PathLike, folder: str | os.PathLike | None = None
 
 
 def export_chain(chain, backend: str = "kornia", path=None, folder=None, overwrite: bool = False,
-                 form: str = "program") -> str:
+                 form: str = "program", targets: bool = False, shards: bool = False, gpu_decode: bool = False) -> str:
     """Source for `backend` (`form`: "program" or "snippet", see emit); with `path` also written (see
     `export_path` for where, and when an existing file is replaced), creating missing folders.
-    Returns the source."""
-    source = emit(chain, backend, form)
+    A program carries masks, boxes and keypoints (`targets`), WebDataset shards (`shards`) and the
+    Kornia loader's GPU decoding (`gpu_decode`) only when asked (see codegen/options.py); a snippet
+    takes none of them. Returns the source."""
+    asked = {"targets": targets, "shards": shards, "gpu_decode": gpu_decode}
+    if form != "program" and any(asked.values()):
+        raise ExportError(f"{', '.join(k for k, v in asked.items() if v)}: options of the program form; a snippet is "
+                          "the chain alone (form='program' for a program that carries them)")
+    source = emit(chain, backend, form, export_options(chain, backend, **asked))
     if path is not None:
         target = export_path(path, folder, overwrite=overwrite)
         ast.parse(source)  # the file written is what Python's own parser reads: checked whole once more

@@ -9,6 +9,7 @@ from ..literals import call, comment, group_options, identifier, literal
 from ..model import ChainModel
 from .. import runtime
 from .layout import wrapped
+from .options import ExportOptions, left_out_names, options_section
 from .source_copy import program_source
 from .targets_source import TARGET_MODULES, targets_section
 
@@ -97,33 +98,37 @@ def albumentations_step_lines(step, label: str, indent: str) -> list[str]:
     return lines
 
 
-def emit_albumentations(chain: ChainModel) -> str:
-    """The whole script as text (`export_chain` syntax-checks it)."""
+def emit_albumentations(chain: ChainModel, options: ExportOptions = ExportOptions()) -> str:
+    """The whole script as text (`export_chain` syntax-checks it), carrying the features of
+    `options` (see codegen/options.py)."""
     enabled = chain.enabled_steps()
-    # The targets section names the target functions its plan uses: those, and what they use, are copied.
-    targets = wrapped(targets_section(chain, "albumentations"))
-    program = program_source(PROGRAM, CHAIN, roots=local_transforms(enabled), uses=targets,
-                             available=[TRANSFORMS, POLICIES, TV_POLICIES, *(m.__file__ for m in TARGET_MODULES)])
-    lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""',
-             comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
+    lines = [comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
     for i, step in enumerate(chain.steps):
         lines += [comment("  " + line) for line in step.outline(str(i + 1))]
-    lines += ["", program.imports, "", comment("---- The chain ----"), f"SEED = {literal(chain.seed)}",
-              comment("(op name, position in the chain) of each enabled step, in order."),
-              f"STEPS = {literal(tuple((identifier(s.op), i) for i, s in enabled))}",
-              "", "",
-              "def build_compose():",
-              '    """The chain\'s enabled steps as one Albumentations pipeline (uint8 HWC in, per image);',
-              '    seed it with `seed_transforms`."""',
-              "    return A.Compose(["]
+    section = [comment("---- The chain ----"), f"SEED = {literal(chain.seed)}",
+               comment("(op name, position in the chain) of each enabled step, in order."),
+               f"STEPS = {literal(tuple((identifier(s.op), i) for i, s in enabled))}",
+               "", "",
+               "def build_compose():",
+               '    """The chain\'s enabled steps as one Albumentations pipeline (uint8 HWC in, per image);',
+               '    seed it with `seed_transforms`."""',
+               "    return A.Compose(["]
     for i, step in enabled:
-        lines += albumentations_step_lines(step, str(i + 1), "        ")
+        section += albumentations_step_lines(step, str(i + 1), "        ")
+    section.append("    ])")
+    # The targets section names the target functions its plan uses: those, and what they use, are copied.
+    targets = wrapped(targets_section(chain, "albumentations")) if options.targets else ""
+    chosen = options_section("albumentations", options)
+    program = program_source(PROGRAM, CHAIN, roots=local_transforms(enabled),
+                             uses="\n".join([*section, chosen, targets]),
+                             available=[TRANSFORMS, POLICIES, TV_POLICIES, *(m.__file__ for m in TARGET_MODULES)],
+                             defined=left_out_names("albumentations", options))
     # The chain's own lines (not the copied program, which keeps to the line length already) within it.
-    lines = lines[:2] + [wrapped("\n".join(lines[2:] + ["    ])"]))]
-    lines += ["", "",
-              comment("The program (runtime/albumentations_program.py in the workbench) and the workbench code it"),
-              comment("uses, copied as it stands: the preview runs this very code."),
-              "", program.definitions, "", "",
-              comment("---- The chain's targets ----"), targets, "",
-              program.main]
-    return "\n".join(lines) + "\n"
+    lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""',
+             wrapped("\n".join([*lines, "", program.imports, "", *section])), "", "",
+             comment("The program (runtime/albumentations_program.py in the workbench) and the workbench code it"),
+             comment("uses, copied as it stands: the preview runs this very code."),
+             "", program.definitions, "", "", chosen, ""]
+    if targets:
+        lines += ["", comment("---- The chain's targets ----"), targets]
+    return "\n".join([*lines, "", program.main]) + "\n"

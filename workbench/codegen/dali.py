@@ -13,6 +13,7 @@ from ..ops.spec import DaliContext
 from .. import runtime
 from .loader_sizes import size_section
 from .layout import wrapped
+from .options import ExportOptions, left_out_names, options_section
 from .source_copy import definitions, program_source
 from .targets_source import TARGET_MODULES, targets_section
 
@@ -422,8 +423,9 @@ def step_functions(chain: ChainModel) -> tuple[list[str], list[str], list[tuple[
     return functions, names, draws_by_step, converted
 
 
-def emit_dali(chain: ChainModel) -> str:
-    """The whole DALI script as text (`export_chain` syntax-checks it)."""
+def emit_dali(chain: ChainModel, options: ExportOptions = ExportOptions()) -> str:
+    """The whole DALI script as text (`export_chain` syntax-checks it), carrying the features of
+    `options` (see codegen/options.py)."""
     lines = [comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
     for i, step in enumerate(chain.steps):
         lines += [comment("  " + line) for line in step.outline(str(i + 1))]
@@ -465,15 +467,18 @@ def emit_dali(chain: ChainModel) -> str:
                f"DRAWS = {literal(tuple(d for step in draws_by_step for d in step))}",
                 *size_constants]
     # The targets section names the target functions its plan uses: those, and what they use, are copied.
-    targets = wrapped(targets_section(chain, "dali"))
+    targets = wrapped(targets_section(chain, "dali")) if options.targets else ""
+    chosen = options_section("dali", options)
     program = program_source(PROGRAM, CHAIN, available=[POLICIES, TV_POLICIES, *DALI_OPS,
                                                         *(m.__file__ for m in TARGET_MODULES)],
-                             uses="\n".join([*functions, targets]), chain_imports=STEP_IMPORTS)
+                             uses="\n".join([*functions, chosen, targets]), chain_imports=STEP_IMPORTS,
+                             defined=left_out_names("dali", options))
     # The chain's own lines (not the copied program, which keeps to the line length already) within it.
     lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""',
              wrapped("\n".join([*lines, "", program.imports, "", *section])), "", "",
              comment("The program (runtime/dali_program.py in the workbench) and the workbench code it uses, copied"),
              comment("as it stands: the preview runs this very code."),
-             "", program.definitions, "", "",
-             comment("---- The chain's targets ----"), targets, "", program.main]
-    return "\n".join(lines) + "\n"
+             "", program.definitions, "", "", chosen, ""]
+    if targets:
+        lines += ["", comment("---- The chain's targets ----"), targets]
+    return "\n".join([*lines, "", program.main]) + "\n"

@@ -10,6 +10,7 @@ from ..model import ChainModel
 from .. import runtime
 from .loader_sizes import size_section
 from .layout import wrapped
+from .options import ChainFeature, ExportOptions, left_out_names, options_section, unused_features
 from .source_copy import program_source
 from .targets_source import TARGET_MODULES, targets_section
 
@@ -119,45 +120,73 @@ def per_image_head(enabled) -> tuple[int, bool]:
     return (len(enabled) if fixing is None else fixing + 1), bool(drawn)
 
 
-def emit_kornia(chain: ChainModel) -> str:
-    """The whole script as text (not yet syntax-checked; `export_chain` does that)."""
+def _may_fuse(chain) -> bool:
+    """Whether apply_steps may fuse a run (fusion_segments): it takes two steps, or a ColorJitter or
+    Normalize alone."""
+    ops = chain.enabled_ops()
+    return len(ops) > 1 or any(op.spec.kornia.module_for(op.params)[0] in ("ColorJitter", "Normalize") for op in ops)
+
+
+# Code of the program that only some chains run (see options.ChainFeature).
+CHAIN_FEATURES = (
+    ChainFeature("fused runs of steps", _may_fuse,
+                 ("fused_geometry_plan", "fused_resample", "fusion_gate", "fusion_jitter_branches", "fused_colour")),
+    ChainFeature("batch mixing", lambda chain: any(op.spec.mixes_batch for op in chain.enabled_ops()),
+                 ("mix_draws", "mix_labels", "soft_targets")),
+    ChainFeature("groups", lambda chain: any(step.is_group for _, step in chain.enabled_steps()), ("run_group",)),
+    ChainFeature("Kornia's policies", lambda chain: any(
+        op.spec.kornia.module_for(op.params)[0].startswith("auto.") for op in chain.enabled_ops()), ("policy_params",)),
+    ChainFeature("the batched RandomResizedCrop",
+                 lambda chain: resized_crop_constant(chain.enabled_steps())[-1] != "RESIZED_CROP = None",
+                 ("resized_crop_windows", "resized_crops", "window_record")),
+)
+
+
+def emit_kornia(chain: ChainModel, options: ExportOptions = ExportOptions()) -> str:
+    """The whole script as text (not yet syntax-checked; `export_chain` does that), carrying the
+    features of `options` (see codegen/options.py)."""
     enabled = chain.enabled_steps()
     head, per_image = per_image_head(enabled)
     local = sorted({name for s in chain.enabled_ops() for name, is_local in [s.spec.kornia.module_for(s.params)]
                     if is_local})
-    # The targets section names the target functions its plan uses: those, and what they use, are copied.
-    targets = wrapped(targets_section(chain, "kornia"))
-    program = program_source(PROGRAM, CHAIN, roots=[*local, *PREVIEW_USES], uses=targets,
-                             available=[*LOCAL_MODULES, *(m.__file__ for m in TARGET_MODULES)])
-    lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""',
-             comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
+    lines = [comment(f"Chain (seed {chain.seed}), {len(chain.steps)} step(s):")]
     for i, step in enumerate(chain.steps):
         lines += [comment("  " + line) for line in step.outline(str(i + 1))]
     # (The same texts and rules as the DALI export: the two loaders treat mixed sizes alike.)
     size_comments, size_constants = size_section(enabled, "kornia", "training_batches' resize=(224, 224)")
     lines += size_comments
-    lines += ["", program.imports, "", comment("---- The chain ----"), f"SEED = {literal(chain.seed)}",
-              comment("With mixed input sizes the first HEAD_STEPS steps run per image (the last one fixes the size);"),
-              comment("with PER_IMAGE (a step draws each sample's size) every batch runs them so."),
-              f"HEAD_STEPS = {literal(head)}",
-              f"PER_IMAGE = {literal(per_image)}",
-              comment("(op name, position in the chain) of each enabled step, in order."),
-              f"STEPS = {literal(tuple((identifier(s.op), i) for i, s in enabled))}",
-              *resized_crop_constant(enabled),
-              *size_constants,
-              "", "",
-              "def build_augmentation():",
-              '    """The chain\'s enabled steps as Kornia modules, applied in order to float NCHW in [0, 1]."""',
-              "    return torch.nn.Sequential("]
+    section = [comment("---- The chain ----"), f"SEED = {literal(chain.seed)}",
+               comment("With mixed input sizes the first HEAD_STEPS steps run per image (the last one fixes the "
+                       "size);"),
+               comment("with PER_IMAGE (a step draws each sample's size) every batch runs them so."),
+               f"HEAD_STEPS = {literal(head)}",
+               f"PER_IMAGE = {literal(per_image)}",
+               comment("(op name, position in the chain) of each enabled step, in order."),
+               f"STEPS = {literal(tuple((identifier(s.op), i) for i, s in enabled))}",
+               *resized_crop_constant(enabled),
+               *size_constants,
+               "", "",
+               "def build_augmentation():",
+               '    """The chain\'s enabled steps as Kornia modules, applied in order to float NCHW in [0, 1]."""',
+               "    return torch.nn.Sequential("]
     for i, step in enabled:
-        lines += kornia_step_lines(step, str(i + 1), "        ")
+        section += kornia_step_lines(step, str(i + 1), "        ")
+    section.append("    )")
+    # The targets section names the target functions its plan uses: those, and what they use, are copied.
+    targets = wrapped(targets_section(chain, "kornia")) if options.targets else ""
+    unused = unused_features(chain, CHAIN_FEATURES)
+    chosen = options_section("kornia", options, unused)
+    program = program_source(PROGRAM, CHAIN, roots=[*local, *PREVIEW_USES], uses="\n".join([*section, chosen, targets]),
+                             available=[*LOCAL_MODULES, *(m.__file__ for m in TARGET_MODULES)],
+                             defined=left_out_names("kornia", options, unused))
     # The chain's own lines (not the copied program, which keeps to the line length already) within it.
-    lines = lines[:2] + [wrapped("\n".join(lines[2:] + ["    )"]))]
-    lines += ["", "",
-              comment("The program (runtime/kornia_program.py in the workbench) and the workbench code it uses,"),
-              comment("copied as it stands: the preview runs this very code. Fusion (kornia_modules/fusion.py): one"),
-              comment("resampling per run of geometric steps, one pass per run of colour steps; apply_steps uses it"),
-              comment("unless fuse=False."),
-              "", program.definitions, "", "",
-              comment("---- The chain's targets ----"), targets, "", program.main]
-    return "\n".join(lines) + "\n"
+    lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""',
+             wrapped("\n".join([*lines, "", program.imports, "", *section])), "", "",
+             comment("The program (runtime/kornia_program.py in the workbench) and the workbench code it uses,"),
+             comment("copied as it stands: the preview runs this very code. Fusion (kornia_modules/fusion.py): one"),
+             comment("resampling per run of geometric steps, one pass per run of colour steps; apply_steps uses it"),
+             comment("unless fuse=False."),
+             "", program.definitions, "", "", chosen, ""]
+    if targets:
+        lines += ["", comment("---- The chain's targets ----"), targets]
+    return "\n".join([*lines, "", program.main]) + "\n"

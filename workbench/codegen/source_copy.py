@@ -6,9 +6,10 @@ DALI, Albumentations).
 A program module (runtime/kornia_program.py, ...) is a real module: it imports the workbench
 functions it uses (`from .common import decode_image`), and the names an export defines per
 chain from the module that stands for the empty chain (`from .kornia_chain import SEED`).
-`program_source` copies its docstring, its imports, every definition it has and every definition
-of the modules it imports that it uses, and its `if __name__ == "__main__":` lines, leaving the
-chain module's names to the export's chain section.
+`program_source` copies its docstring, its imports, its `if __name__ == "__main__":` lines and the
+definitions those use (its own and those of the modules it imports), leaving the chain module's
+names to the export's chain section. A feature the export is made without (export options) is
+code no copied definition reaches: the export binds its entry points to stand-ins (`defined`).
 
 Example:
     >>> from workbench.runtime import rows
@@ -119,14 +120,15 @@ def _names_used(source: str) -> frozenset[str]:
                      if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local)
 
 
-def with_dependencies(defs: dict[str, Definition], names) -> list[Definition]:
+def with_dependencies(defs: dict[str, Definition], names, defined=frozenset()) -> list[Definition]:
     """The definitions `names` of `defs` and every definition there that they use, transitively,
-    in module rank and line order (each once, also where one statement binds several names)."""
+    in module rank and line order (each once, also where one statement binds several names).
+    `defined`: names bound elsewhere (by the export itself), never taken from `defs`."""
     wanted: set[str] = set()
     todo = list(names)
     while todo:
         name = todo.pop()
-        if name in wanted:
+        if name in wanted or name in defined:
             continue
         if name not in defs:
             raise ExportError(f"{name!r} is not defined in the modules copied into the export")
@@ -198,14 +200,15 @@ _IDENTIFIER = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
 
 
 def program_source(entry: Path, chain: Path, roots=(), whole=(), available=(), uses: str = "",
-                   chain_imports=()) -> Program:
-    """The program of `entry` (a runtime module) for an export: every definition of `entry` and of
-    the modules `whole` (files), the definitions `roots` (names, found there, in the modules they
-    import or in the modules `available`), and every definition of those modules that these use;
-    the absolute imports of the modules copied from, entry's first. The names `entry` imports
-    from `chain` are the export's to define. `uses`: the source of the export's chain section,
-    whose names found in those modules are roots too, and which brings the `chain_imports`
-    (statements) whose names it uses.
+                   chain_imports=(), defined=()) -> Program:
+    """The program of `entry` (a runtime module) for an export: the definitions its main block
+    uses, every definition of the modules `whole` (files), the definitions `roots` (names, found
+    in those, in the modules they import or in the modules `available`), and every definition of
+    those modules that these use; the absolute imports of the modules copied from, entry's first.
+    The names `entry` imports from `chain` are the export's to define, and so are `defined` (the
+    stand-ins for what an export option leaves out): neither is copied. `uses`: the source of the
+    export's own sections, whose names found in those modules are roots too, and which brings the
+    `chain_imports` (statements) whose names it uses.
 
     Example:
         >>> runtime = PACKAGE / "runtime"
@@ -218,12 +221,12 @@ def program_source(entry: Path, chain: Path, roots=(), whole=(), available=(), u
     # tests/test_programs.py runs pyflakes over the export of every op.)
     wanted = frozenset(_IDENTIFIER.findall(uses))
     return _program(Path(entry), Path(chain), tuple(roots), tuple(map(Path, whole)), tuple(map(Path, available)),
-                    wanted, tuple(chain_imports))
+                    wanted, tuple(chain_imports), frozenset(defined))
 
 
 @functools.lru_cache(maxsize=64)
 def _program(entry: Path, chain: Path, roots: tuple, whole: tuple, available: tuple, wanted: frozenset,
-             chain_imports: tuple) -> Program:
+             chain_imports: tuple, defined: frozenset) -> Program:
     # A live preview emits at every edit, and the chain's names change rarely: each set copied once.
     order = _module_order(entry, chain)
     for path in whole + available:
@@ -231,11 +234,12 @@ def _program(entry: Path, chain: Path, roots: tuple, whole: tuple, available: tu
     order.remove(entry)
     order.append(entry)
     defs = definitions(tuple(map(str, order)))
-    own = [name for name, d in defs.items() if order[d.rank] in (entry, *whole)]
-    imports, copied = _copied(order, [*own, *roots], wanted, chain_imports, entry)
     module = read_module(entry)
     if module.docstring is None or module.main is None:
         raise ExportError(f"{entry.name} needs a docstring (the export's) and a main block to be a program")
+    own = [name for name, d in defs.items() if order[d.rank] in whole]
+    main = [name for name in _names_used(module.main) if name in defs]
+    imports, copied = _copied(order, [*main, *own, *roots], wanted, chain_imports, entry, defined)
     return Program(module.docstring, imports, copied, module.main)
 
 
@@ -270,12 +274,13 @@ def _copied_source(modules: tuple, roots: tuple, chain: Path, wanted: frozenset,
 
 
 def _copied(order: list[Path], roots: list[str], wanted: frozenset, chain_imports: tuple,
-            entry: Path | None = None) -> tuple[str, str]:
+            entry: Path | None = None, defined=frozenset()) -> tuple[str, str]:
     """(import section, definitions) of `roots` and the names of `wanted` found in the modules
-    `order`, with what they use: each module's imports where what they bind is used (all of
-    `entry`'s), each statement once; the definitions in module and line order under a banner per module."""
+    `order`, with what they use (never the names `defined`): each module's imports where what they
+    bind is used (`entry`'s first), each statement once; the definitions in module and line order
+    under a banner per module."""
     defs = definitions(tuple(map(str, order)))
-    copied = with_dependencies(defs, [*roots, *(name for name in wanted if name in defs)])
+    copied = with_dependencies(defs, [*roots, *(name for name in wanted if name in defs)], defined)
     used = {order[d.rank] for d in copied}
     names = frozenset().union(wanted, *(_names_used(d.source) for d in copied))
     # What the statements among the imports read (os.environ.setdefault(...)) needs importing too.
@@ -288,7 +293,7 @@ def _copied(order: list[Path], roots: list[str], wanted: frozenset, chain_import
             imports.setdefault(text, text)
     for path in ([entry] if entry else []) + [p for p in order if p != entry and p in used]:
         for text, bound in read_module(path).prelude:
-            if path == entry or not bound or bound & names:
+            if not bound or bound & names:
                 imports.setdefault("\n".join(line for line in text.split("\n") if not line.startswith("#")), text)
     parts, last = [], None
     for d in copied:

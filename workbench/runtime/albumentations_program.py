@@ -220,7 +220,8 @@ class AugmentedImageFolder(Dataset):
 
     def __init__(self, root, seed=SEED, coco=None, masks=None):
         self.root = Path(root)
-        self.annotations = loader_annotations(root, coco, masks, TARGETS_REFUSED)
+        self.annotations = None if coco is None and masks is None else loader_annotations(root, coco, masks,
+                                                                                          TARGETS_REFUSED)
         self.files = list_image_files(self.root) if self.annotations is None else self.annotations["files"]
         if not self.files:
             raise FileNotFoundError(f"no image files under {self.root}")

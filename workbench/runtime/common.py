@@ -17,6 +17,44 @@ from PIL import Image
 
 IMAGE_EXTENSIONS = (".bmp", ".jpeg", ".jpg", ".png", ".tif", ".tiff", ".webp")
 
+# The features an export carries only when it is made with them (codegen/options.py), in words.
+EXPORT_OPTIONS = {
+    "targets": "masks, boxes and keypoints (--coco, --masks)",
+    "shards": "WebDataset tar shards (--shards)",
+    "gpu_decode": "JPEG decoding on the GPU (--decoder nvimgcodec, torchvision, or auto on CUDA)",
+}
+
+
+def left_out(option):
+    """A stand-in for the code of a feature this script was exported without: called, it stops
+    with one line that says how to export the feature.
+
+    Example:
+        >>> TarShardDataset = left_out("shards")
+        >>> TarShardDataset("train-{0000..0009}.tar")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        SystemExit: WebDataset tar shards (--shards): this script was exported without them. Export ... shards=True...
+    """
+    flag = "--" + option.replace("_", "-")
+
+    def stand_in(*args, **kwargs):
+        raise SystemExit(f"{EXPORT_OPTIONS[option]}: this script was exported without them. Export the chain again "
+                         f"with {option}=True: chain.export(..., {option}=True), `workbench export ... {flag}`, "
+                         f'or the "{option}" box of the app\'s export panel.')
+    return stand_in
+
+
+def not_in_chain(feature):
+    """A stand-in for workbench code this script's chain never runs (the export leaves it out, see
+    the export options section): called, it is a bug of the workbench's export, and says so."""
+
+    def stand_in(*args, **kwargs):
+        raise RuntimeError(f"this script was exported without the code of {feature}, which its chain was judged "
+                           "never to run: a bug of the augmentation workbench's export; please report it with "
+                           "the chain (export again from a newer workbench to go on)")
+    return stand_in
+
 
 def list_image_files(root):
     """Image files under `root` (recursive), sorted by their path relative to `root`."""

@@ -419,35 +419,27 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
     if (root is None) == (shards is None):
         raise ValueError("give the training images as a folder (root) or as WebDataset tar shards (shards=), "
                          "one of the two")
-    annotations = loader_annotations(root, coco, masks, TARGETS_REFUSED, shards)
+    annotations = None if coco is None and masks is None else loader_annotations(root, coco, masks, TARGETS_REFUSED,
+                                                                                  shards)
     rank, world_size, local_rank = distributed_context()
     if gpu is None:
         import torch
 
         gpu = torch.cuda.is_available()
     check_gpu_only(gpu)
-    if shards is not None:
-        paths = shard_paths(shards)
-        # (DALI refuses an index of no samples: a shard without any stays out.)
-        indexed = [(str(path), samples) for path, samples in zip(paths, index_shards(paths)) if samples]
-        files, labels = [], [label for _, samples in indexed for _, _, label, _ in samples]
-    else:
-        files, labels = image_folder(root)
-        if not files:
-            raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {root}")
-        if annotations is not None:
-            # Each sample's label is its file's position: its targets are read by it (moved_targets).
-            files = [str(f) for f in annotations["files"]]
-            labels = list(range(len(files)))
     rank_seed = derive_seed(seed, rank)
     # DALI reads the shards' index files while it builds the pipeline: they can go afterwards.
     with tempfile.TemporaryDirectory(prefix="dali-shard-index-") as folder:
-        reader = {}
         if shards is not None:
-            index_paths = [str(Path(folder) / f"{k:05d}.idx") for k in range(len(indexed))]
-            for (_, samples), index_path in zip(indexed, index_paths):
-                write_shard_index(samples, index_path)
-            reader = dict(shards=[path for path, _ in indexed], index_paths=index_paths)
+            files, labels, reader = shard_reader(shards, folder)
+        else:
+            (files, labels), reader = image_folder(root), {}
+            if not files:
+                raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {root}")
+            if annotations is not None:
+                # Each sample's label is its file's position: its targets are read by it (moved_targets).
+                files = [str(f) for f in annotations["files"]]
+                labels = list(range(len(files)))
         pipe = training_pipeline(files, labels, shard_id=rank, num_shards=world_size, gpu=gpu, aug_seed=rank_seed,
                                  augmented=augmented, resize=resize, batch_size=batch_size,
                                  num_threads=threads or _threads(), device_id=local_rank if gpu else None,
@@ -459,6 +451,20 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
     outputs = (["images", "labels"] + (["image_sizes"] if augmented and DRAWN_SIZES and resize is None else [])
                + (["sizes", *DRAWS] if annotations is not None else []))
     return OneSizeIterator([pipe], outputs, reader_name="Reader", last_batch_policy=policy, auto_reset=True)
+
+
+def shard_reader(shards, folder):
+    """What the training pipeline reads WebDataset tar `shards` (a pattern, see shard_paths) with:
+    (files: none, labels: the samples' class ids in shard order, the reader's arguments: the
+    shards and an index file per shard, written into `folder`, see write_shard_index)."""
+    paths = shard_paths(shards)
+    # (DALI refuses an index of no samples: a shard without any stays out.)
+    indexed = [(str(path), samples) for path, samples in zip(paths, index_shards(paths)) if samples]
+    index_paths = [str(Path(folder) / f"{k:05d}.idx") for k in range(len(indexed))]
+    for (_, samples), index_path in zip(indexed, index_paths):
+        write_shard_index(samples, index_path)
+    labels = [label for _, samples in indexed for _, _, label, _ in samples]
+    return [], labels, dict(shards=[path for path, _ in indexed], index_paths=index_paths)
 
 
 def training_refusal():
@@ -561,7 +567,8 @@ def main(argv=None):
     parser = contract_parser(__doc__.splitlines()[0], SEED, _threads(), "DALI CPU threads", shards=True)
     add_resize_argument(parser, FIXES_SIZE, SIZE_NOTE)
     args = parser.parse_args(argv)
-    check_shards_argument(parser, args)
+    if args.shards:
+        check_shards_argument(parser, args)
     if training_refusal() and not args.save:
         raise SystemExit(training_refusal())
     run_command(args, _save, _bench, _train, BOXES_NEEDED if WINDOW_STEPS else None)

@@ -68,7 +68,7 @@ from torch.utils.data.distributed import DistributedSampler
 from .annotations import (annotated_inputs, batch_targets, loader_annotations, per_image,
                           sample_targets, target_arrays)
 from .common import (add_resize_argument, bench_batches, box_count, check_one_size, check_shards_argument,
-                     contract_parser, decode_image, derive_seed, distributed_context, index_shards,
+                     contract_parser, decode_image, derive_seed, distributed_context, index_shards, left_out,
                      list_image_files, loader_resize, print_rates, print_seen, read_member, record_arrays,
                      run_command, save_inputs, shard_paths, timed_rates)
 from .kornia_chain import (FIXES_SIZE, HEAD_STEPS, PER_IMAGE, RESIZE_AT, RESIZED_CROP, SEED, SIZE_FIX,
@@ -792,6 +792,27 @@ def resolve_decoder(decoder, device):
     return decoder
 
 
+# Said once a process (see pil_decoder).
+PIL_ON_CUDA_WARNED = []
+
+
+def pil_decoder(decoder, device):
+    """resolve_decoder in an export made without GPU decoding (gpu_decode=False): PIL, in the
+    worker processes, on every device; a GPU decoder asked for by name says how to export one,
+    and "auto" on CUDA says once that one would decode there."""
+    if decoder not in DECODERS:
+        raise ValueError(f"unknown decoder {decoder!r}; choose one of {', '.join(DECODERS)}")
+    if decoder not in ("auto", "pil"):
+        left_out("gpu_decode")()
+    if decoder == "auto" and torch.device(device).type == "cuda" and not PIL_ON_CUDA_WARNED:
+        PIL_ON_CUDA_WARNED.append(device)
+        warnings.warn("JPEGs decode with PIL in the worker processes: this script was exported without GPU "
+                      "decoding; export it with gpu_decode=True (`workbench export ... --gpu-decode`) to decode them "
+                      "on the GPU (nvImageCodec or torchvision), or pass --decoder pil to say PIL is meant",
+                      RuntimeWarning, stacklevel=2)
+    return "pil"
+
+
 # Smooth ("fancy") chroma upsampling, as PIL (libjpeg) does: with it nvImageCodec's CPU decoder
 # gives PIL's pixels exactly (tested), the GPU's within a level or two.
 NVIMGCODEC_OPTIONS = ":fancy_upsampling=1"
@@ -961,7 +982,8 @@ def make_loader(root=None, batch_size=64, workers=4, seed=SEED, device="cpu", nu
     if (root is None) == (shards is None):
         raise ValueError("give the training images as a folder (root) or as WebDataset tar shards (shards=), "
                          "one of the two")
-    annotations = loader_annotations(root, coco, masks, TARGETS_REFUSED, shards)
+    annotations = None if coco is None and masks is None else loader_annotations(root, coco, masks, TARGETS_REFUSED,
+                                                                                  shards)
     decoder = resolve_decoder(decoder, device)
     on_gpu = decoder != "pil"
     if shards is not None:
@@ -1273,7 +1295,7 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
     loader = make_loader(root, batch_size, workers, seed, device, num_samples, decoder, shards, coco, masks,
                          decode_ahead)
     # GPU-decoded batches are on the device already; PIL batches are copied ahead.
-    batches = loader if isinstance(loader, GpuDecodingLoader) else CudaPrefetcher(loader, device)
+    batches = CudaPrefetcher(loader, device) if isinstance(loader, DataLoader) else loader
     annotated = loader.dataset.annotations is not None
     # Soft targets over classes where the batch mixes; an annotated batch mixes its targets instead.
     mixing = mixes_batch(augmentation) and not annotated
@@ -1395,7 +1417,8 @@ def main(argv=None):
                         help="run the fused runs of steps through torch.compile (the first batch of each size "
                              "compiles; without a working torch.compile: a warning, then as without the flag)")
     args = parser.parse_args(argv)
-    check_shards_argument(parser, args)
+    if args.shards:
+        check_shards_argument(parser, args)
     reading = any(getattr(module, "reads_boxes", False) for module in build_augmentation())
     run_command(args, _save, _bench, _train, BOXES_NEEDED if reading else None)
 
