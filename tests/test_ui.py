@@ -501,6 +501,35 @@ def test_the_run_hint_repeats_the_images_and_annotation_files(tmp_path):
     app.export()
     hint = said(app.exports)
     assert f"--images {app.source}" in hint and "--coco " in hint and "instances.json" in hint
+    # Given annotations, the program carries targets from the start; without them, no --coco to pass.
+    assert app.exports.options["targets"].value and "def augment_targets(" in (tmp_path / "augment_kornia.py").read_text()
+    app.exports.options["targets"].value = False
+    app.export()
+    assert "--coco" not in said(app.exports) and not (tmp_path / "augment_kornia.py").read_text().count(
+        "def augment_targets(")
+
+
+def test_each_export_option_box_says_what_it_adds_and_the_program_carries_it(app, tmp_path):
+    chain = app.chain
+    plain = chain.export("kornia").count("\n")
+    for option in ("targets", "shards", "gpu_decode"):  # labelled by the refresh that built the preview
+        with_it = chain.export("kornia", **{option: True}).count("\n")
+        assert with_it > plain and app.exports.options[option].description == f"{option} (+{with_it - plain:,} lines)"
+    app.export_folder.value = str(tmp_path)
+    app.exports.options["shards"].value = True
+    app.export()
+    written = (tmp_path / "augment_kornia.py").read_text()
+    assert written == chain.export("kornia", shards=True) and "class TarShardDataset(" in written
+    assert said(app.exports).startswith(f"wrote {tmp_path / 'augment_kornia.py'} ({written.count(chr(10))} lines)")
+    # A backend without the option greys its box out; the snippet form takes none.
+    app.backend.value = "albumentations"
+    assert app.wait(60)
+    assert app.exports.options["shards"].disabled and not app.exports.options["targets"].disabled
+    assert app.exports.options["shards"].description == "shards (not on albumentations)"
+    app.export()
+    assert "def shard_paths(" not in (tmp_path / "augment_albumentations.py").read_text()
+    app.exports.form.value = "snippet"
+    assert all(box.disabled for box in app.exports.options.values())
 
 
 def test_the_preview_recomputes_at_once_in_the_background_and_coalesces(small_images):

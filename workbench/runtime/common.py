@@ -30,8 +30,8 @@ def left_out(option):
     with one line that says how to export the feature.
 
     Example:
-        >>> TarShardDataset = left_out("shards")
-        >>> TarShardDataset("train-{0000..0009}.tar")  # doctest: +ELLIPSIS
+        >>> read_webdataset = left_out("shards")
+        >>> read_webdataset("train-{0000..0009}.tar")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
         SystemExit: WebDataset tar shards (--shards): this script was exported without them. Export ... shards=True...

@@ -163,7 +163,8 @@ class Workbench:
         self.path = w.Text(value="chain.yaml", description="chain file", layout=w.Layout(width="300px"))
         self.save_button = w.Button(description="save", icon="save", layout=w.Layout(width="auto"))
         self.load_button = w.Button(description="load", icon="folder-open", layout=w.Layout(width="auto"))
-        self.exports = ExportPanel(lambda replace=False: self.export(replace))
+        self.exports = ExportPanel(lambda replace=False: self.export(replace),
+                                   annotated=any(v is not None for v in self.annotations.values()))
         self.export_folder, self.export_name, self.export_button = (self.exports.folder, self.exports.name,
                                                                     self.exports.button)
         self.code = self.exports.code
@@ -608,6 +609,11 @@ class Workbench:
             self._show_error("")
             self._inspect_again()
             self.refreshes += 1
+        # After the images (a few ms, off the preview's path): what each export option adds to the file.
+        try:
+            self.exports.costs(Chain.from_dict(self.chain.to_dict()), self.backend.value)
+        except WorkbenchError:
+            pass  # a chain this backend cannot export: the export button says why
 
     def _busy(self, slow: threading.Event, busy: bool) -> None:
         """Show (or hide) the progress bar and 'computing…' of a refresh found slow."""

@@ -1,6 +1,7 @@
 """The app's export: a folder and a file name, the form (a runnable program, or a snippet of the
-chain alone to paste), the export button, the code it wrote, and for a program a run hint that
-repeats what the app was given (the images' folder, the annotation files).
+chain alone to paste), what the program carries besides the chain (the export options, each box
+with what it adds to this chain's file in lines), the export button, the code it wrote, and for a
+program a run hint that repeats what the app was given (the images' folder, the annotation files).
 
 A file this app did not write (or that changed since it wrote it) is never replaced silently: the
 panel says so and offers a 'replace' button; the app's own last export of a file is replaced, and
@@ -16,7 +17,8 @@ from typing import Any, Callable
 
 import ipywidgets as w
 
-from ..codegen import FORMS
+from ..codegen import FORMS, emit
+from ..codegen.options import FEATURES, ExportOptions, export_options, options_of
 from ..errors import WorkbenchError
 
 
@@ -36,19 +38,33 @@ class ExportPanel:
     chosen form into the folder box's folder under the file box's name (default augment_<backend>.py,
     augment_<backend>_snippet.py for a snippet) and shows it.
 
+    A program carries the options whose boxes are ticked (targets is ticked from the start when the
+    app was given annotations: its run hint passes them); `costs(chain, backend)` labels each box
+    with the lines it adds to that chain's file, and greys out those the backend does not take.
+
     Example:
         >>> panel = ExportPanel(lambda: None)
         >>> panel.folder.value, panel.form.value, panel.replace_button.layout.display
         ('exports', 'program', 'none')
+        >>> import workbench as wb
+        >>> costs = panel.costs(wb.Chain().add("HorizontalFlip"), "albumentations")
+        >>> sorted(costs), costs["targets"] > 0, panel.options["shards"].disabled
+        (['targets'], True, True)
     """
 
-    def __init__(self, start: Callable[[], Any]):
+    def __init__(self, start: Callable[[], Any], annotated: bool = False):
         self.folder = w.Text(value="exports", description="folder", layout=w.Layout(width="220px"))
         self.name = w.Text(value="", placeholder="augment_<backend>.py", description="file",
                            layout=w.Layout(width="260px"))
         self.form = w.ToggleButtons(options=FORMS, value="program", style={"button_width": "80px"},
                                     tooltips=["a runnable script: the chain, its loader, --save, --bench",
                                               "the chain alone in the library's own terms, seeded, to paste"])
+        self.options = {option: w.Checkbox(value=option == "targets" and annotated, description=option, indent=False,
+                                           tooltip=f"the program also carries {words}",
+                                           layout=w.Layout(width="auto", margin="0 16px 0 0"))
+                        for option, words in FEATURES.items()}
+        self._shown: tuple | None = None  # the (chain, backend) whose costs the boxes show
+        self.form.observe(lambda ch: self._shown and self.costs(*self._shown), names="value")
         self.button = w.Button(description="export", icon="download", button_style="primary")
         self.button.on_click(lambda b: start())
         self.replace_button = w.Button(description="replace it", icon="exclamation-triangle", button_style="warning",
@@ -58,13 +74,37 @@ class ExportPanel:
         self.message.add_class("wb-export-message")
         self.code = w.HTML()
         self._written: dict[Path, str] = {}  # files this panel wrote: resolved path -> sha256 of what it wrote
+        self.options_row = w.HBox([w.HTML("a program also carries:&nbsp;"), *self.options.values()],
+                                  layout=w.Layout(align_items="center", flex_flow="row wrap"))
         self.widget = w.VBox([w.HBox([self.folder, self.name, self.form, self.button, self.replace_button]),
-                              self.message, self.code])
+                              self.options_row, self.message, self.code])
         self.widget.add_class("wb-export")
 
     def say(self, text: str, error: bool = False) -> None:
         colour = "#b00020" if error else "#1b5e20"
         self.message.value = f'<span style="color:{colour}">{html.escape(text)}</span>' if text else ""
+
+    def chosen(self, backend: str) -> dict[str, bool]:
+        """The ticked options that `backend` takes (an option it lacks stays unticked in its file)."""
+        return {option: self.options[option].value for option in options_of(backend)}
+
+    def costs(self, chain, backend: str) -> dict[str, int]:
+        """The lines each option `backend` takes adds to `chain`'s program (the file without any
+        option against the file with that one), written on its box; the others greyed out."""
+        self._shown = (chain, backend)
+        taken = options_of(backend)
+        plain = emit(chain, backend, options=export_options(chain, backend)).count("\n")
+        costs = {}
+        for option, box in self.options.items():
+            box.disabled = option not in taken or self.form.value == "snippet"
+            if option not in taken:
+                box.description = f"{option} (not on {backend})"
+                continue
+            with_it = emit(chain, backend, options=ExportOptions(**{**export_options(chain, backend).__dict__,
+                                                                     option: True})).count("\n")
+            costs[option] = with_it - plain
+            box.description = f"{option} (+{costs[option]:,} lines)"
+        return costs
 
     def file_name(self, backend: str) -> str:
         suffix = "_snippet" if self.form.value == "snippet" else ""
@@ -88,8 +128,9 @@ class ExportPanel:
         replacing = target.exists()
         try:
             # The file box is typed text: the export stays inside the folder (export() checks).
+            options = self.chosen(backend) if self.form.value == "program" else {}
             source = chain.export(backend, path=self.file_name(backend), folder=self.folder.value or ".",
-                                  overwrite=True, form=self.form.value)
+                                  overwrite=True, form=self.form.value, **options)
         except (WorkbenchError, OSError) as exc:
             self.say(str(exc), error=True)
             return None
@@ -100,7 +141,8 @@ class ExportPanel:
             self.say(f"{wrote}: the chain alone, to paste into your training script; its docstring says how to "
                      "call it and what it reproduces of this preview")
         else:
-            self.say(f"{wrote}; run it: {run_hint(target, chain.seed, images, annotations)}")
+            given = annotations if options.get("targets") else None
+            self.say(f"{wrote}; run it: {run_hint(target, chain.seed, images, given)}")
         self.code.value = highlighted(source)
         return source
 
