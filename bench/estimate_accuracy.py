@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 import warnings
+from dataclasses import asdict
 from pathlib import Path
 
 warnings.simplefilter("ignore", DeprecationWarning)
@@ -37,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import add_json_option, chain_named, machine_line, table, write_figures  # noqa: E402
 
+from workbench.codegen.options import everything  # noqa: E402
 from workbench.data import SAMPLE_DATA  # noqa: E402
 from workbench.estimate import RateSpread  # noqa: E402
 from workbench.estimate.files import prepare_input  # noqa: E402
@@ -172,7 +174,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for backend in backends:
             script = Path(tmp) / f"realistic_{backend}.py"
-            chain.export(backend, path=script.name, folder=tmp)
+            # The program the estimate measures: every option its backend takes (targets; on a GPU the
+            # Kornia loader decodes there, gpu_decode).
+            chain.export(backend, path=script.name, folder=tmp, **asdict(everything(backend)))
             r = compare(chain, backend, script, images, args.batch_size, args.workers, args.device, repeats,
                         annotations)
             results[backend] = r
@@ -229,7 +233,9 @@ def measure_grid(args, tmp: str) -> list[list]:
         chain = chain_named(name)
         for backend in [b for b in args.backends.split(",") if b]:
             script = Path(tmp) / f"{name}_{backend}.py"
-            chain.export(backend, path=script.name, folder=tmp)
+            # The program the estimate measures: every option its backend takes (targets; on a GPU the
+            # Kornia loader decodes there, gpu_decode).
+            chain.export(backend, path=script.name, folder=tmp, **asdict(everything(backend)))
             for size in grid["sizes"]:
                 folder = prepare_input(None, (size, size)).folder
                 for batch in grid["batches"]:

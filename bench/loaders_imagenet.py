@@ -92,7 +92,8 @@ def main() -> None:
         folder = Path(args.images) if args.images else jpeg_folder(tmp, args.files, processes=os.cpu_count() or 1)
         scripts = {backend: tmp / f"imagenet_{backend}.py" for backend in ("kornia", "dali")}
         for backend, script in scripts.items():
-            chain.export(backend, path=script.name, folder=tmp)
+            # The Kornia loader decodes JPEGs on the GPU only when exported so (on the CPU it decodes with PIL).
+            chain.export(backend, path=script.name, folder=tmp, **({"gpu_decode": True} if backend == "kornia" else {}))
         # (On the CPU the workers decode with PIL: --decode-ahead changes nothing there.)
         sides = {"kornia": (scripts["kornia"], ()), "dali": (scripts["dali"], ())}
         if args.device != "cpu":

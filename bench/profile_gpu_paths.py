@@ -120,7 +120,7 @@ def export_bench(device, batch_size: int, images: str | None, workers: int) -> N
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         folder = Path(images) if images else jpeg_folder(tmp, 1024, processes=os.cpu_count() or 1)
-        wb.Chain.from_dict(IMAGENET_CHAIN).export("kornia", path="imagenet_kornia.py", folder=tmp)
+        wb.Chain.from_dict(IMAGENET_CHAIN).export("kornia", path="imagenet_kornia.py", folder=tmp, gpu_decode=True)
         stats = tmp / "bench.prof"
         argv = [sys.executable, "-m", "cProfile", "-o", str(stats), str(tmp / "imagenet_kornia.py"), "--images",
                 str(folder), "--bench", "--batch-size", str(batch_size), "--workers", str(workers), "--device",

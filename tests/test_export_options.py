@@ -113,7 +113,8 @@ def test_the_command_line_takes_the_options(tmp_path, capsys):
     chain_file = tmp_path / "chain.yaml"
     _flip().save(chain_file)
     out = tmp_path / "aug.py"
-    assert cli_main(["export", str(chain_file), "--backend", "kornia", "--targets", "--gpu-decode", "-o", str(out)]) == 0
+    argv = ["export", str(chain_file), "--backend", "kornia", "--targets", "--gpu-decode", "-o", str(out)]
+    assert cli_main(argv) == 0
     assert out.read_text() == _flip().export("kornia", targets=True, gpu_decode=True)
     assert MARKS["targets"][0] in out.read_text() and MARKS["shards"][0] not in out.read_text()
 

@@ -502,7 +502,8 @@ def test_the_run_hint_repeats_the_images_and_annotation_files(tmp_path):
     hint = said(app.exports)
     assert f"--images {app.source}" in hint and "--coco " in hint and "instances.json" in hint
     # Given annotations, the program carries targets from the start; without them, no --coco to pass.
-    assert app.exports.options["targets"].value and "def augment_targets(" in (tmp_path / "augment_kornia.py").read_text()
+    written = (tmp_path / "augment_kornia.py").read_text()
+    assert app.exports.options["targets"].value and "def augment_targets(" in written
     app.exports.options["targets"].value = False
     app.export()
     assert "--coco" not in said(app.exports) and not (tmp_path / "augment_kornia.py").read_text().count(

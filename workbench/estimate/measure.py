@@ -142,7 +142,8 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
     decoder = module.resolve_decoder("auto", s.device)
     readers = f"{s.workers} DataLoader worker process(es)" if s.workers else "the main process (workers=0)"
     details = {"decode": (f"PIL in {readers}" if decoder == "pil" else
-                          f"{decoder} on {s.device}, batched, file bytes read in {readers}")
+                          f"{decoder} on {s.device}, batched, file bytes read in {readers} (a program exported with "
+                          "gpu_decode=True; without it, PIL in the workers)")
                + (", each sample's targets read there too" if inp.annotated else "")}
 
     if cuda:
