@@ -160,7 +160,7 @@ def test_sizes_drawn_per_sample_train_on_the_gpu(backend, sample_images, tmp_pat
         Image.fromarray(np.ascontiguousarray(image[:100 + 12 * k, :140])).save(folder / f"{k}.jpg")
     chain = wb.Chain(seed=2).add("RandomShortestSize", sizes=[48, 64, 80]).add("HorizontalFlip", p=0.5)
     script = tmp_path / f"aug_{backend}.py"
-    chain.export(backend, path=script.name, folder=tmp_path)
+    chain.export(backend, path=script.name, folder=tmp_path, **({"gpu_decode": True} if backend == "kornia" else {}))
     module = _loaded_from(script)
     if backend == "kornia":
         _, images, _ = next(module.training_batches(str(tmp_path / "train"), 3, workers=0, device="cuda"))

@@ -309,8 +309,28 @@ def test_decoder_flag_on_the_cpu(tmp_path, jpeg_folder):
     assert_bench_output(bench.stdout, runs=1)
 
 
+def test_a_program_without_gpu_decoding_decodes_with_pil_and_refuses_a_named_gpu_decoder(tmp_path, jpeg_folder):
+    module = import_export(wb.Chain.from_dict(CROP_CHAIN), "kornia", tmp_path, "crop_plain")
+    assert module.resolve_decoder("auto", "cpu") == "pil" and module.resolve_decoder("pil", "cpu") == "pil"
+    with pytest.raises(SystemExit, match="exported without them. Export the chain again with gpu_decode=True"):
+        module.make_loader(jpeg_folder, 4, workers=0, decoder="torchvision")
+    with pytest.raises(ValueError, match="unknown decoder 'nvjpeg'; choose one of auto, pil, nvimgcodec, torchvision"):
+        module.resolve_decoder("nvjpeg", "cpu")
+
+
 # ----------------------------------------------------------------------------------- CUDA
 cuda = pytest.mark.cuda
+
+
+@cuda
+def test_a_program_without_gpu_decoding_trains_on_cuda_with_pil_and_says_so_once(tmp_path, jpeg_folder):
+    module = import_export(wb.Chain.from_dict(CROP_CHAIN), "kornia", tmp_path, "crop_plain_cuda")
+    with pytest.warns(RuntimeWarning, match="exported without GPU decoding; export it with gpu_decode=True"):
+        batches = list(module.training_batches(jpeg_folder, 3, workers=1, seed=1, device="cuda", num_samples=6))
+    assert [tuple(x.shape) for _, x, _ in batches] == [(3, 3, 56, 72)] * 2 and all(x.is_cuda for _, x, _ in batches)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*exported without GPU decoding")  # said once a process
+        next(module.training_batches(jpeg_folder, 3, workers=0, seed=1, device="cuda", num_samples=3))
 
 
 @cuda
