@@ -9,7 +9,7 @@ from ..literals import call, comment, group_options, identifier, literal
 from ..model import ChainModel
 from .. import runtime
 from .layout import wrapped
-from .options import ExportOptions, left_out_names, options_section
+from .options import ChainFeature, ExportOptions, left_out_names, options_section, reads_boxes, unused_features
 from .source_copy import program_source
 from .targets_source import TARGET_MODULES, targets_section
 
@@ -98,6 +98,12 @@ def albumentations_step_lines(step, label: str, indent: str) -> list[str]:
     return lines
 
 
+# Code of the program that only some chains run (see options.ChainFeature).
+CHAIN_FEATURES = (
+    ChainFeature("crops drawn from the boxes", reads_boxes, ("augment_with_boxes",)),
+)
+
+
 def emit_albumentations(chain: ChainModel, options: ExportOptions = ExportOptions()) -> str:
     """The whole script as text (`export_chain` syntax-checks it), carrying the features of
     `options` (see codegen/options.py)."""
@@ -118,11 +124,12 @@ def emit_albumentations(chain: ChainModel, options: ExportOptions = ExportOption
     section.append("    ])")
     # The targets section names the target functions its plan uses: those, and what they use, are copied.
     targets = wrapped(targets_section(chain, "albumentations")) if options.targets else ""
-    chosen = options_section("albumentations", options)
+    unused = unused_features(chain, CHAIN_FEATURES)
+    chosen = options_section("albumentations", options, unused)
     program = program_source(PROGRAM, CHAIN, roots=local_transforms(enabled),
                              uses="\n".join([*section, chosen, targets]),
                              available=[TRANSFORMS, POLICIES, TV_POLICIES, *(m.__file__ for m in TARGET_MODULES)],
-                             defined=left_out_names("albumentations", options))
+                             defined=left_out_names("albumentations", options, unused))
     # The chain's own lines (not the copied program, which keeps to the line length already) within it.
     lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""',
              wrapped("\n".join([*lines, "", program.imports, "", *section])), "", "",

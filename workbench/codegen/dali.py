@@ -13,7 +13,7 @@ from ..ops.spec import DaliContext
 from .. import runtime
 from .loader_sizes import size_section
 from .layout import wrapped
-from .options import ExportOptions, left_out_names, options_section
+from .options import ChainFeature, ExportOptions, left_out_names, options_section, reads_boxes, unused_features
 from .source_copy import definitions, program_source
 from .targets_source import TARGET_MODULES, targets_section
 
@@ -423,6 +423,12 @@ def step_functions(chain: ChainModel) -> tuple[list[str], list[str], list[tuple[
     return functions, names, draws_by_step, converted
 
 
+# Code of the program that only some chains run (see options.ChainFeature).
+CHAIN_FEATURES = (
+    ChainFeature("windows drawn from the boxes", reads_boxes, ("augment_in_stretches",)),
+)
+
+
 def emit_dali(chain: ChainModel, options: ExportOptions = ExportOptions()) -> str:
     """The whole DALI script as text (`export_chain` syntax-checks it), carrying the features of
     `options` (see codegen/options.py)."""
@@ -468,11 +474,12 @@ def emit_dali(chain: ChainModel, options: ExportOptions = ExportOptions()) -> st
                 *size_constants]
     # The targets section names the target functions its plan uses: those, and what they use, are copied.
     targets = wrapped(targets_section(chain, "dali")) if options.targets else ""
-    chosen = options_section("dali", options)
+    unused = unused_features(chain, CHAIN_FEATURES)
+    chosen = options_section("dali", options, unused)
     program = program_source(PROGRAM, CHAIN, available=[POLICIES, TV_POLICIES, *DALI_OPS,
                                                         *(m.__file__ for m in TARGET_MODULES)],
                              uses="\n".join([*functions, chosen, targets]), chain_imports=STEP_IMPORTS,
-                             defined=left_out_names("dali", options))
+                             defined=left_out_names("dali", options, unused))
     # The chain's own lines (not the copied program, which keeps to the line length already) within it.
     lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""',
              wrapped("\n".join([*lines, "", program.imports, "", *section])), "", "",

@@ -95,7 +95,7 @@ def export_options(chain, backend: str, targets: bool = False, shards: bool = Fa
         reason = BACKENDS[option].get(backend, "")
         if value and reason:
             raise ExportError(f"{option}=True: {reason}")
-    if any(step.spec.reads_boxes for step in chain.enabled_ops()):
+    if reads_boxes(chain):
         asked["targets"] = True
     return ExportOptions(**asked)
 
@@ -141,6 +141,18 @@ class ChainFeature:
     words: str
     needed: Callable
     names: tuple[str, ...]
+
+
+def reads_boxes(chain) -> bool:
+    """Whether a step of `chain` draws from the boxes (RandomIoUCrop): ChainFeature.needed of the code
+    that feeds it them.
+
+    Example:
+        >>> import workbench as wb
+        >>> reads_boxes(wb.Chain().add("RandomIoUCrop")), reads_boxes(wb.Chain().add("Rotate"))
+        (True, False)
+    """
+    return any(op.spec.reads_boxes for op in chain.enabled_ops())
 
 
 def unused_features(chain, features) -> list[ChainFeature]:
