@@ -135,11 +135,11 @@ def test_program_source_copies_what_the_program_uses_with_its_imports(tmp_path):
         import os
 
         from .chain import SEED
-        from .helpers import used
+        from .helpers import HALF, used
 
 
-        def main():
-            return used(SEED) + len(os.sep)
+        def main(half=HALF):
+            return used(SEED) + len(os.sep) * half
 
 
         if __name__ == "__main__":
@@ -151,7 +151,10 @@ def test_program_source_copies_what_the_program_uses_with_its_imports(tmp_path):
     assert "# Half of a value.\nHALF = 0.5" in program.definitions
     assert "def used(" in program.definitions and "def main(" in program.definitions
     assert "def unused(" not in program.definitions and "SEED = " not in program.definitions
-    assert program.definitions.index("def used(") < program.definitions.index("def main(")  # what it imports first
+    # Top-down: the program's own code first, then what it uses; a constant it needs as it is
+    # defined (a default) just before it.
+    positions = [program.definitions.index(text) for text in ("HALF = 0.5", "def main(", "def used(")]
+    assert positions == sorted(positions)
     assert program.main.startswith('if __name__ == "__main__":')
 
 

@@ -295,6 +295,8 @@ def _copied(order: list[Path], roots: list[str], wanted: frozenset, chain_import
         for text, bound in read_module(path).prelude:
             if not bound or bound & names:
                 imports.setdefault("\n".join(line for line in text.split("\n") if not line.startswith("#")), text)
+    if entry is not None:
+        copied = top_down(copied, order.index(entry))
     parts, last = [], None
     for d in copied:
         banner = ""
@@ -305,6 +307,70 @@ def _copied(order: list[Path], roots: list[str], wanted: frozenset, chain_import
         parts.append(banner + d.source)
         last = d.rank
     return _import_section(list(imports.values())), "\n\n\n".join(parts)
+
+
+@functools.lru_cache(maxsize=None)
+def _definition_time_names(source: str) -> frozenset[str]:
+    """The global names a top-level definition reads as it is defined, not when it is called: a
+    constant's value; a function's decorators, defaults and annotations; a class's bases,
+    keywords, decorators and body, less the bodies of its methods."""
+    node = ast.parse(source).body[-1]
+    parts: list[ast.AST] = []
+
+    def signature(function):
+        arguments = function.args
+        parts.extend([*function.decorator_list, *arguments.defaults, *filter(None, arguments.kw_defaults),
+                      *filter(None, [function.returns])])
+        parts.extend(a.annotation for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                            *filter(None, (arguments.vararg, arguments.kwarg))] if a.annotation)
+
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        signature(node)
+    elif isinstance(node, ast.ClassDef):
+        parts.extend([*node.decorator_list, *node.bases, *(k.value for k in node.keywords)])
+        for statement in node.body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                signature(statement)
+            else:
+                parts.append(statement)
+    else:
+        parts.append(node)
+    return frozenset(n.id for part in parts for n in ast.walk(part)
+                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+
+
+def top_down(copied: list[Definition], entry_rank: int) -> list[Definition]:
+    """The copied definitions in reading order: the program's own first, in its order (the chain's
+    augmentation, the loader, the command line), then the workbench code they use, module by module;
+    a definition another needs as it is defined (a constant in a default, a base class) moves up to
+    just before it.
+
+    Example:
+        >>> helper = Definition(0, 1, "LIMIT", "LIMIT = 3", "common.py")
+        >>> program = [Definition(1, 1, "clip", "def clip(x, limit=LIMIT): return min(x, limit)", "p.py"),
+        ...            Definition(1, 5, "main", "def main(): return clip(5)", "p.py")]
+        >>> [d.name for d in top_down([helper, *program], entry_rank=1)]
+        ['LIMIT', 'clip', 'main']
+    """
+    desired = ([d for d in copied if d.rank == entry_rank]
+               + sorted((d for d in copied if d.rank != entry_rank), key=lambda d: (d.rank, d.line)))
+    by_name = {d.name: d for d in copied}
+    placed: dict[tuple[int, int], Definition] = {}
+    visiting: set[tuple[int, int]] = set()
+
+    def place(definition: Definition) -> None:
+        key = (definition.rank, definition.line)
+        if key in placed or key in visiting:
+            return
+        visiting.add(key)
+        for name in sorted(_definition_time_names(definition.source)):
+            if name in by_name:
+                place(by_name[name])
+        placed[key] = definition
+
+    for definition in desired:
+        place(definition)
+    return list(placed.values())
 
 
 def _import_section(statements: list[str]) -> str:
