@@ -9,6 +9,10 @@ Use it as a module or as a script:
   python THIS_FILE --images DIR --bench --batch-size 64      # throughput of the training loader
   torchrun --nproc-per-node 2 THIS_FILE --images DIR --epochs 1   # the loader under DDP
 
+Export options: a program carries masks, boxes and keypoints (--coco, --masks) only when exported
+with them (targets); the "Export options" section near the end of this file says whether this one
+has them, and without them --coco stops with how to export them.
+
 Reproducibility (`augment_images`, used by --save and by the workbench preview): images are
 decoded by PIL to RGB and augmented one by one in file-name order by one `Compose` whose
 transforms each have their own seed derived from the chain's seed. The training loader

@@ -11,6 +11,10 @@ Use it as a module or as a script:
   python THIS_FILE --images DIR --resize 224x224             # train on a folder of mixed sizes
   torchrun --nproc-per-node 2 THIS_FILE --shards "train-{0000..0099}.tar"   # WebDataset tar shards
 
+Export options: a program carries masks, boxes and keypoints (--coco, --masks) and WebDataset tar
+shards (--shards) only when exported with them; the "Export options" section near the end
+of this file says which this one has, and a left-out feature stops with how to export it.
+
 Reproducibility (`augment_images`, used by --save and by the workbench preview): images are
 decoded by PIL to RGB, taken in file-name order and fed as one batch; every random value is
 a `fn.random.*` operator with its own seed derived from the chain's seed (`op_seed`), so the

@@ -12,17 +12,22 @@ Use it as a module or as a script:
   torchrun --nproc-per-node 2 THIS_FILE --shards "train-{0000..0099}.tar"   # WebDataset tar shards
   python THIS_FILE --images DIR --bench --compile            # the fused steps through torch.compile
 
+Export options: a program carries masks, boxes and keypoints (--coco, --masks), WebDataset tar
+shards (--shards) and the loader's GPU decoding (--decoder) only when exported with them; the
+"Export options" section near the end of this file says which this one has, and a left-out
+feature stops with how to export it.
+
 Reproducibility (`augment_images`, used by --save and by the workbench preview): torch's
 generator is seeded with the seed; images are decoded by PIL to RGB and taken in file-name
 order. Images of one size form one batch. With mixed sizes, the steps up to the first one
 that fixes the size run one image at a time in that order, then the rest as one batch.
 
 The training loader (training_batches, --bench, training) is seeded per (seed, rank, epoch)
-but is not the preview: it decodes JPEGs on the GPU when the device is CUDA (nvImageCodec or
-torchvision; --decoder pil keeps PIL), and when the chain starts with RandomResizedCrop it
-crops a batch of mixed sizes in one batched op whose windows come from a batched sampler:
-the same distribution as Kornia's (identical windows for a batch of one size), other draws
-than the preview's image-by-image crops.
+but is not the preview: exported with gpu_decode, it decodes JPEGs on the GPU when the device
+is CUDA (nvImageCodec or torchvision; --decoder pil keeps PIL), and when the chain starts with
+RandomResizedCrop it crops a batch of mixed sizes in one batched op whose windows come from a
+batched sampler: the same distribution as Kornia's (identical windows for a batch of one size),
+other draws than the preview's image-by-image crops.
 
 Image sizes: a training batch must be one tensor. When no step of the chain fixes the size
 (see SIZE_NOTE, also in --help), a folder of mixed sizes stops at its first batch of several
