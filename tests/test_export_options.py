@@ -116,6 +116,14 @@ def test_the_command_line_takes_the_options(tmp_path, capsys):
     argv = ["export", str(chain_file), "--backend", "kornia", "--targets", "--gpu-decode", "-o", str(out)]
     assert cli_main(argv) == 0
     assert out.read_text() == _flip().export("kornia", targets=True, gpu_decode=True)
+    assert f"(kornia program, {out.read_text().count(chr(10)):,} lines, with targets, gpu_decode)" in \
+        capsys.readouterr().out
+    iou = tmp_path / "iou.yaml"
+    wb.Chain().add("RandomIoUCrop").save(iou)
+    assert cli_main(["export", str(iou), "--backend", "dali", "-o", str(tmp_path / "iou.py")]) == 0
+    assert "lines, with targets); run it" in capsys.readouterr().out  # turned on by the step that reads boxes
+    assert cli_main(["export", str(chain_file), "--backend", "dali", "-o", str(tmp_path / "flip.py")]) == 0
+    assert "lines, no export options); run it" in capsys.readouterr().out
     assert MARKS["targets"][0] in out.read_text() and MARKS["shards"][0] not in out.read_text()
 
 

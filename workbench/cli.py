@@ -20,6 +20,7 @@ from PIL import Image
 
 from .chain import Chain
 from .codegen import FORMS
+from .codegen.options import export_options, options_of
 from .data import load_images
 from .targets import annotation_sources, load_annotated
 from .errors import WorkbenchError
@@ -45,14 +46,17 @@ def _preview(args) -> int:
 
 def _export(args) -> int:
     chain = Chain.load(args.chain)
-    chain.export(args.backend, path=args.output, overwrite=args.overwrite, form=args.form, targets=args.targets,
-                 shards=args.shards, gpu_decode=args.gpu_decode)
+    asked = {"targets": args.targets, "shards": args.shards, "gpu_decode": args.gpu_decode}
+    source = chain.export(args.backend, path=args.output, overwrite=args.overwrite, form=args.form, **asked)
     if args.form == "snippet":
         print(f"wrote {args.output} ({args.backend} snippet): the chain alone, seeded, to paste into a training "
               "script; its docstring says how to call it and what it reproduces")
     else:
-        print(f"wrote {args.output} ({args.backend}); run it: python {args.output} --images DIR --seed {chain.seed} "
-              "--save out.npz")
+        options = export_options(chain, args.backend, **asked)
+        carried = [option for option in options_of(args.backend) if getattr(options, option)]
+        print(f"wrote {args.output} ({args.backend} program, {source.count(chr(10)):,} lines, "
+              f"{'with ' + ', '.join(carried) if carried else 'no export options'}); run it: python {args.output} "
+              f"--images DIR --seed {chain.seed} --save out.npz")
     return 0
 
 
