@@ -9,6 +9,7 @@ from ..literals import call, comment, group_options, identifier, literal
 from ..model import ChainModel
 from .. import runtime
 from .layout import wrapped
+from .program_file import program_file
 from .options import ChainFeature, ExportOptions, left_out_names, options_section, reads_boxes, unused_features
 from .source_copy import program_source
 from .targets_source import TARGET_MODULES, targets_section
@@ -130,12 +131,6 @@ def emit_albumentations(chain: ChainModel, options: ExportOptions = ExportOption
                              uses="\n".join([*section, chosen, targets]),
                              available=[TRANSFORMS, POLICIES, TV_POLICIES, *(m.__file__ for m in TARGET_MODULES)],
                              defined=left_out_names("albumentations", options, unused))
-    # The chain's own lines (not the copied program, which keeps to the line length already) within it.
-    lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""',
-             wrapped("\n".join([*lines, "", program.imports, "", *section])), "", "",
-             comment("The program (runtime/albumentations_program.py in the workbench) and the workbench code it"),
-             comment("uses, copied as it stands: the preview runs this very code."),
-             "", program.definitions, "", "", chosen, ""]
-    if targets:
-        lines += ["", comment("---- The chain's targets ----"), targets]
-    return "\n".join([*lines, "", program.main]) + "\n"
+    about = [comment("The program (runtime/albumentations_program.py in the workbench) and the workbench code it"),
+             comment("uses, copied as it stands: the preview runs this very code.")]
+    return program_file(lines, section, program, about, chosen, targets)

@@ -13,6 +13,7 @@ from ..ops.spec import DaliContext
 from .. import runtime
 from .loader_sizes import size_section
 from .layout import wrapped
+from .program_file import program_file
 from .options import ChainFeature, ExportOptions, left_out_names, options_section, reads_boxes, unused_features
 from .source_copy import definitions, program_source
 from .targets_source import TARGET_MODULES, targets_section
@@ -480,12 +481,6 @@ def emit_dali(chain: ChainModel, options: ExportOptions = ExportOptions()) -> st
                                                         *(m.__file__ for m in TARGET_MODULES)],
                              uses="\n".join([*functions, chosen, targets]), chain_imports=STEP_IMPORTS,
                              defined=left_out_names("dali", options, unused))
-    # The chain's own lines (not the copied program, which keeps to the line length already) within it.
-    lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""',
-             wrapped("\n".join([*lines, "", program.imports, "", *section])), "", "",
-             comment("The program (runtime/dali_program.py in the workbench) and the workbench code it uses, copied"),
-             comment("as it stands: the preview runs this very code."),
-             "", program.definitions, "", "", chosen, ""]
-    if targets:
-        lines += ["", comment("---- The chain's targets ----"), targets]
-    return "\n".join([*lines, "", program.main]) + "\n"
+    about = [comment("The program (runtime/dali_program.py in the workbench) and the workbench code it uses, copied"),
+             comment("as it stands: the preview runs this very code.")]
+    return program_file(lines, section, program, about, chosen, targets)

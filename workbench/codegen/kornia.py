@@ -10,6 +10,7 @@ from ..model import ChainModel
 from .. import runtime
 from .loader_sizes import size_section
 from .layout import wrapped
+from .program_file import program_file
 from .options import ChainFeature, ExportOptions, left_out_names, options_section, unused_features
 from .source_copy import program_source
 from .targets_source import TARGET_MODULES, targets_section
@@ -179,14 +180,8 @@ def emit_kornia(chain: ChainModel, options: ExportOptions = ExportOptions()) -> 
     program = program_source(PROGRAM, CHAIN, roots=[*local, *PREVIEW_USES], uses="\n".join([*section, chosen, targets]),
                              available=[*LOCAL_MODULES, *(m.__file__ for m in TARGET_MODULES)],
                              defined=left_out_names("kornia", options, unused))
-    # The chain's own lines (not the copied program, which keeps to the line length already) within it.
-    lines = ["#!/usr/bin/env python3", f'"""{program.docstring}"""',
-             wrapped("\n".join([*lines, "", program.imports, "", *section])), "", "",
-             comment("The program (runtime/kornia_program.py in the workbench) and the workbench code it uses,"),
+    about = [comment("The program (runtime/kornia_program.py in the workbench) and the workbench code it uses,"),
              comment("copied as it stands: the preview runs this very code. Fusion (kornia_modules/fusion.py): one"),
              comment("resampling per run of geometric steps, one pass per run of colour steps; apply_steps uses it"),
-             comment("unless fuse=False."),
-             "", program.definitions, "", "", chosen, ""]
-    if targets:
-        lines += ["", comment("---- The chain's targets ----"), targets]
-    return "\n".join([*lines, "", program.main]) + "\n"
+             comment("unless fuse=False.")]
+    return program_file(lines, section, program, about, chosen, targets)
