@@ -57,7 +57,7 @@ BACKENDS = {
 LEFT_OUT = {
     "kornia": {
         "targets": ("loader_annotations", "annotated_inputs", "sample_targets", "batch_targets", "per_image",
-                    "target_arrays", "augment_targets"),
+                    "target_arrays", "augment_targets", "targets_on"),
         "shards": ("TarShardDataset", "EncodedTarShardDataset", "check_shards_argument", "decode_shard_images"),
         "gpu_decode": ("EncodedImageFolderDataset", "EncodedTarShardDataset", "collate_encoded", "GpuDecodingLoader",
                        "nvimgcodec_jpeg_decoder", "torchvision_jpeg_decoder"),

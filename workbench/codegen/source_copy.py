@@ -197,6 +197,19 @@ class Program:
 
 PACKAGE = Path(__file__).resolve().parent.parent
 _IDENTIFIER = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
+# Comments and string literals, whichever starts first (a quote in a comment is the comment's).
+_NOT_CODE = re.compile(r"#[^\n]*|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'")
+
+
+def code_names(source: str) -> frozenset[str]:
+    """The identifiers of `source` that are code: not after a dot, not in a comment or a string (a
+    chain section's notes, such as "...resizes every image...", would copy a `resize` otherwise).
+
+    Example:
+        >>> sorted(code_names('size = resize(x)  # then scaling\\nNOTE = "the shards"'))
+        ['NOTE', 'resize', 'size', 'x']
+    """
+    return frozenset(_IDENTIFIER.findall(_NOT_CODE.sub(" ", source)))
 
 
 def program_source(entry: Path, chain: Path, roots=(), whole=(), available=(), uses: str = "",
@@ -219,7 +232,7 @@ def program_source(entry: Path, chain: Path, roots=(), whole=(), available=(), u
     # The identifiers not after a dot: a chain section is new text at every edit, and walking its tree
     # took 9 ms of a 30 ms DALI emit. (A name met only in a comment would copy one definition more:
     # tests/test_programs.py runs pyflakes over the export of every op.)
-    wanted = frozenset(_IDENTIFIER.findall(uses))
+    wanted = code_names(uses)
     return _program(Path(entry), Path(chain), tuple(roots), tuple(map(Path, whole)), tuple(map(Path, available)),
                     wanted, tuple(chain_imports), frozenset(defined))
 
@@ -262,7 +275,7 @@ def copied_source(modules, roots, chain: Path, uses: str = "", chain_imports=())
         (True, True)
     """
     return _copied_source(tuple(map(Path, modules)), tuple(roots), Path(chain),
-                          frozenset(_IDENTIFIER.findall(uses)), tuple(chain_imports))
+                          code_names(uses), tuple(chain_imports))
 
 
 @functools.lru_cache(maxsize=64)
