@@ -64,8 +64,8 @@ LEFT_OUT = {
     },
     "dali": {
         "targets": ("loader_annotations", "annotated_inputs", "sample_targets", "batch_targets", "per_image",
-                    "target_arrays", "augment_targets"),
-        "shards": ("shard_reader", "check_shards_argument", "decode_shard_images"),
+                    "target_arrays", "augment_targets", "moved_targets"),
+        "shards": ("shard_reader", "webdataset_reader", "check_shards_argument", "decode_shard_images"),
     },
     "albumentations": {
         "targets": ("loader_annotations", "annotated_inputs", "sample_targets", "batch_targets", "per_image",

@@ -293,6 +293,16 @@ def class_ids(text):
     return fn.reshape(fn.cast(value, dtype=types.INT32), shape=[1])
 
 
+def webdataset_reader(shards, index_paths, shard_id, num_shards):
+    """The training pipeline's reader of WebDataset tar `shards` (with their `index_paths`, see
+    write_shard_index): each sample's encoded image and its class id (see class_ids)."""
+    # "empty": a sample without a .cls member gets no bytes there, which class_ids reads as 0.
+    encoded, text = fn.readers.webdataset(paths=shards, index_paths=index_paths, ext=[SHARD_IMAGE_EXTENSIONS, "cls"],
+                                          missing_component_behavior="empty", random_shuffle=True,
+                                          shard_id=shard_id, num_shards=num_shards, name="Reader")
+    return encoded, class_ids(text)
+
+
 @pipeline_def(enable_conditionals=CONDITIONALS)
 def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_seed=SEED, augmented=True,
                       num_classes=None, resize=None, shards=None, index_paths=None, annotated=False):
@@ -308,12 +318,7 @@ def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_se
     `annotated`: `labels` are the files' positions (make_loader reads their targets) and stay
     unmixed; mixing steps mix the targets instead."""
     if shards:
-        # "empty": a sample without a .cls member gets no bytes there, which class_ids reads as 0.
-        encoded, text = fn.readers.webdataset(paths=shards, index_paths=index_paths,
-                                              ext=[SHARD_IMAGE_EXTENSIONS, "cls"],
-                                              missing_component_behavior="empty", random_shuffle=True,
-                                              shard_id=shard_id, num_shards=num_shards, name="Reader")
-        label = class_ids(text)
+        encoded, label = webdataset_reader(shards, index_paths, shard_id, num_shards)
     else:
         encoded, label = fn.readers.file(files=files, labels=labels, random_shuffle=True, shard_id=shard_id,
                                          num_shards=num_shards, name="Reader")
