@@ -48,60 +48,6 @@ from .common import (IMAGE_EXTENSIONS, bench_batches, box_count, contract_parser
 from .targets import BOXES_NEEDED
 
 
-def seed_transforms(compose, seed, *path):
-    """Give each transform its own random stream, derived from `seed` and its position (a
-    group's children from the group's position and theirs: 3, then 3.1, 3.2, ...).
-
-    Compose(seed=...) hands every transform the same seed, so transforms with the same
-    probability would flip their coins together (two flips at p=0.5 always co-occur)."""
-    if not path:
-        compose.set_random_seed(seed)
-    for position, transform in enumerate(compose.transforms, start=1):
-        transform.set_random_seed(derive_seed(seed, *path, position))
-        if isinstance(transform, A.BaseCompose):
-            seed_transforms(transform, seed, *path, position)
-    return compose
-
-
-def _recorded(params):
-    """The numeric values a transform drew for one image (shapes and settings left out).
-
-    A string drawn from a known finite set is kept as its index in that set (other strings are
-    left out): `group_element` (A.D4, A.SquareSymmetry) is A's own order of the symmetries,
-    "e" 0, "r90" 1, "r180" 2, "r270" 3, "v" 4, "hvt" 5, "h" 6, "t" 7
-    (albumentations.core.type_definitions.d4_group_elements)."""
-    choices = {"group_element": ("e", "r90", "r180", "r270", "v", "hvt", "h", "t")}
-    out = {}
-    for key, value in params.items():
-        if isinstance(value, str):
-            if key in choices and str(value) in choices[key]:
-                out[key] = np.asarray(float(choices[key].index(str(value))))
-            continue
-        try:
-            array = np.asarray(value) if isinstance(value, (int, float, list, tuple, np.ndarray, np.number)) else None
-        except ValueError:  # nested items of uneven shapes ((alpha, (x, y), r)): one flat row per item
-            rows = [_flat(item) for item in value]
-            array = np.asarray(rows) if rows and len({len(r) for r in rows}) == 1 else None
-        if array is not None and array.dtype.kind in "biuf" and key != "shape":
-            out[key] = array.astype(np.float64)
-    return out
-
-
-def _flat(item):
-    """The numbers of a nested item, in order: (0.5, (3, 4), 2) -> [0.5, 3, 4, 2]."""
-    if isinstance(item, (list, tuple, np.ndarray)):
-        return [v for part in item for v in _flat(part)]
-    return [item]
-
-
-def _padded(value, shape):
-    """`value` in an array of `shape` (NaN where it has no entry), or all NaN if it cannot fit."""
-    out = np.full(shape, np.nan)
-    if value is not None and value.ndim == len(shape):
-        out[tuple(slice(0, n) for n in value.shape)] = value
-    return out
-
-
 def augment_images(images, seed=SEED, device="cpu", labels=None, boxes=None):
     """Augment HxWx3 uint8 arrays in the given order with `seed`, as the workbench preview does.
 
@@ -208,6 +154,60 @@ def stack_drawn(rows):
     for key, shape in shapes.items():
         record[key] = np.stack([_padded(row.get(key) if row is not None else None, shape) for row in rows])
     return record
+
+
+def seed_transforms(compose, seed, *path):
+    """Give each transform its own random stream, derived from `seed` and its position (a
+    group's children from the group's position and theirs: 3, then 3.1, 3.2, ...).
+
+    Compose(seed=...) hands every transform the same seed, so transforms with the same
+    probability would flip their coins together (two flips at p=0.5 always co-occur)."""
+    if not path:
+        compose.set_random_seed(seed)
+    for position, transform in enumerate(compose.transforms, start=1):
+        transform.set_random_seed(derive_seed(seed, *path, position))
+        if isinstance(transform, A.BaseCompose):
+            seed_transforms(transform, seed, *path, position)
+    return compose
+
+
+def _recorded(params):
+    """The numeric values a transform drew for one image (shapes and settings left out).
+
+    A string drawn from a known finite set is kept as its index in that set (other strings are
+    left out): `group_element` (A.D4, A.SquareSymmetry) is A's own order of the symmetries,
+    "e" 0, "r90" 1, "r180" 2, "r270" 3, "v" 4, "hvt" 5, "h" 6, "t" 7
+    (albumentations.core.type_definitions.d4_group_elements)."""
+    choices = {"group_element": ("e", "r90", "r180", "r270", "v", "hvt", "h", "t")}
+    out = {}
+    for key, value in params.items():
+        if isinstance(value, str):
+            if key in choices and str(value) in choices[key]:
+                out[key] = np.asarray(float(choices[key].index(str(value))))
+            continue
+        try:
+            array = np.asarray(value) if isinstance(value, (int, float, list, tuple, np.ndarray, np.number)) else None
+        except ValueError:  # nested items of uneven shapes ((alpha, (x, y), r)): one flat row per item
+            rows = [_flat(item) for item in value]
+            array = np.asarray(rows) if rows and len({len(r) for r in rows}) == 1 else None
+        if array is not None and array.dtype.kind in "biuf" and key != "shape":
+            out[key] = array.astype(np.float64)
+    return out
+
+
+def _flat(item):
+    """The numbers of a nested item, in order: (0.5, (3, 4), 2) -> [0.5, 3, 4, 2]."""
+    if isinstance(item, (list, tuple, np.ndarray)):
+        return [v for part in item for v in _flat(part)]
+    return [item]
+
+
+def _padded(value, shape):
+    """`value` in an array of `shape` (NaN where it has no entry), or all NaN if it cannot fit."""
+    out = np.full(shape, np.nan)
+    if value is not None and value.ndim == len(shape):
+        out[tuple(slice(0, n) for n in value.shape)] = value
+    return out
 
 
 # ---------------------------------------------------------------------------------------

@@ -69,43 +69,6 @@ from .dali_ops.geometric import window_input
 from .targets import BOXES_NEEDED, iou_crop_window
 
 
-def _threads():
-    return max(1, min(4, os.cpu_count() or 1))
-
-
-def check_gpu_only(gpu, first=0):
-    """Refuse to define a CPU pipeline (`gpu` False) that runs a step DALI has on the GPU only (GPU_ONLY;
-    from step `first` on), naming the steps, why, and what to do instead."""
-    steps = [text for position, text in GPU_ONLY if position >= first]
-    if steps and not gpu:
-        raise ValueError("; ".join(steps) + ": run on an NVIDIA GPU (--device cuda; augment_images(device=\"cuda\"), "
-                         "make_loader(gpu=True)), or export the chain for Kornia or Albumentations")
-
-
-@pipeline_def(enable_conditionals=CONDITIONALS)
-def preview_pipeline(aug_seed=SEED, gpu=False, first=0, dtype=types.UINT8, keep=False, labelled=False, last=None):
-    """Augment a batch fed through the "images" input, steps `first` to `last` - 1 (to the end when
-    None); outputs the images, every draw, with `keep` the images after each step and, when
-    `labelled`, the soft targets fed through the "labels" input, mixed by the mixing steps. A step of
-    WINDOW_STEPS among them reads its windows from an input of its own (fed_window)."""
-    images = fn.external_source(name="images", layout="HWC", dtype=dtype)
-    if gpu:
-        images = images.gpu()
-    labels = fn.external_source(name="labels", dtype=types.FLOAT) if labelled else None
-    images, draws, after, *labels = augment(images, aug_seed, first, last, True, labels)
-    return (images, *draws, *(after if keep else []), *labels)
-
-
-def mix_labels(labels, partner, weight):
-    """Soft targets mixed as a mixing step mixed the images: (1 - weight) * own + weight * the
-    partner's (nothing to do without labels)."""
-    if labels is None:
-        return None
-    # -weight + 1.0 is 1.0 - weight exactly, but not the image blend's node: DALI 2.4 merges identical CPU
-    # operators, and a merged one feeding GPU operators breaks the GPU build (tests/dali_graph_check.py).
-    return labels * (weight * -1.0 + 1.0) + fn.permute_batch(labels, indices=partner) * weight
-
-
 def augment_images(images, seed=SEED, device="cpu", first=0, keep=False, labels=None, boxes=None):
     """Augment HxWx3 arrays in the given order with `seed`, as the workbench preview does.
 
@@ -215,12 +178,18 @@ def _to_numpy(tensor_list):
     return samples
 
 
-@do_not_convert  # integer arithmetic only: DALI's autograph would rewrite it (and derive_seed) for each new chain
-def op_seed(seed, step, k):
-    """The seed of step `step`'s k-th random operator: every operator is seeded explicitly, so
-    any stretch of the chain can run in a pipeline of its own and draw the same values. A step
-    inside a group is a path: (group's step, child, ...)."""
-    return derive_seed(seed, *(step if isinstance(step, tuple) else (step,)), k)
+@pipeline_def(enable_conditionals=CONDITIONALS)
+def preview_pipeline(aug_seed=SEED, gpu=False, first=0, dtype=types.UINT8, keep=False, labelled=False, last=None):
+    """Augment a batch fed through the "images" input, steps `first` to `last` - 1 (to the end when
+    None); outputs the images, every draw, with `keep` the images after each step and, when
+    `labelled`, the soft targets fed through the "labels" input, mixed by the mixing steps. A step of
+    WINDOW_STEPS among them reads its windows from an input of its own (fed_window)."""
+    images = fn.external_source(name="images", layout="HWC", dtype=dtype)
+    if gpu:
+        images = images.gpu()
+    labels = fn.external_source(name="labels", dtype=types.FLOAT) if labelled else None
+    images, draws, after, *labels = augment(images, aug_seed, first, last, True, labels)
+    return (images, *draws, *(after if keep else []), *labels)
 
 
 def augment(images, seed=SEED, first=0, last=None, keep=False, labels=None):
@@ -239,6 +208,37 @@ def augment(images, seed=SEED, first=0, last=None, keep=False, labels=None):
         after.append(images)
     out = (images, draws, after) if keep else (images, draws)
     return out if labels is None else out + (labels,)
+
+
+@do_not_convert  # integer arithmetic only: DALI's autograph would rewrite it (and derive_seed) for each new chain
+def op_seed(seed, step, k):
+    """The seed of step `step`'s k-th random operator: every operator is seeded explicitly, so
+    any stretch of the chain can run in a pipeline of its own and draw the same values. A step
+    inside a group is a path: (group's step, child, ...)."""
+    return derive_seed(seed, *(step if isinstance(step, tuple) else (step,)), k)
+
+
+def mix_labels(labels, partner, weight):
+    """Soft targets mixed as a mixing step mixed the images: (1 - weight) * own + weight * the
+    partner's (nothing to do without labels)."""
+    if labels is None:
+        return None
+    # -weight + 1.0 is 1.0 - weight exactly, but not the image blend's node: DALI 2.4 merges identical CPU
+    # operators, and a merged one feeding GPU operators breaks the GPU build (tests/dali_graph_check.py).
+    return labels * (weight * -1.0 + 1.0) + fn.permute_batch(labels, indices=partner) * weight
+
+
+def check_gpu_only(gpu, first=0):
+    """Refuse to define a CPU pipeline (`gpu` False) that runs a step DALI has on the GPU only (GPU_ONLY;
+    from step `first` on), naming the steps, why, and what to do instead."""
+    steps = [text for position, text in GPU_ONLY if position >= first]
+    if steps and not gpu:
+        raise ValueError("; ".join(steps) + ": run on an NVIDIA GPU (--device cuda; augment_images(device=\"cuda\"), "
+                         "make_loader(gpu=True)), or export the chain for Kornia or Albumentations")
+
+
+def _threads():
+    return max(1, min(4, os.cpu_count() or 1))
 
 
 # ---------------------------------------------------------------------------------------

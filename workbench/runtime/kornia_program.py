@@ -84,89 +84,120 @@ from .kornia_modules.fusion import (fused_colour, fused_geometry_plan, fused_out
 from .targets import BOXES_NEEDED
 
 
-# Kornia's bookkeeping entries, not sampled values.
-_NOT_SAMPLED = ("forward_input_shape",)
+def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torch_compile=False,
+                   augmentation=None, boxes=None):
+    """Augment HxWx3 uint8 arrays in the given order with `seed`, as the workbench preview does.
+
+    Returns (images, params): images as an NxHxWxC float32 array (a list when sizes differ),
+    params as one dict per enabled step of arrays with the sample index first. Given `labels`
+    (class ids, or soft targets N x classes), also the labels as float32 soft targets, mixed
+    by the mixing steps (MixUp, CutMix) with the weights they report: (images, params, labels).
+    `fuse` (one resampling per run of geometric steps, one pass per run of colour steps) and
+    `torch_compile` (torch.compile those runs): see apply_steps; the draws are the same either way.
+    `augmentation`: the chain as place(build_augmentation(), device) gives it, to reuse across calls
+    (building Kornia's modules takes milliseconds; they keep no state from one run to the next).
+    `boxes`: each image's boxes (K x 4, [x1, y1, x2, y2] pixels), which RandomIoUCrop draws its window
+    from (see apply_image_steps); a chain with such a step refuses to run without them.
+    """
+    device = torch.device(device)
+    targets = None if labels is None else soft_targets(labels).to(device)
+    augmentation = place(build_augmentation(), device) if augmentation is None else augmentation
+    tensors = [image_tensor(image) for image in images]
+    if len({t.shape for t in tensors}) == 1:
+        # One copy of the images as they lie (HxWx3 each), seen as NCHW: as_unit lays the levels out
+        # as NCHW floats while it converts them, a chunk at a time (stacking the CHW views copied
+        # the batch across layouts first, a pass of its own).
+        batch = torch.from_numpy(np.stack([np.asarray(image) for image in images])).permute(0, 3, 1, 2)
+    else:
+        batch = tensors
+    cuda = [device] if device.type == "cuda" else []
+    records = []
+    # fork_rng: seeding here must not change the caller's random stream.
+    with torch.random.fork_rng(devices=cuda), torch.no_grad():
+        torch.manual_seed(seed)
+        # The result leaves as N x H x W x C: a last fused run writes it so (no transposing copy after).
+        out = augment_batch(augmentation, batch, device, records, targets, fuse, torch_compile, boxes,
+                            channels_last=True)
+    if targets is not None:
+        out, targets = out
+    if isinstance(out, list):
+        result = [o.permute(1, 2, 0).cpu().numpy() for o in out], records
+    else:
+        result = out.permute(0, 2, 3, 1).contiguous().cpu().numpy(), records
+    return result if targets is None else (*result, targets.cpu().numpy())
 
 
-def sampled_params(module, params=None):
-    """The values `module` drew for its last batch (or `params`, what it was given), as numpy
-    arrays with the batch first."""
-    params = module._params if params is None else params
-    if isinstance(params, list):  # a kornia.augmentation.auto policy
-        return policy_params(module, params)
-    return {k: v.detach().cpu().numpy() for k, v in params.items() if k not in _NOT_SAMPLED}
+def image_tensor(image):
+    """An HxWx3 uint8 array as a CHW uint8 tensor that shares its memory, a read-only array (such
+    as np.asarray of a PIL image) included: nothing writes into the images a chain is given
+    (augment_images stacks a batch of one size, to_float converts an image of its own), so no copy is made
+    and torch's warning about read-only arrays does not apply.
+    Example: image_tensor(np.zeros((4, 6, 3), np.uint8)).shape == (3, 4, 6)."""
+    image = np.ascontiguousarray(image)
+    if image.flags.writeable:
+        return torch.from_numpy(image).permute(2, 0, 1)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        return torch.from_numpy(image).permute(2, 0, 1)
 
 
-def policy_params(policy, params=None):
-    """What a policy (RandAugment, TrivialAugment, AutoAugment) chose for its last batch, per
-    sample: the position of each chosen candidate ("policy_choice"; Kornia chooses once per
-    batch), whether each op of those ran ("op_applied") and the magnitude it used
-    ("op_magnitude": its sampled value, NaN for ops without one)."""
-    positions = [name for name, _ in policy.named_children()]
-    choice, applied, magnitudes = [], [], []
-    for item in policy._params if params is None else params:
-        candidate = policy.get_submodule(item.name)
-        choice.append(positions.index(item.name))
-        for op_item in item.data:
-            gate = op_item.data["batch_prob"].float()
-            factor = candidate.get_submodule(op_item.name)._factor_name
-            value = op_item.data[factor].float() if factor else torch.full_like(gate, float("nan"))
-            applied.append(gate)
-            magnitudes.append(value.reshape(gate.shape))
-    count = applied[0].shape[0]
-    return {"batch_prob": np.ones(count, np.float32), "policy_choice": np.tile(np.asarray(choice), (count, 1)),
-            "op_applied": torch.stack(applied, 1).cpu().numpy(),
-            "op_magnitude": torch.stack(magnitudes, 1).cpu().numpy()}
+def augment_batch(augmentation, images, device, records=None, labels=None, fuse=True, torch_compile=False,
+                  boxes=None, channels_last=False):
+    """Augment a uint8 NCHW tensor, or a list of uint8 CHW tensors of mixed sizes.
+
+    Mixed sizes, or any batch with PER_IMAGE (a step draws each sample's size): the steps before
+    HEAD_STEPS run per image, then the remaining steps run on the stacked batch; a list of CHW
+    images comes back where the sizes still differ. With `labels` (soft targets) the result is
+    (batch, mixed labels). `fuse`, `torch_compile`: see apply_steps. `boxes`: each image's boxes,
+    for the steps that read them (see apply_image_steps). `channels_last`: see apply_steps.
+    """
+    if torch.is_tensor(images) and not PER_IMAGE:
+        # uint8 as it is: a CPU's fused runs convert it a chunk at a time (see run_fused).
+        return apply_steps(augmentation, images.to(device, non_blocking=True), records, labels, fuse, torch_compile,
+                           channels_last)
+    head, tail = augmentation[:HEAD_STEPS], augmentation[HEAD_STEPS:]
+    for (name, position), module in zip(STEPS, head):
+        if isinstance(module, MIXING_MODULES):  # run per image, it would mix each image with itself
+            raise ValueError(f"step {position + 1} ({name}) mixes samples of one batch, but the images differ "
+                             "in size there; add a Resize or a crop (CenterCrop, RandomResizedCrop) before it")
+    head_records = [] if records is not None else None
+    outputs = []
+    for n, image in enumerate(images):
+        step_records = [] if records is not None else None
+        outputs.append(apply_image_steps(head, image, device, step_records, None if boxes is None else boxes[n],
+                                         fuse, torch_compile))
+        if head_records is not None:
+            head_records.append(step_records)
+    if records is not None:
+        records.extend(join_records(head_records))
+    if len({tuple(o.shape) for o in outputs}) > 1:
+        out = [o[0] for o in outputs]  # no step made the sizes equal (HEAD_STEPS covers all steps)
+        return out if labels is None else (out, labels)
+    return apply_steps(tail, torch.cat(outputs), records, labels, fuse, torch_compile, channels_last)
 
 
-# Steps that blend samples of one batch (MixUp, CutMix): they mix the labels too.
-MIXING_MODULES = (K.RandomMixUpV2, K.RandomCutMixV2)
-
-
-def mix_draws(module, params=None):
-    """A mixing step's per-sample draws (from its last batch, or `params`): `partner` (batch
-    index), `weight` (the partner's share of image and label) and, for CutMix, the pasted `box`
-    [x0, y0, x1, y1) in pixels; for the choice of the two (WbTorchvisionMixUpOrCutMix), `choice`
-    (0 MixUp, 1 CutMix) and a box either way."""
-    params = module._params if params is None else params
-    draws = {"batch_prob": params["batch_prob"]}
-    if "choice" in params:  # one of MixUp and CutMix per batch: which, and a box for either (MixUp's empty)
-        draws["choice"] = params["choice"]
-    if "mixup_pairs" in params:
-        draws.update(partner=params["mixup_pairs"], weight=params["mixup_lambdas"])
-        if "choice" in params:
-            draws["box"] = torch.zeros((len(params["mixup_pairs"]), 4), dtype=torch.float32)
-        return draws
-    # CutMix, one box per sample (num_mix=1); far corners are inclusive, so an empty box has size 0.
-    corners = params["crop_src"][0]
-    x0, y0 = corners[:, 0, 0], corners[:, 0, 1]
-    width, height = corners[:, 1, 0] - x0 + 1, corners[:, 2, 1] - y0 + 1
-    draws.update(partner=params["mix_pairs"][0],
-                 weight=width * height / (params["image_shape"][0] * params["image_shape"][1]),
-                 box=torch.stack([x0, y0, x0 + width, y0 + height], dim=1))
-    return draws
-
-
-def mix_labels(labels, draws):
-    """Soft targets mixed as the images were: (1 - w) * own + w * the partner's, w = 0 for
-    samples the step left alone."""
-    weight = (draws["weight"] * draws["batch_prob"]).to(labels.device, labels.dtype)[:, None]
-    return labels * (1 - weight) + labels.index_select(0, draws["partner"].to(labels.device)) * weight
-
-
-def soft_targets(labels, num_classes=None):
-    """Labels as float32 soft targets, one row per sample: class ids become one-hot rows (as many
-    classes as the largest id + 1 unless `num_classes`); (N, C) rows are taken as they are."""
-    labels = torch.as_tensor(np.asarray(labels) if not torch.is_tensor(labels) else labels)
-    if labels.dim() == 2:
-        return labels.float()
-    count = int(labels.max()) + 1 if num_classes is None else num_classes
-    return torch.nn.functional.one_hot(labels.long(), count).float()
-
-
-def mixes_batch(augmentation):
-    """Whether any step blends samples of the batch (then labels become mixed soft targets)."""
-    return any(isinstance(module, MIXING_MODULES) for module in augmentation)
+def apply_image_steps(steps, image, device, records=None, boxes=None, fuse=True, torch_compile=False):
+    """`steps` (the first of the chain's) on one uint8 CHW image, as a batch of one; its draws are
+    appended to `records`. A step that reads boxes (RandomIoUCrop) is given the image's `boxes`
+    (K x 4, as it entered the chain) as they stand when it starts: moved through the steps before it
+    from what they drew (augment_targets' until=), as Chain.run moves them after the chain."""
+    batch, drawn, start = to_float(image[None], device), [], 0
+    for k, module in enumerate(steps):
+        if not getattr(module, "reads_boxes", False):
+            continue
+        batch = apply_steps(steps[start:k], batch, drawn, fuse=fuse, torch_compile=torch_compile)
+        given = None if boxes is None else {"boxes": [boxes], "box_labels": [np.arange(len(boxes))]}
+        module.boxes = None if given is None else [
+            augment_targets(drawn, [tuple(image.shape[-2:])], given, until=STEPS[k][1])["boxes"][0]]
+        try:
+            batch = apply_steps(steps[k:k + 1], batch, drawn, fuse=fuse, torch_compile=torch_compile)
+        finally:
+            module.boxes = None  # (the built chain is reused: no image's boxes outlive its run)
+        start = k + 1
+    batch = apply_steps(steps[start:], batch, drawn, fuse=fuse, torch_compile=torch_compile)
+    if records is not None:
+        records.extend(drawn)
+    return batch
 
 
 def apply_steps(steps, batch, records=None, labels=None, fuse=True, torch_compile=False, channels_last=False):
@@ -490,120 +521,89 @@ def to_float(images, device):
     return as_unit(images.to(device, non_blocking=True))
 
 
-def apply_image_steps(steps, image, device, records=None, boxes=None, fuse=True, torch_compile=False):
-    """`steps` (the first of the chain's) on one uint8 CHW image, as a batch of one; its draws are
-    appended to `records`. A step that reads boxes (RandomIoUCrop) is given the image's `boxes`
-    (K x 4, as it entered the chain) as they stand when it starts: moved through the steps before it
-    from what they drew (augment_targets' until=), as Chain.run moves them after the chain."""
-    batch, drawn, start = to_float(image[None], device), [], 0
-    for k, module in enumerate(steps):
-        if not getattr(module, "reads_boxes", False):
-            continue
-        batch = apply_steps(steps[start:k], batch, drawn, fuse=fuse, torch_compile=torch_compile)
-        given = None if boxes is None else {"boxes": [boxes], "box_labels": [np.arange(len(boxes))]}
-        module.boxes = None if given is None else [
-            augment_targets(drawn, [tuple(image.shape[-2:])], given, until=STEPS[k][1])["boxes"][0]]
-        try:
-            batch = apply_steps(steps[k:k + 1], batch, drawn, fuse=fuse, torch_compile=torch_compile)
-        finally:
-            module.boxes = None  # (the built chain is reused: no image's boxes outlive its run)
-        start = k + 1
-    batch = apply_steps(steps[start:], batch, drawn, fuse=fuse, torch_compile=torch_compile)
-    if records is not None:
-        records.extend(drawn)
-    return batch
+# Kornia's bookkeeping entries, not sampled values.
+_NOT_SAMPLED = ("forward_input_shape",)
 
 
-def augment_batch(augmentation, images, device, records=None, labels=None, fuse=True, torch_compile=False,
-                  boxes=None, channels_last=False):
-    """Augment a uint8 NCHW tensor, or a list of uint8 CHW tensors of mixed sizes.
-
-    Mixed sizes, or any batch with PER_IMAGE (a step draws each sample's size): the steps before
-    HEAD_STEPS run per image, then the remaining steps run on the stacked batch; a list of CHW
-    images comes back where the sizes still differ. With `labels` (soft targets) the result is
-    (batch, mixed labels). `fuse`, `torch_compile`: see apply_steps. `boxes`: each image's boxes,
-    for the steps that read them (see apply_image_steps). `channels_last`: see apply_steps.
-    """
-    if torch.is_tensor(images) and not PER_IMAGE:
-        # uint8 as it is: a CPU's fused runs convert it a chunk at a time (see run_fused).
-        return apply_steps(augmentation, images.to(device, non_blocking=True), records, labels, fuse, torch_compile,
-                           channels_last)
-    head, tail = augmentation[:HEAD_STEPS], augmentation[HEAD_STEPS:]
-    for (name, position), module in zip(STEPS, head):
-        if isinstance(module, MIXING_MODULES):  # run per image, it would mix each image with itself
-            raise ValueError(f"step {position + 1} ({name}) mixes samples of one batch, but the images differ "
-                             "in size there; add a Resize or a crop (CenterCrop, RandomResizedCrop) before it")
-    head_records = [] if records is not None else None
-    outputs = []
-    for n, image in enumerate(images):
-        step_records = [] if records is not None else None
-        outputs.append(apply_image_steps(head, image, device, step_records, None if boxes is None else boxes[n],
-                                         fuse, torch_compile))
-        if head_records is not None:
-            head_records.append(step_records)
-    if records is not None:
-        records.extend(join_records(head_records))
-    if len({tuple(o.shape) for o in outputs}) > 1:
-        out = [o[0] for o in outputs]  # no step made the sizes equal (HEAD_STEPS covers all steps)
-        return out if labels is None else (out, labels)
-    return apply_steps(tail, torch.cat(outputs), records, labels, fuse, torch_compile, channels_last)
+def sampled_params(module, params=None):
+    """The values `module` drew for its last batch (or `params`, what it was given), as numpy
+    arrays with the batch first."""
+    params = module._params if params is None else params
+    if isinstance(params, list):  # a kornia.augmentation.auto policy
+        return policy_params(module, params)
+    return {k: v.detach().cpu().numpy() for k, v in params.items() if k not in _NOT_SAMPLED}
 
 
-def image_tensor(image):
-    """An HxWx3 uint8 array as a CHW uint8 tensor that shares its memory, a read-only array (such
-    as np.asarray of a PIL image) included: nothing writes into the images a chain is given
-    (augment_images stacks a batch of one size, to_float converts an image of its own), so no copy is made
-    and torch's warning about read-only arrays does not apply.
-    Example: image_tensor(np.zeros((4, 6, 3), np.uint8)).shape == (3, 4, 6)."""
-    image = np.ascontiguousarray(image)
-    if image.flags.writeable:
-        return torch.from_numpy(image).permute(2, 0, 1)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-        return torch.from_numpy(image).permute(2, 0, 1)
+def policy_params(policy, params=None):
+    """What a policy (RandAugment, TrivialAugment, AutoAugment) chose for its last batch, per
+    sample: the position of each chosen candidate ("policy_choice"; Kornia chooses once per
+    batch), whether each op of those ran ("op_applied") and the magnitude it used
+    ("op_magnitude": its sampled value, NaN for ops without one)."""
+    positions = [name for name, _ in policy.named_children()]
+    choice, applied, magnitudes = [], [], []
+    for item in policy._params if params is None else params:
+        candidate = policy.get_submodule(item.name)
+        choice.append(positions.index(item.name))
+        for op_item in item.data:
+            gate = op_item.data["batch_prob"].float()
+            factor = candidate.get_submodule(op_item.name)._factor_name
+            value = op_item.data[factor].float() if factor else torch.full_like(gate, float("nan"))
+            applied.append(gate)
+            magnitudes.append(value.reshape(gate.shape))
+    count = applied[0].shape[0]
+    return {"batch_prob": np.ones(count, np.float32), "policy_choice": np.tile(np.asarray(choice), (count, 1)),
+            "op_applied": torch.stack(applied, 1).cpu().numpy(),
+            "op_magnitude": torch.stack(magnitudes, 1).cpu().numpy()}
 
 
-def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torch_compile=False,
-                   augmentation=None, boxes=None):
-    """Augment HxWx3 uint8 arrays in the given order with `seed`, as the workbench preview does.
+# Steps that blend samples of one batch (MixUp, CutMix): they mix the labels too.
+MIXING_MODULES = (K.RandomMixUpV2, K.RandomCutMixV2)
 
-    Returns (images, params): images as an NxHxWxC float32 array (a list when sizes differ),
-    params as one dict per enabled step of arrays with the sample index first. Given `labels`
-    (class ids, or soft targets N x classes), also the labels as float32 soft targets, mixed
-    by the mixing steps (MixUp, CutMix) with the weights they report: (images, params, labels).
-    `fuse` (one resampling per run of geometric steps, one pass per run of colour steps) and
-    `torch_compile` (torch.compile those runs): see apply_steps; the draws are the same either way.
-    `augmentation`: the chain as place(build_augmentation(), device) gives it, to reuse across calls
-    (building Kornia's modules takes milliseconds; they keep no state from one run to the next).
-    `boxes`: each image's boxes (K x 4, [x1, y1, x2, y2] pixels), which RandomIoUCrop draws its window
-    from (see apply_image_steps); a chain with such a step refuses to run without them.
-    """
-    device = torch.device(device)
-    targets = None if labels is None else soft_targets(labels).to(device)
-    augmentation = place(build_augmentation(), device) if augmentation is None else augmentation
-    tensors = [image_tensor(image) for image in images]
-    if len({t.shape for t in tensors}) == 1:
-        # One copy of the images as they lie (HxWx3 each), seen as NCHW: as_unit lays the levels out
-        # as NCHW floats while it converts them, a chunk at a time (stacking the CHW views copied
-        # the batch across layouts first, a pass of its own).
-        batch = torch.from_numpy(np.stack([np.asarray(image) for image in images])).permute(0, 3, 1, 2)
-    else:
-        batch = tensors
-    cuda = [device] if device.type == "cuda" else []
-    records = []
-    # fork_rng: seeding here must not change the caller's random stream.
-    with torch.random.fork_rng(devices=cuda), torch.no_grad():
-        torch.manual_seed(seed)
-        # The result leaves as N x H x W x C: a last fused run writes it so (no transposing copy after).
-        out = augment_batch(augmentation, batch, device, records, targets, fuse, torch_compile, boxes,
-                            channels_last=True)
-    if targets is not None:
-        out, targets = out
-    if isinstance(out, list):
-        result = [o.permute(1, 2, 0).cpu().numpy() for o in out], records
-    else:
-        result = out.permute(0, 2, 3, 1).contiguous().cpu().numpy(), records
-    return result if targets is None else (*result, targets.cpu().numpy())
+
+def mix_draws(module, params=None):
+    """A mixing step's per-sample draws (from its last batch, or `params`): `partner` (batch
+    index), `weight` (the partner's share of image and label) and, for CutMix, the pasted `box`
+    [x0, y0, x1, y1) in pixels; for the choice of the two (WbTorchvisionMixUpOrCutMix), `choice`
+    (0 MixUp, 1 CutMix) and a box either way."""
+    params = module._params if params is None else params
+    draws = {"batch_prob": params["batch_prob"]}
+    if "choice" in params:  # one of MixUp and CutMix per batch: which, and a box for either (MixUp's empty)
+        draws["choice"] = params["choice"]
+    if "mixup_pairs" in params:
+        draws.update(partner=params["mixup_pairs"], weight=params["mixup_lambdas"])
+        if "choice" in params:
+            draws["box"] = torch.zeros((len(params["mixup_pairs"]), 4), dtype=torch.float32)
+        return draws
+    # CutMix, one box per sample (num_mix=1); far corners are inclusive, so an empty box has size 0.
+    corners = params["crop_src"][0]
+    x0, y0 = corners[:, 0, 0], corners[:, 0, 1]
+    width, height = corners[:, 1, 0] - x0 + 1, corners[:, 2, 1] - y0 + 1
+    draws.update(partner=params["mix_pairs"][0],
+                 weight=width * height / (params["image_shape"][0] * params["image_shape"][1]),
+                 box=torch.stack([x0, y0, x0 + width, y0 + height], dim=1))
+    return draws
+
+
+def mix_labels(labels, draws):
+    """Soft targets mixed as the images were: (1 - w) * own + w * the partner's, w = 0 for
+    samples the step left alone."""
+    weight = (draws["weight"] * draws["batch_prob"]).to(labels.device, labels.dtype)[:, None]
+    return labels * (1 - weight) + labels.index_select(0, draws["partner"].to(labels.device)) * weight
+
+
+def soft_targets(labels, num_classes=None):
+    """Labels as float32 soft targets, one row per sample: class ids become one-hot rows (as many
+    classes as the largest id + 1 unless `num_classes`); (N, C) rows are taken as they are."""
+    labels = torch.as_tensor(np.asarray(labels) if not torch.is_tensor(labels) else labels)
+    if labels.dim() == 2:
+        return labels.float()
+    count = int(labels.max()) + 1 if num_classes is None else num_classes
+    return torch.nn.functional.one_hot(labels.long(), count).float()
+
+
+def mixes_batch(augmentation):
+    """Whether any step blends samples of the batch (then labels become mixed soft targets)."""
+    return any(isinstance(module, MIXING_MODULES) for module in augmentation)
 
 
 # ---------------------------------------------------------------------------------------
