@@ -531,6 +531,9 @@ def test_each_export_option_box_says_what_it_adds_and_the_program_carries_it(app
     assert "def shard_paths(" not in (tmp_path / "augment_albumentations.py").read_text()
     app.exports.form.value = "snippet"
     assert all(box.disabled for box in app.exports.options.values())
+    # A step that reads boxes needs targets: in the file whether ticked or not, and said so.
+    assert app.exports.costs(wb.Chain().add("RandomIoUCrop"), "kornia")["targets"] == 0
+    assert app.exports.options["targets"].description == "targets (the chain needs it)"
 
 
 def test_the_preview_recomputes_at_once_in_the_background_and_coalesces(small_images):

@@ -35,9 +35,11 @@ import types
 from collections import OrderedDict
 
 MAX_BLOCKS = 4096
-# Lines that start a top-level statement: definitions, imports, assignments, compound statements. (A
-# docstring's paragraph does not; a cut inside a string or brackets would fail to compile anyway.)
-_STATEMENT = re.compile(r"(?:async def |def |class |@|import |from |if |for |while |with |try:|"
+# Lines that start a top-level statement: definitions, imports, assignments, compound statements;
+# and the emitters' section banners ("# ---- From the workbench's ... ----"), so that the first
+# definition of a section is not one block with the chain's changing lines above it. (A docstring's
+# paragraph does not; a cut inside a string or brackets would fail to compile anyway.)
+_STATEMENT = re.compile(r"(?:async def |def |class |@|import |from |if |for |while |with |try:|# ---- |"
                         r"[A-Za-z_][A-Za-z0-9_]* *(?:=|\+=))")
 _BLOCKS: OrderedDict[str, types.CodeType] = OrderedDict()
 _SOURCES: OrderedDict[str, list[types.CodeType]] = OrderedDict()

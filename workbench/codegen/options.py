@@ -36,7 +36,6 @@ class ExportOptions:
     gpu_decode: bool = False  # the Kornia loader decodes JPEGs on the GPU (--decoder)
 
 
-
 # What each option is, in the words of the stand-ins' message and the app's boxes.
 FEATURES = EXPORT_OPTIONS
 # The backends whose programs have each feature, and what the others do instead.

@@ -12,13 +12,14 @@ from __future__ import annotations
 import hashlib
 import html
 import shlex
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
 import ipywidgets as w
 
 from ..codegen import FORMS, emit
-from ..codegen.options import FEATURES, ExportOptions, export_options, options_of
+from ..codegen.options import FEATURES, export_options, options_of
 from ..errors import WorkbenchError
 
 
@@ -92,18 +93,18 @@ class ExportPanel:
         """The lines each option `backend` takes adds to `chain`'s program (the file without any
         option against the file with that one), written on its box; the others greyed out."""
         self._shown = (chain, backend)
-        taken = options_of(backend)
-        plain = emit(chain, backend, options=export_options(chain, backend)).count("\n")
+        taken, base = options_of(backend), export_options(chain, backend)
+        plain = emit(chain, backend, options=base).count("\n")
         costs = {}
         for option, box in self.options.items():
-            box.disabled = option not in taken or self.form.value == "snippet"
+            needed = option in taken and getattr(base, option)  # a step needs it: in the file either way
+            box.disabled = option not in taken or needed or self.form.value == "snippet"
             if option not in taken:
                 box.description = f"{option} (not on {backend})"
                 continue
-            with_it = emit(chain, backend, options=ExportOptions(**{**export_options(chain, backend).__dict__,
-                                                                     option: True})).count("\n")
+            with_it = emit(chain, backend, options=replace(base, **{option: True})).count("\n")
             costs[option] = with_it - plain
-            box.description = f"{option} (+{costs[option]:,} lines)"
+            box.description = f"{option} (the chain needs it)" if needed else f"{option} (+{costs[option]:,} lines)"
         return costs
 
     def file_name(self, backend: str) -> str:
