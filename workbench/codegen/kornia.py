@@ -8,7 +8,7 @@ from ..errors import UnsupportedOpError
 from ..literals import call, comment, group_options, identifier, literal
 from ..model import ChainModel
 from .. import runtime
-from .loader_sizes import size_section
+from .loader_sizes import resize_position, size_section
 from .layout import wrapped
 from .program_file import program_file
 from .options import ChainFeature, ExportOptions, left_out_names, options_section, unused_features
@@ -128,6 +128,13 @@ def _may_fuse(chain) -> bool:
     return len(ops) > 1 or any(op.spec.kornia.module_for(op.params)[0] in ("ColorJitter", "Normalize") for op in ops)
 
 
+def _checks_one_size(chain) -> bool:
+    """Whether training_batches may check that a batch is of one size (check_one_size): unless a step
+    fixes the size first (FIXES_SIZE) or every batch runs its head per image (PER_IMAGE)."""
+    enabled = chain.enabled_steps()
+    return resize_position(enabled)[1] and not per_image_head(enabled)[1]
+
+
 # Code of the program that only some chains run (see options.ChainFeature).
 CHAIN_FEATURES = (
     ChainFeature("fused runs of steps", _may_fuse,
@@ -140,6 +147,7 @@ CHAIN_FEATURES = (
     ChainFeature("the batched RandomResizedCrop",
                  lambda chain: resized_crop_constant(chain.enabled_steps())[-1] != "RESIZED_CROP = None",
                  ("resized_crop_windows", "resized_crops", "window_record")),
+    ChainFeature("the check of a batch of mixed sizes", _checks_one_size, ("check_one_size",)),
 )
 
 
