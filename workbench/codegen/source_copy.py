@@ -290,8 +290,8 @@ def _copied(order: list[Path], roots: list[str], wanted: frozenset, chain_import
             entry: Path | None = None, defined=frozenset()) -> tuple[str, str]:
     """(import section, definitions) of `roots` and the names of `wanted` found in the modules
     `order`, with what they use (never the names `defined`): each module's imports where what they
-    bind is used (`entry`'s first), each statement once; the definitions in module and line order
-    under a banner per module."""
+    bind is used (`entry`'s first), each statement once; the definitions under a banner per module,
+    in module and line order, or with an `entry` in reading order (see top_down)."""
     defs = definitions(tuple(map(str, order)))
     copied = with_dependencies(defs, [*roots, *(name for name in wanted if name in defs)], defined)
     used = {order[d.rank] for d in copied}
