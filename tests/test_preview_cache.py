@@ -50,6 +50,23 @@ def test_cached_previews_equal_chain_run_over_edits(backend, mixed, small_images
     assert all(resumed <= k for k, resumed in starts), [s for s in starts if s[1] > s[0]]
 
 
+def test_kornia_cache_never_resumes_inside_the_steps_run_on_levels(small_images):
+    """On a CPU the chain's first crops, flips and resizes run on the uint8 levels (LEVEL_STEPS): a
+    state kept between two of them would be floats, which the resize after it rounds otherwise.
+    Editing the second resize recomputes from the images, and gives chain.run's pixels."""
+    chain = (wb.Chain(seed=4).add("Resize", size=[120, 130]).add("HorizontalFlip", p=0.5)
+             .add("RandomResizedCrop", size=[64, 72], scale=[0.3, 1.0]).add("Brightness"))
+    cache = PrefixCache()
+    for scale in ([0.3, 1.0], [0.5, 0.9], [0.2, 0.6]):
+        chain.steps[2].params["scale"] = scale
+        got = cache.run(chain, small_images[:4])
+        assert np.array_equal(got.images, chain.run(small_images[:4], backend="kornia").images), scale
+        assert cache.resumed_at in (0, 3), cache.resumed_at  # the images, or after the levels' last step
+    chain.steps[3].params["factor"] = [1.1, 1.2]
+    got = cache.run(chain, small_images[:4])
+    assert cache.resumed_at == 3 and np.array_equal(got.images, chain.run(small_images[:4], backend="kornia").images)
+
+
 @pytest.mark.parametrize("backend", ["kornia", "dali"])
 def test_other_images_or_disabled_steps_invalidate(backend, small_images):
     chain, _ = edits(3)

@@ -17,8 +17,9 @@ from workbench.errors import ExportError
 from conftest import _loaded_from
 
 # The docstring's figures (codegen/snippets.py): the fused preview against these modules' step-by-step run.
-FUSED_MEAN_MAX = 1.5 / 255  # after two or more resampling steps in a row
+FUSED_MEAN_MAX = 1.5 / 255  # after two or more resampling steps in a row, or a first resize on uint8 levels
 ONE_RESAMPLING_MAX = 1e-4
+ONE_LEVEL_MAX = 1 / 255 + 1e-4  # a first resize run on the CPU's uint8 levels, steps that never amplify after it
 
 CHAINS = {
     "imagenet": lambda: wb.Chain(seed=1).add("RandomResizedCrop", size=[96, 96]).add("HorizontalFlip", p=0.5)
@@ -31,6 +32,10 @@ CHAINS = {
     "fused_warps": lambda: wb.Chain(seed=4).add("Rotate", degrees=[-20, 20]).add("Affine").add("Contrast"),
 }
 RESAMPLES_TWICE_IN_A_ROW = {"fused_warps"}
+# Chains whose preview on a CPU resizes the uint8 levels first (the program's LEVEL_STEPS): "imagenet" then
+# jitters colours (a hue moves far for a level's change near grey: the mean bound), "own_classes" blurs,
+# greys and adds noise (which never widen a difference: the one-level bound).
+FIRST_RESIZE_ON_LEVELS = {"imagenet": "mean", "own_classes": "max"}
 
 
 @pytest.fixture(scope="module")
@@ -61,9 +66,12 @@ def test_kornia_snippet_gives_the_step_by_step_run_bit_for_bit_and_the_preview_w
     step_by_step, _ = program.augment_images(cuts, seed=chain.seed, fuse=False)
     assert ours.shape == step_by_step.shape and np.array_equal(ours, step_by_step)
     preview = chain.run(cuts, backend="kornia").images
-    if name in RESAMPLES_TWICE_IN_A_ROW:
+    if name in RESAMPLES_TWICE_IN_A_ROW or FIRST_RESIZE_ON_LEVELS.get(name) == "mean":
         difference = np.abs(ours - preview).mean()
         assert 0 < difference <= FUSED_MEAN_MAX, difference  # fused there: must differ, within the bound
+    elif name in FIRST_RESIZE_ON_LEVELS:
+        difference = np.abs(ours - preview).max()
+        assert 0 < difference <= ONE_LEVEL_MAX, difference * 255
     else:
         assert np.abs(ours - preview).max() <= ONE_RESAMPLING_MAX
 

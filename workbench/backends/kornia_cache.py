@@ -4,7 +4,7 @@ Kornia draws every step's values from one torch generator, in step order, so the
 after a step (its output batch, the generator state and the draws so far) is all a later
 step needs. The cache keeps those states at the end of each run of steps that the module
 fuses (a single step where nothing fuses) and resumes from the longest unchanged prefix. It
-runs the generated module's own pieces (`build_augmentation`, `to_float`, `augment_batch`,
+runs the generated module's own pieces (`build_augmentation`, `augment_batch`, `apply_steps`,
 `sampled_params`) in `augment_images`' order, so its results
 equal `chain.run` bit for bit (tests check it over sequences of edits).
 
@@ -51,6 +51,11 @@ class PrefixCache(StepStateCache):
         first = 0 if same_size else head
         augmentation = built_augmentation(module, device)
         resumable = [first + end for end in module.fusion_bounds(augmentation[first:])]
+        if same_size:
+            # The first steps run on the images' uint8 levels on a CPU (the module's levels_head): a
+            # state inside them would be floats, which a resize after it rounds differently.
+            levels = module.levels_head(augmentation, device)
+            resumable = [end for end in resumable if end >= levels]
         if not same_size:
             resumable.insert(0, head)
         step_keys = self._step_keys(chain)
@@ -72,7 +77,7 @@ class PrefixCache(StepStateCache):
                 tensors = self._uploaded(module, arrays, dev)
                 records = []
                 if same_size:
-                    batch = module.to_float(torch.stack(tensors), dev)
+                    batch = torch.stack(tensors)  # uint8, as augment_images gives it to augment_batch
                 else:  # the per-image head, exactly as augment_batch runs it
                     batch = module.augment_batch(augmentation[:head], tensors, dev, records)
                     start = head

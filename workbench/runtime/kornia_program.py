@@ -181,7 +181,8 @@ def apply_image_steps(steps, image, device, records=None, boxes=None, fuse=True,
     appended to `records`. A step that reads boxes (RandomIoUCrop) is given the image's `boxes`
     (K x 4, as it entered the chain) as they stand when it starts: moved through the steps before it
     from what they drew (augment_targets' until=), as Chain.run moves them after the chain."""
-    batch, drawn, start = to_float(image[None], device), [], 0
+    # uint8 as it is: the steps that run on levels (LEVEL_STEPS) do, the rest convert it (apply_steps).
+    batch, drawn, start = image[None].to(device, non_blocking=True), [], 0
     for k, module in enumerate(steps):
         if not getattr(module, "reads_boxes", False):
             continue
@@ -209,17 +210,21 @@ def apply_steps(steps, batch, records=None, labels=None, fuse=True, torch_compil
     runs those fused runs through torch.compile (see run_kernel). Mixing steps mix `labels`
     (soft targets, see soft_targets) as they mix the images; with `labels` the result is
     (batch, labels), else the batch. `channels_last`: the caller wants the batch as N x H x W x C
-    (augment_images): a last fused run on a CPU then lays its chunks out so as it writes them."""
+    (augment_images): a last fused run on a CPU then lays its chunks out so as it writes them.
+    With `fuse`, a uint8 batch on a CPU stays uint8 through the chain's first crops, flips and
+    resizes (see LEVEL_STEPS); without it every step runs as Kornia's module runs, on floats. The
+    result is float either way."""
     segments = fusion_segments(steps) if fuse else [(None, [module]) for module in steps]
     start, given = 0, batch
     chunked = fuse and batch.device.type == "cpu"
     while start < len(segments):
         if segments[start][0] is None and not (chunked and runs_by_chunks(segments[start][1][0])):
-            batch = as_unit(batch)
+            module = segments[start][1][0]
+            batch = batch if fuse and runs_on_levels(module, batch) else as_unit(batch)
             # A batch that shares no memory with the caller's (a crop may be a view of it) may be
             # written into: see apply_to_rows.
             owned = not shares_memory(batch, given)
-            batch, labels = apply_step(segments[start][1][0], batch, records, labels, owned)
+            batch, labels = apply_step(module, batch, records, labels, owned)
             start += 1
             continue
         # A stretch of fused runs and, on a CPU, of the steps between them that runs_by_chunks.
@@ -300,7 +305,7 @@ def apply_step(module, batch, records, labels, owned=False):
     drawn = module.forward_parameters(batch.shape)
     rows = rows_to_apply(module, drawn, batch)
     if rows is None:
-        batch = module(batch, params=on_device(drawn, batch.device))
+        batch = transformed(module, batch, on_device(drawn, batch.device))
     else:
         batch = apply_to_rows(module, drawn, batch, rows, owned)
     draws = mix_draws(module, drawn) if isinstance(module, MIXING_MODULES) else None
@@ -361,10 +366,55 @@ def run_step(batch, module, drawn, owned=False):
     (converted from uint8, or made by a step before), and is written into; otherwise the result is
     a new tensor (a colour run after it may write into it)."""
     rows = rows_to_apply(module, drawn, batch)
-    out = module(batch, params=drawn) if rows is None else apply_to_rows(module, drawn, batch, rows, owned)
-    if owned or not shares_memory(out, batch):
+    out = transformed(module, batch, drawn) if rows is None else apply_to_rows(module, drawn, batch, rows, owned)
+    # Levels (see LEVEL_STEPS) are converted into a new batch before anything writes into them.
+    if owned or out.dtype == torch.uint8 or not shares_memory(out, batch):
         return out
     return out.clone()
+
+
+# Steps a CPU runs on the images' uint8 levels while the batch is still uint8 (the chain's first
+# steps): crops and flips copy levels; a bilinear or nearest resize rounds to the nearest level,
+# within one level (1/255) of the float resize, as OpenCV (and Albumentations) resize uint8 images.
+# torch's uint8 resampling is 3 to 10 times its float one on a CPU, and the conversion to floats
+# then converts the smaller image only. (Bicubic in uint8 clamps its overshoots differently: floats.)
+LEVEL_STEPS = ("WbResize", "RandomResizedCrop", "WbRandomResizedCrop", "CenterCrop", "RandomCrop",
+               "RandomHorizontalFlip", "RandomVerticalFlip")
+
+
+def runs_on_levels(module, batch):
+    """Whether `module` runs on `batch` as uint8 levels: a uint8 batch on a CPU, a step of
+    LEVEL_STEPS that resamples bilinearly or nearest (or not at all), crops by slicing, and applies
+    to every sample (a flip may leave samples out: apply_to_rows keeps them as they are).
+    Example: runs_on_levels(K.CenterCrop((8, 8)), torch.zeros(1, 3, 9, 9, dtype=torch.uint8)) is True."""
+    if batch.dtype != torch.uint8 or batch.device.type != "cpu" or type(module).__name__ not in LEVEL_STEPS:
+        return False
+    flags = module.flags
+    resample = str(getattr(flags.get("resample", "nearest"), "name", flags.get("resample", "nearest"))).lower()
+    flips = isinstance(module, (K.RandomHorizontalFlip, K.RandomVerticalFlip))
+    return (resample in ("bilinear", "nearest") and flags.get("cropping_mode", "slice") == "slice"
+            and (flips or float(module.p) == 1.0))
+
+
+def levels_head(steps, device):
+    """How many of `steps`, from the first, a same-size uint8 batch on `device` runs on levels
+    (apply_steps with fuse): on a CPU, the first steps that runs_on_levels, each on its own (no fused run
+    takes it). Example: levels_head([WbResize((8, 8)), K.CenterCrop((4, 4)), K.ColorJitter()], "cpu") == 2."""
+    levels = torch.empty((0, 3, 1, 1), dtype=torch.uint8, device=device)
+    count = 0
+    for kind, modules in fusion_segments(steps):
+        if kind is not None or not runs_on_levels(modules[0], levels):
+            break
+        count += 1
+    return count
+
+
+def transformed(module, batch, drawn):
+    """`module` applied to every sample of `batch` with its draws `drawn`: Kornia's forward on
+    floats; on levels (runs_on_levels), its transform itself, as Kornia's forward takes floats only."""
+    if batch.dtype == torch.uint8:
+        return module.apply_transform(batch, drawn, module.flags)
+    return module(batch, params=drawn)
 
 
 # Groups (OneOf, SomeOf, Sequential): build_augmentation writes them as StepGroup modules.
@@ -449,9 +499,14 @@ def empty_record(module, size):
 
 def run_kernels(arguments, plans, batch, torch_compile):
     """The kernels of `plans` applied in turn to `batch`, each with its `arguments` (the plan's
-    own, or cut to the batch's chunk)."""
-    batch = as_unit(batch)
+    own, or cut to the batch's chunk). A uint8 batch stays uint8 through the first steps that
+    runs_on_levels, which never write into it (it may be the caller's), and is converted before
+    the first other step (uint8 comes back where every step ran on levels: see apply_steps)."""
     for (kernel, *_), kernel_arguments in zip(plans, arguments):
+        if kernel is run_step and runs_on_levels(kernel_arguments[0], batch):
+            batch = run_step(batch, *kernel_arguments[:2], owned=False)
+            continue
+        batch = as_unit(batch)
         # On a CPU torch.compile's grid_sample (gathers) is slower than ATen's vectorised one
         # and the grid is already built in place: only colour runs are compiled there.
         compiled = torch_compile and (kernel is fused_colour or batch.device.type != "cpu")
