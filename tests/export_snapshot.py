@@ -6,6 +6,11 @@ functions); `test_export_unchanged.py` runs each frozen file and today's export 
 on the same images and seeds and wants the same `--save` output, bit for bit. Both run on the
 machine at hand, so the check holds wherever floating point rounds otherwise.
 
+Frozen again for issue 30, when a CPU began to run a Kornia chain's first crops, flips and resizes
+on the uint8 levels (each chain here starts with a Resize): with those off (the program's
+LEVEL_STEPS = ()), every Kornia export of that day gave the earlier snapshot's output bit for bit,
+and the DALI and Albumentations exports gave it as they were.
+
 Run this file to freeze today's exports again, on purpose only (an export whose output changes
 for a reason of its own), and say why in the commit:
 
