@@ -13,6 +13,7 @@ import torch
 import torch._dynamo
 
 import workbench as wb
+from workbench.backends.kornia_cache import levels_head
 from workbench.codegen import emit, load_module
 from workbench.errors import ChainError
 from workbench.runtime.kornia_modules.color import contrast_in_place, gamma_in_place, hue_turns, saturation_in_place
@@ -359,14 +360,14 @@ def test_stretches_of_steps_run_by_chunks_with_the_step_by_step_values(steps, cu
 def test_first_crops_flips_and_resizes_run_on_uint8_levels_within_one_level(steps, rounds, cuts):
     """On a CPU the chain's first crops, flips and bilinear or nearest resizes run on the images' uint8
     levels (LEVEL_STEPS), as OpenCV resizes: crops, flips and nearest copy levels (bit for bit the
-    float run, fuse=False); a bilinear resize rounds to the nearest level (within one, and it must
+    float run, fuse=False); a bilinear resize keeps levels (within one of the floats, and it must
     differ); the draws are the same. The levels are the caller's: nothing writes into them."""
     chain = wb.Chain(seed=6)
     for op, params in steps:
         chain.add(op, **params)
     module = module_of(chain)
     augmentation = module.build_augmentation()
-    assert module.levels_head(augmentation, "cpu") == sum(op != "Brightness" and op != "Invert" for op, _ in steps)
+    assert levels_head(module, augmentation, "cpu") == sum(op != "Brightness" and op != "Invert" for op, _ in steps)
     images = cuts + cuts[:2]
     on_levels, records = module.augment_images(images, seed=chain.seed)
     on_floats, float_records = module.augment_images(images, seed=chain.seed, fuse=False)

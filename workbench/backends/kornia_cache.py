@@ -54,7 +54,7 @@ class PrefixCache(StepStateCache):
         if same_size:
             # The first steps run on the images' uint8 levels on a CPU (the module's levels_head): a
             # state inside them would be floats, which a resize after it rounds differently.
-            levels = module.levels_head(augmentation, device)
+            levels = levels_head(module, augmentation, device)
             resumable = [end for end in resumable if end >= levels]
         if not same_size:
             resumable.insert(0, head)
@@ -102,3 +102,24 @@ class PrefixCache(StepStateCache):
     def _store(self, key, batch, records, cuda, dev) -> None:
         cuda_state = torch.cuda.get_rng_state(dev) if cuda else None
         self._states[key] = (batch, torch.get_rng_state(), cuda_state, list(records))
+
+
+def levels_head(module, steps, device) -> int:
+    """How many of `steps`, from the first, the exported `module` runs on a same-size uint8 batch's
+    levels on `device` (its apply_steps with fuse): on a CPU, the first steps that its runs_on_levels
+    takes, each on its own (in no fused run).
+
+    Example:
+        >>> import workbench as wb
+        >>> chain = wb.Chain().add("Resize", size=[64, 64]).add("CenterCrop", size=[32, 32]).add("Brightness")
+        >>> module = load_module(emit(chain, "kornia"), "kornia")
+        >>> levels_head(module, module.build_augmentation(), "cpu")
+        2
+    """
+    levels = torch.empty((0, 3, 1, 1), dtype=torch.uint8, device=device)
+    count = 0
+    for kind, modules in module.fusion_segments(steps):
+        if kind is not None or not module.runs_on_levels(modules[0], levels):
+            break
+        count += 1
+    return count

@@ -23,7 +23,7 @@ CHAIN = RUNTIME / "kornia_chain.py"
 # copies those its steps name.
 LOCAL_MODULES = tuple(sorted((RUNTIME / "kornia_modules").glob("[!_]*.py")))
 # What the preview calls on the exported module besides the program's own (backends/kornia_cache.py).
-PREVIEW_USES = ("fusion_bounds", "levels_head")
+PREVIEW_USES = ("fusion_bounds",)
 
 
 def kornia_module_call(step) -> str:

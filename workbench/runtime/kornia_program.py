@@ -374,8 +374,9 @@ def run_step(batch, module, drawn, owned=False):
 
 
 # Steps a CPU runs on the images' uint8 levels while the batch is still uint8 (the chain's first
-# steps): crops and flips copy levels; a bilinear or nearest resize rounds to the nearest level,
-# within one level (1/255) of the float resize, as OpenCV (and Albumentations) resize uint8 images.
+# steps): crops, flips and nearest resizes copy levels; a bilinear resize computes in fixed point and
+# keeps levels between its two passes, within one level (1/255) of the float resize, as OpenCV
+# (and Albumentations) resize uint8 images.
 # torch's uint8 resampling is 3 to 10 times its float one on a CPU, and the conversion to floats
 # then converts the smaller image only. (Bicubic in uint8 clamps its overshoots differently: floats.)
 LEVEL_STEPS = ("WbResize", "RandomResizedCrop", "WbRandomResizedCrop", "CenterCrop", "RandomCrop",
@@ -392,21 +393,9 @@ def runs_on_levels(module, batch):
     flags = module.flags
     resample = str(getattr(flags.get("resample", "nearest"), "name", flags.get("resample", "nearest"))).lower()
     flips = isinstance(module, (K.RandomHorizontalFlip, K.RandomVerticalFlip))
+    # (A padded crop fills with a float, which levels cannot hold.)
     return (resample in ("bilinear", "nearest") and flags.get("cropping_mode", "slice") == "slice"
-            and (flips or float(module.p) == 1.0))
-
-
-def levels_head(steps, device):
-    """How many of `steps`, from the first, a same-size uint8 batch on `device` runs on levels
-    (apply_steps with fuse): on a CPU, the first steps that runs_on_levels, each on its own (no fused run
-    takes it). Example: levels_head([WbResize((8, 8)), K.CenterCrop((4, 4)), K.ColorJitter()], "cpu") == 2."""
-    levels = torch.empty((0, 3, 1, 1), dtype=torch.uint8, device=device)
-    count = 0
-    for kind, modules in fusion_segments(steps):
-        if kind is not None or not runs_on_levels(modules[0], levels):
-            break
-        count += 1
-    return count
+            and not flags.get("padding") and not flags.get("pad_if_needed") and (flips or float(module.p) == 1.0))
 
 
 def transformed(module, batch, drawn):
