@@ -73,7 +73,7 @@ class PrefixCache(StepStateCache):
                     torch.cuda.set_rng_state(cuda_state, dev)
                 records = list(records)
             else:
-                torch.manual_seed(seed)
+                module.seed_generators(seed, dev)
                 tensors = self._uploaded(module, arrays, dev)
                 records = []
                 if same_size:
