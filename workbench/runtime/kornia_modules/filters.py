@@ -85,7 +85,8 @@ class WbGaussianBlur(K.RandomGaussianBlur, RecordsArguments):
 
         def blur(x, k, index):
             if cpu:
-                return wb_blur_by_slices(x, kornia.filters.get_gaussian_kernel1d(k, sigma.index_select(0, index)[:, None]))
+                kernels = kornia.filters.get_gaussian_kernel1d(k, sigma.index_select(0, index)[:, None])
+                return wb_blur_by_slices(x, kernels)
             return kornia.filters.gaussian_blur2d(x, (k, k), sigma.index_select(0, index).unsqueeze(-1).expand(-1, 2),
                                                   border_type="reflect", separable=True)
 
