@@ -128,14 +128,9 @@ def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torc
 
 
 def seed_generators(seed, device):
-    """Seed the generators a run on `device` draws from: the CPU's (every step draws there, see place),
-    and on a GPU its own too. (torch.manual_seed would reseed every GPU's generator on a CPU run as well,
-    outside the run's fork_rng, and spends half a millisecond looking for them.)
-    Example: seed_generators(7, torch.device("cpu")); torch.rand(1) is then the same number each time."""
-    if device.type == "cuda":
-        torch.manual_seed(seed)
-    else:
-        torch.default_generator.manual_seed(seed)
+    """Seed the CPU's generator (every step draws there, see place), and on a GPU all: torch.manual_seed
+    on a CPU run would reseed the GPUs outside its fork_rng, and spends 0.6 ms looking for them."""
+    return torch.manual_seed(seed) if device.type == "cuda" else torch.default_generator.manual_seed(seed)
 
 
 def image_tensor(image):
@@ -384,20 +379,16 @@ def run_step(batch, module, drawn, owned=False):
     return out.clone()
 
 
-# Steps a CPU runs on the images' uint8 levels while the batch is still uint8 (the chain's first
-# steps): crops, flips and nearest resizes copy levels; a bilinear resize computes in fixed point and
-# keeps levels between its two passes, within one level (1/255) of the float resize, as OpenCV
-# (and Albumentations) resize uint8 images.
-# torch's uint8 resampling is 3 to 10 times its float one on a CPU, and the conversion to floats
-# then converts the smaller image only. (Bicubic in uint8 clamps its overshoots differently: floats.)
+# Steps a CPU runs on the images' uint8 levels while the batch is still uint8 (the chain's first steps),
+# 3 to 10 times faster than in floats, as OpenCV resizes uint8 images: crops, flips and nearest copy levels;
+# bilinear keeps levels between its two passes, within one level (1/255) of floats. (Bicubic: floats.)
 LEVEL_STEPS = ("WbResize", "RandomResizedCrop", "WbRandomResizedCrop", "CenterCrop", "RandomCrop",
                "RandomHorizontalFlip", "RandomVerticalFlip")
 
 
 def runs_on_levels(module, batch):
-    """Whether `module` runs on `batch` as uint8 levels: a uint8 batch on a CPU, a step of
-    LEVEL_STEPS that resamples bilinearly or nearest (or not at all), crops by slicing, and applies
-    to every sample (a flip may leave samples out: apply_to_rows keeps them as they are).
+    """Whether `module` runs on `batch` as uint8 levels: a uint8 batch on a CPU, a step of LEVEL_STEPS that
+    resamples bilinearly or nearest (or not), crops by slicing and applies to every sample (or is a flip).
     Example: runs_on_levels(K.CenterCrop((8, 8)), torch.zeros(1, 3, 9, 9, dtype=torch.uint8)) is True."""
     if batch.dtype != torch.uint8 or batch.device.type != "cpu" or type(module).__name__ not in LEVEL_STEPS:
         return False
@@ -410,11 +401,9 @@ def runs_on_levels(module, batch):
 
 
 def transformed(module, batch, drawn):
-    """`module` applied to every sample of `batch` with its draws `drawn`: Kornia's forward on
-    floats; on levels (runs_on_levels), its transform itself, as Kornia's forward takes floats only."""
-    if batch.dtype == torch.uint8:
-        return module.apply_transform(batch, drawn, module.flags)
-    return module(batch, params=drawn)
+    """`module` on every sample of `batch`: Kornia's forward; on levels its transform (the forward takes floats)."""
+    uint8 = batch.dtype == torch.uint8
+    return module.apply_transform(batch, drawn, module.flags) if uint8 else module(batch, params=drawn)
 
 
 # Groups (OneOf, SomeOf, Sequential): build_augmentation writes them as StepGroup modules.
