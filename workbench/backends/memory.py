@@ -56,7 +56,9 @@ def memory_profile(chain, images: list[np.ndarray], backend: str, kept_states: i
     profile, kept = [], 0
     for index, step in chain.enabled_steps():
         before = sum(h * w for h, w in sizes)
-        sizes = [step.size_bounds(h, w)[1] for h, w in sizes]  # (a drawn size at its largest)
+        # (A drawn size at its largest; each size reckoned once: a batch's images mostly share one.)
+        bounds = {size: step.size_bounds(*size)[1] for size in set(sizes)}
+        sizes = [bounds[size] for size in sizes]
         after = sum(h * w for h, w in sizes)
         kept += before * channels * BYTES_PER_VALUE * kept_states
         need = int(PEAK_STATES[backend] * max(before, after) * channels * BYTES_PER_VALUE)
