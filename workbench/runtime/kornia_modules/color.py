@@ -308,9 +308,10 @@ def hue_turns(image, turns):
     # Grey pixels (chroma 0) divide 0 by the smallest normal number: hue 0, as Kornia gives them.
     safe = chroma.clamp_min(torch.finfo(image.dtype).tiny)
     # The sextant of the first maximal channel, as Kornia's rgb_to_hsv picks it: masks of 0 and 1
-    # pick one of the three candidates exactly.
-    is_r = (r == high).to(image.dtype)
-    is_g = (g == high).to(image.dtype).mul_(1.0 - is_r)
+    # pick one of the three candidates exactly. sign(x - high) + 1 is 1 where x is the maximum, else 0
+    # (x - high is 0 exactly then): a third of the time of (x == high) made floats on a CPU.
+    is_r = torch.sub(r, high).sign_().add_(1.0)
+    is_g = torch.sub(g, high).sign_().add_(1.0).mul_(1.0 - is_r)
     is_b = (1.0 - is_r).sub_(is_g)
     sextant = ((g - b).div_(safe).mul_(is_r)
                .addcmul_((b - r).div_(safe).add_(2.0), is_g)
