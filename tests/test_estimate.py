@@ -13,7 +13,10 @@ from PIL import Image
 
 matplotlib.use("Agg")
 
+import torch
+
 import workbench as wb
+from workbench.codegen import emit, load_module
 from workbench.codegen.options import everything
 from workbench.estimate import Comparison, Estimate, RateSpread, StageCost, StepCost, advise, reads_mixed_sizes
 from workbench.estimate.files import MAX_FILES, first_batch, prepare_input
@@ -219,6 +222,24 @@ def test_in_process_and_isolated_measurements_report_alike():
     for est in (inside, isolated):
         assert [s.op for s in est.steps] == ["HorizontalFlip", "Resize"] and list(est.stages) == ["decode", "augment"]
         assert len(est.run_rates) == 3
+
+
+def test_the_step_breakdown_times_the_first_crops_and_resizes_on_uint8_levels_as_the_cpu_runs_them(monkeypatch):
+    # On a CPU the program runs the chain's first crops, flips and resizes on the images' uint8 levels
+    # (its LEVEL_STEPS); each step's row is timed on what the program gives it: levels, then floats.
+    chain = _chain({"op": "Resize", "params": {"size": [40, 40]}}, {"op": "CenterCrop", "params": {"size": [32, 32]}},
+                   BRIGHT)
+    module = load_module(emit(chain, "kornia"), "kornia")
+    seen = []
+    for name in ("WbResize", "CenterCrop", "ColorJitter"):
+        cls = getattr(module, name, None) or getattr(module.K, name)
+        original = cls.apply_transform
+        monkeypatch.setattr(cls, "apply_transform", lambda self, input, *a, _o=original, _n=name, **k:
+                            seen.append((_n, input.dtype)) or _o(self, input, *a, **k))
+    est = chain.estimate(workers=0, isolate=False, **FAST)
+    assert [s.op for s in est.steps] == ["Resize", "CenterCrop", "Brightness"]
+    timed = set(seen)  # (the loader's and the augment stage's runs, and the rows')
+    assert timed == {("WbResize", torch.uint8), ("CenterCrop", torch.uint8), ("ColorJitter", torch.float32)}, timed
 
 
 def test_progress_reaches_one_and_never_goes_back():

@@ -13,7 +13,7 @@ import torch
 import torch._dynamo
 
 import workbench as wb
-from workbench.backends.kornia_cache import levels_head
+from workbench.backends.kornia import levels_head
 from workbench.codegen import emit, load_module
 from workbench.errors import ChainError
 from workbench.runtime.kornia_modules.color import contrast_in_place, gamma_in_place, hue_turns, saturation_in_place

@@ -23,7 +23,7 @@ import torch
 
 from ..codegen import emit, load_module
 from ..plans import kornia_names
-from .kornia import built_augmentation
+from .kornia import built_augmentation, levels_head
 from .records import per_sample_params
 from .result import RunResult
 from .run import run_chain
@@ -103,23 +103,3 @@ class PrefixCache(StepStateCache):
         cuda_state = torch.cuda.get_rng_state(dev) if cuda else None
         self._states[key] = (batch, torch.get_rng_state(), cuda_state, list(records))
 
-
-def levels_head(module, steps, device) -> int:
-    """How many of `steps`, from the first, the exported `module` runs on a same-size uint8 batch's
-    levels on `device` (its apply_steps with fuse): on a CPU, the first steps that its runs_on_levels
-    takes, each on its own (in no fused run).
-
-    Example:
-        >>> import workbench as wb
-        >>> chain = wb.Chain().add("Resize", size=[64, 64]).add("CenterCrop", size=[32, 32]).add("Brightness")
-        >>> module = load_module(emit(chain, "kornia"), "kornia")
-        >>> levels_head(module, module.build_augmentation(), "cpu")
-        2
-    """
-    levels = torch.empty((0, 3, 1, 1), dtype=torch.uint8, device=device)
-    count = 0
-    for kind, modules in module.fusion_segments(steps):
-        if kind is not None or not module.runs_on_levels(modules[0], levels):
-            break
-        count += 1
-    return count

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..backends.kornia import levels_head
 from ..codegen import emit, load_module
 from ..runtime.common import timed_rates
 from .files import BenchInput, annotated_batch, first_batch
@@ -159,16 +160,18 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
                               + (", fused runs through torch.compile" if s.torch_compile else ""))
         # A chain that draws each image's size runs its head image by image (as augment_batch):
         # its steps are timed so, on a list of one-image batches, until the batch forms again.
+        # The first crops, flips and resizes that a CPU runs on the uint8 levels are timed on them.
+        levels = 0 if module.PER_IMAGE else levels_head(module, augmentation, device)
         inputs = [[module.to_float(x[i:i + 1], device) for i in range(len(x))] if module.PER_IMAGE
-                  else module.to_float(x, device)]
+                  else x if levels else module.to_float(x, device)]
         for k, step in enumerate(augmentation):
-            out = _each(step, inputs[-1])
+            out = _each(module, step, inputs[-1])
             if isinstance(out, list) and k + 1 == module.HEAD_STEPS and len({tuple(o.shape) for o in out}) == 1:
                 out = torch.cat(out)
-            inputs.append(out)
+            inputs.append(module.as_unit(out) if k + 1 == levels else out)
         steps = []
         for k, step in enumerate(augmentation):
-            steps.append(median_seconds(lambda: _each(step, inputs[k]), s.runs, 1, sync))
+            steps.append(median_seconds(lambda: _each(module, step, inputs[k]), s.runs, 1, sync))
             tick(k + 1, len(augmentation))
     if inp.annotated:
         stages["targets"] = targets_seconds(module, inp, chain.seed, s, phases, s.device if cuda else None)
@@ -176,9 +179,12 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
     return Measurement(rates, stages, details, steps, compile_seconds=compile_seconds)
 
 
-def _each(step, batch):
-    """A Kornia step on a batch, or on each one-image batch of a list."""
-    return [step(image) for image in batch] if isinstance(batch, list) else step(batch)
+def _each(module, step, batch):
+    """A Kornia step of the exported `module` on a batch (uint8 levels as its apply_step runs them,
+    floats through Kornia's forward), or on each one-image batch of a list."""
+    if isinstance(batch, list):
+        return [step(image) for image in batch]
+    return step(batch) if batch.is_floating_point() else module.apply_step(step, batch, None, None)[0]
 
 
 def _measure_dali(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measurement:
