@@ -52,11 +52,11 @@ class PrefixCache(StepStateCache):
         augmentation = built_augmentation(module, device)
         resumable = [first + end for end in module.fusion_bounds(augmentation[first:])]
         if same_size:
-            # The first steps run on the images' uint8 levels on a CPU (the module's levels_head): a
-            # state inside them would be floats, which a resize after it rounds differently.
+            # The first steps run on the images' uint8 levels on a CPU (levels_head): a state inside
+            # them would be floats, which a resize after it rounds otherwise.
             levels = levels_head(module, augmentation, device)
             resumable = [end for end in resumable if end >= levels]
-        if not same_size:
+        else:
             resumable.insert(0, head)
         step_keys = self._step_keys(chain)
         key = lambda n: (seed, device, tuple(step_keys[:n]))  # noqa: E731
@@ -102,4 +102,3 @@ class PrefixCache(StepStateCache):
     def _store(self, key, batch, records, cuda, dev) -> None:
         cuda_state = torch.cuda.get_rng_state(dev) if cuda else None
         self._states[key] = (batch, torch.get_rng_state(), cuda_state, list(records))
-

@@ -88,9 +88,9 @@ def kornia_snippet(chain: ChainModel) -> str:
              "resamples per step: after two or more resampling steps in a row a mean difference up to 1.5/255",
              "(in [0, 1] units, before a Normalize divides by its std), within 1e-4 otherwise. On a CPU the",
              "preview also crops, flips and resizes the images' uint8 levels up to the chain's first other step,",
-             "as OpenCV does: a resize there keeps levels, its pixels within 1/255 of these, a",
-             "difference the later steps carry as they carry any change of their input (a mean up to 1.5/255",
-             "in all). The program form adds the loader, targets and the command line.",
+             "as OpenCV does: a resize there keeps levels, its pixels within 1/255 of these, a difference the",
+             "later steps carry as they carry any change of their input (a mean up to 1.5/255 in all). The",
+             "program form adds the loader, targets and the command line.",
              '"""',
              copied.imports, *_own_classes(copied, "Kornia", roots), "", "",
              f"SEED = {literal(chain.seed)}", "", "augmentation = torch.nn.Sequential("]
