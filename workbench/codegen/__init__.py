@@ -77,7 +77,10 @@ def _emit_checked(chain_json: str, backend: str, form: str, options: ExportOptio
     return source
 
 
+@functools.lru_cache(maxsize=64)
 def _filename(source: str, backend: str) -> str:
+    # Cached: every run loads its module by this name, and hashing a program took 0.1 ms a run (a
+    # str keeps its own hash, so the cache finds the very string _emit_checked handed out at once).
     return f"<workbench-{backend}-{hashlib.sha256(source.encode()).hexdigest()[:16]}>"
 
 
