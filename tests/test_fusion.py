@@ -229,6 +229,24 @@ def test_compiled_runs_give_the_eager_values_and_draws(cuts):
     np.testing.assert_allclose(compiled.images, eager.images, atol=1e-4)
 
 
+def test_two_chains_compiled_in_one_process_each_run_compiled(cuts):
+    """The workbench loads each chain's program as a module of its own, and identical blocks of two
+    programs share their code objects, on which torch.compile keeps what it compiled: a second chain
+    compiled in the same process ran the first's compiled code, whose helpers live in the first's
+    globals (NameError), and every run after was eager."""
+    small = [c[:64, :64] for c in cuts] * 2
+    # Steps whose p leaves samples out (gated in the run), as ImageNet's ColorJitter p=0.8.
+    chains = [wb.Chain(seed=4).add("ColorJitter", p=0.5).add("Normalize"),
+              wb.Chain(seed=5).add("Brightness", p=0.5).add("Contrast", p=0.5).add("Normalize"),
+              wb.Chain(seed=6).add("Rotate").add("Contrast", p=0.5).add("Normalize")]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="torch.compile is unavailable")
+        for chain in chains:
+            np.testing.assert_allclose(chain.run(small, torch_compile=True).images, chain.run(small).images,
+                                       atol=1e-4)
+    assert not any(module_of(chain).COMPILED_KERNELS["unavailable"] for chain in chains)
+
+
 # The fused path against DALI and Albumentations, which resample step by step (in levels of 255,
 # 4-pixel border left out, on 375x500 cuts of the sample photos): a run with two resampling warps
 # (Rotate then Affine) measured 1.42 for both (step by step, Kornia is 0.21 from them: one

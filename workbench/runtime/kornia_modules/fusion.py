@@ -369,8 +369,9 @@ def gated(gate, out, batch):
     Example: gated(torch.tensor([True, False]).view(2, 1, 1, 1), torch.ones(2, 1, 1, 1),
     torch.zeros(2, 1, 1, 1)).flatten().tolist() == [1.0, 0.0]."""
     # (A GPU's where is fast, and nonzero would wait for it; an `out` that shares memory with the
-    # batch must not be written into.)
-    if out.device.type != "cpu" or shares_memory(out, batch):
+    # batch must not be written into; compiled, where fuses into the run's one kernel, and nonzero
+    # and the storage's address would break the graph and recompile it for every new buffer.)
+    if out.device.type != "cpu" or torch.compiler.is_compiling() or shares_memory(out, batch):
         return torch.where(gate, out, batch)
     kept = (~gate.flatten()).nonzero().flatten()
     return out.index_copy_(0, kept, batch.index_select(0, kept)) if len(kept) else out
