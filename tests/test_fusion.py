@@ -13,7 +13,7 @@ import torch
 import torch._dynamo
 
 import workbench as wb
-from workbench.backends.kornia import levels_head
+from workbench.backends.kornia import fusion_bounds, levels_head
 from workbench.codegen import emit, load_module
 from workbench.errors import ChainError
 from workbench.runtime.kornia_modules.color import contrast_in_place, gamma_in_place, hue_turns, saturation_in_place
@@ -65,7 +65,7 @@ def test_runs_are_cut_where_steps_cannot_fuse():
                      (None, ["RandomInvert"]),
                      # An antialiased shrink filters first: it runs alone; a nearest rotation alone fuses nothing.
                      (None, ["WbResize"]), (None, ["RandomRotation"])]
-    assert module.fusion_bounds(module.build_augmentation()) == [3, 5, 6, 7, 8, 9]
+    assert fusion_bounds(module, module.build_augmentation()) == [3, 5, 6, 7, 8, 9]
     # Two resample modes do not share a resampling; exact steps (flips) join either.
     mixed = module_of(wb.Chain(seed=1).add("Rotate").add("VerticalFlip").add("Rotate", interpolation="nearest"))
     assert [len(m) for _, m in mixed.fusion_segments(mixed.build_augmentation())] == [2, 1]

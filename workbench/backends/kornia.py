@@ -78,3 +78,22 @@ def levels_head(module, steps, device) -> int:
             break
         count += 1
     return count
+
+
+def fusion_bounds(module, steps) -> list[int]:
+    """Where the exported `module`'s runs of `steps` end (indices into `steps`, the last being
+    len(steps)): the points at which a fused run (its fusion_segments) can be paused and resumed
+    with the same result, where the preview keeps its states.
+
+    Example:
+        >>> import workbench as wb
+        >>> chain = wb.Chain().add("Rotate").add("HorizontalFlip").add("Brightness").add("Invert")
+        >>> module = load_module(emit(chain, "kornia"), "kornia")
+        >>> fusion_bounds(module, module.build_augmentation())
+        [2, 4]
+    """
+    bounds, end = [], 0
+    for _, modules in module.fusion_segments(steps):
+        end += len(modules)
+        bounds.append(end)
+    return bounds

@@ -23,7 +23,7 @@ import torch
 
 from ..codegen import emit, load_module
 from ..plans import kornia_names
-from .kornia import built_augmentation, levels_head
+from .kornia import built_augmentation, fusion_bounds, levels_head
 from .records import per_sample_params
 from .result import RunResult
 from .run import run_chain
@@ -50,7 +50,7 @@ class PrefixCache(StepStateCache):
         # run of steps (see the module's fusion_segments) is cut: the ends of the runs.
         first = 0 if same_size else head
         augmentation = built_augmentation(module, device)
-        resumable = [first + end for end in module.fusion_bounds(augmentation[first:])]
+        resumable = [first + end for end in fusion_bounds(module, augmentation[first:])]
         if same_size:
             # The first steps run on the images' uint8 levels on a CPU (levels_head): a state inside
             # them would be floats, which a resize after it rounds otherwise.

@@ -22,8 +22,6 @@ CHAIN = RUNTIME / "kornia_chain.py"
 # The workbench's own Kornia modules (augmentations kornia.augmentation lacks): a chain's export
 # copies those its steps name.
 LOCAL_MODULES = tuple(sorted((RUNTIME / "kornia_modules").glob("[!_]*.py")))
-# What the preview calls on the exported module besides the program's own (backends/kornia_cache.py).
-PREVIEW_USES = ("fusion_bounds",)
 
 
 def kornia_module_call(step) -> str:
@@ -185,7 +183,7 @@ def emit_kornia(chain: ChainModel, options: ExportOptions = ExportOptions()) -> 
     targets = wrapped(targets_section(chain, "kornia")) if options.targets else ""
     unused = unused_features(chain, CHAIN_FEATURES)
     chosen = options_section("kornia", options, unused)
-    program = program_source(PROGRAM, CHAIN, roots=[*local, *PREVIEW_USES], uses="\n".join([*section, chosen, targets]),
+    program = program_source(PROGRAM, CHAIN, roots=local, uses="\n".join([*section, chosen, targets]),
                              available=[*LOCAL_MODULES, *(m.__file__ for m in TARGET_MODULES)],
                              defined=left_out_names("kornia", options, unused))
     about = [comment("The program (runtime/kornia_program.py in the workbench) and the workbench code it uses,"),

@@ -108,16 +108,6 @@ def fusion_segments(steps):
     return segments
 
 
-def fusion_bounds(steps):
-    """Where runs end (indices into `steps`, the last being len(steps)): the points at which a
-    fused run of these steps can be paused and resumed with the same result."""
-    bounds, end = [], 0
-    for _, modules in fusion_segments(steps):
-        end += len(modules)
-        bounds.append(end)
-    return bounds
-
-
 def fused_output_size(module, size):
     """(height, width) after a fusable geometric step on images of `size`."""
     if type(module).__name__ in ("RandomResizedCrop", "CenterCrop", "RandomCrop", "WbResize"):
