@@ -141,6 +141,17 @@ def export_chain(chain, backend: str = "kornia", path=None, folder=None, overwri
 _MODULES: dict[str, types.ModuleType] = {}
 
 
+def _own_code(module: types.ModuleType) -> None:
+    """Give the functions a Kornia program defines code objects of their own. Programs share the
+    code of their identical blocks (compiled once, compiler.py; DALI's autograph reuses it), but
+    torch.compile keeps what it compiled on a function's code object: a second chain compiled in the
+    process ran the first's compiled code, whose helpers live in the first module's globals
+    (NameError), and every compiled run after was eager."""
+    for value in list(vars(module).values()):
+        if isinstance(value, types.FunctionType) and value.__globals__ is vars(module):
+            value.__code__ = value.__code__.replace()
+
+
 def load_module(source: str, backend: str) -> types.ModuleType:
     """Execute generated source as a module (cached by content, compiled a block at a time: see
     compiler.py); its lines show in tracebacks."""
@@ -152,5 +163,7 @@ def load_module(source: str, backend: str) -> types.ModuleType:
         module.__file__ = filename
         for code in compile_source(source, filename):
             exec(code, module.__dict__)
+        if backend == "kornia":
+            _own_code(module)
         _MODULES[key] = module
     return _MODULES[key]

@@ -56,7 +56,6 @@ for JPEGs) exactly as a folder does. --save takes the shards' samples in order, 
 
 import os
 import random
-import types
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from io import BytesIO
@@ -516,12 +515,7 @@ def run_kernel(function, torch_compile, *args):
         return function(*args)
     compiled = COMPILED_KERNELS["functions"]
     if function not in compiled:
-        # A code object of its own: torch.compile keeps what it compiled on the code object, and the
-        # workbench loads several chains' programs whose identical blocks share theirs; a second chain
-        # then ran the first's compiled code, whose helpers live in the first's globals (NameError).
-        own = types.FunctionType(function.__code__.replace(), function.__globals__, function.__name__,
-                                 function.__defaults__, function.__closure__)
-        compiled[function] = torch.compile(own, dynamic=False)
+        compiled[function] = torch.compile(function, dynamic=False)
     try:
         return compiled[function](*args)
     except Exception as exc:  # torch.compile's failures have no common type: any of them means eager
