@@ -46,6 +46,8 @@ def suite(quick: bool, gpu: bool) -> list[tuple[str, list[str]]]:
         ("chain.run on the CPU vs AugmentationSequential and Albumentations over nine chains, three batch sizes "
          "and three image sizes (targets: median >= 3x and >= 1.0x, every row >= 0.8x Albumentations)",
          ["cpu_sweep.py"] + (["--quick"] if quick else [])),
+        ("The CPU kernels behind the sweep's changes against what they replaced (uint8 resizes, the hue's mask)",
+         ["cpu_kernels.py", "--runs", "11" if quick else "31"]),
         ("Preview latency in the app, Kornia (target 50 ms on 2 CPU cores)",
          ["preview_latency.py", "--backend", "kornia", "--draws", "1", "--runs", runs]),
         ("Preview latency in the app, DALI",

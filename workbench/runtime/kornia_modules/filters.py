@@ -78,44 +78,15 @@ class WbGaussianBlur(K.RandomGaussianBlur, RecordsArguments):
         return params
 
     def apply_transform(self, input, params, flags, transform=None):
-        cpu = input.device.type == "cpu"
-        if self.kernel_range[0] == self.kernel_range[1] and not cpu:
+        if self.kernel_range[0] == self.kernel_range[1]:
             return super().apply_transform(input, params, flags, transform)
         sigma = params["sigma"].to(input.device, input.dtype)
 
         def blur(x, k, index):
-            if cpu:
-                kernels = kornia.filters.get_gaussian_kernel1d(k, sigma.index_select(0, index)[:, None])
-                return wb_blur_by_slices(x, kernels)
             return kornia.filters.gaussian_blur2d(x, (k, k), sigma.index_select(0, index).unsqueeze(-1).expand(-1, 2),
                                                   border_type="reflect", separable=True)
 
-        if self.kernel_range[0] == self.kernel_range[1]:  # (every sample: the base class keeps the others)
-            return blur(input, self.kernel_range[0], torch.arange(len(input), device=input.device))
         return wb_by_size(input, params, params["kernel_size"].cpu(), blur)
-
-
-def wb_blur_by_slices(input, kernels):
-    """`input` (N x C x H x W, float) filtered along both axes by each sample's 1-D kernel (N x K, K odd),
-    mirrored borders: kornia.filters.gaussian_blur2d's separable blur, which Kornia computes so (each tap's
-    weighted slice added in turn) from 256 x 256 pixels up and as a convolution grouped per sample and
-    channel below; on a CPU the slices take a third of the convolution's time at 224 x 224 too (9 taps,
-    16 images, 2 cores), and gave its values bit for bit there.
-
-    Example:
-        >>> wb_blur_by_slices(torch.ones(1, 3, 5, 5), torch.full((1, 3), 1 / 3)).allclose(torch.ones(1, 3, 5, 5))
-        True
-    """
-    radius = kernels.shape[-1] // 2
-    for axis in (-1, -2):  # along the rows, then down the columns, as Kornia's separable filter
-        size = input.shape[axis]
-        padding = (radius, radius, 0, 0) if axis == -1 else (0, 0, radius, radius)
-        padded = torch.nn.functional.pad(input, padding, mode="reflect")
-        out = padded.narrow(axis, 0, size) * kernels[:, 0, None, None, None]
-        for tap in range(1, kernels.shape[-1]):
-            out.addcmul_(padded.narrow(axis, tap, size), kernels[:, tap, None, None, None])
-        input = out
-    return input
 
 
 class WbBoxBlur(K.IntensityAugmentationBase2D, RecordsArguments):
