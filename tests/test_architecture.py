@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                "workbench.order")),
     ("engines", ("workbench.codegen", "workbench.backends", "workbench.estimate", "workbench.render",
                  "workbench.support_matrix")),
-    ("verbs", ("workbench.importers", "workbench.chain", "workbench.examples")),
+    ("verbs", ("workbench.importers", "workbench.chain", "workbench.examples", "workbench.check")),
     ("app", ("workbench.ui", "workbench.cli", "workbench.__main__", "workbench")),
 ]
 

@@ -98,8 +98,8 @@ def test_source_is_readable_and_safe(light_chain):
     functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
     assert {"build_compose", "seed_transforms", "augment_images", "make_loader", "training_batches",
             "bench_rates", "main"} <= functions
-    for needle in ("A.Compose([", "worker_init_fn=seed_worker", "DistributedSampler(", "set_epoch(epoch)",
-                   "num_workers=workers", "derive_seed(self.seed, rank, self.epoch, worker)"):
+    for needle in ("A.Compose([", "EpochSampler(", "set_epoch(epoch, start_batch",
+                   "num_workers=workers", "derive_seed(self.seed, rank, epoch, batch)"):
         assert needle in src
 
 

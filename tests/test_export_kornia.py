@@ -51,8 +51,9 @@ def test_source_is_readable_and_safe(design_chain):
     assert {"build_augmentation", "augment_images", "make_loader", "training_batches", "main"} <= functions
     classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
     assert {"CudaPrefetcher", "ImageFolderDataset"} <= classes
-    for needle in ("pin_memory=", "DistributedSampler(", "worker_init_fn=seed_worker", "torch.cuda.Stream(",
-                   "non_blocking=True", "WORLD_SIZE", "set_epoch(epoch)"):
+    for needle in ("pin_memory=", "EpochSampler(", "worker_init_fn=seed_worker", "torch.cuda.Stream(",
+                   "non_blocking=True", "WORLD_SIZE", "set_epoch(epoch, first)",
+                   "derive_seed(seed, rank, epoch, number)"):
         assert needle in src
 
 
@@ -120,7 +121,7 @@ def test_image_folder_labels_and_worker_seeding(tmp_path, small_folder, design_c
 
 
 def test_torchrun_shards_by_rank(tmp_path, small_folder, design_chain):
-    """Under torchrun each rank reads its own shard (DistributedSampler) and seeds its own stream."""
+    """Under torchrun each rank reads its own shard (EpochSampler) and seeds its own stream."""
     script = tmp_path / "aug.py"
     design_chain.export("kornia", path=script.name, folder=tmp_path)
     probe = tmp_path / "probe.py"
@@ -130,7 +131,7 @@ def test_torchrun_shards_by_rank(tmp_path, small_folder, design_chain):
         "import aug\n"
         "dist.init_process_group('gloo')\n"
         f"loader = aug.make_loader({str(small_folder)!r}, batch_size=1, workers=0, seed=3)\n"
-        "files = [str(loader.dataset.files[i]) for i in loader.sampler]\n"
+        "files = [str(loader.dataset.files[i]) for i, _, _ in loader.sampler]\n"
         f"out = open({str(tmp_path)!r} + f'/rank{{dist.get_rank()}}.txt', 'w')\n"
         "out.write(' '.join(['RANK', str(dist.get_rank()), type(loader.sampler).__name__, ','.join(files)]))\n"
         "out.close()\n"
@@ -146,7 +147,7 @@ def test_torchrun_shards_by_rank(tmp_path, small_folder, design_chain):
     assert proc.returncode == 0, proc.stderr[-3000:]
     # One file per rank: the ranks' stdout lines could interleave.
     lines = [(tmp_path / f"rank{r}.txt").read_text() for r in (0, 1)]
-    assert len(lines) == 2 and all("DistributedSampler" in line for line in lines)
+    assert len(lines) == 2 and all("EpochSampler" in line for line in lines)
     shards = [set(line.split()[-1].split(",")) for line in lines]
     assert not shards[0] & shards[1] and len(shards[0] | shards[1]) == 6
 

@@ -210,8 +210,9 @@ def test_encoded_dataset_returns_exact_jpeg_bytes(crop_module, jpeg_folder):
     plain = crop_module.ImageFolderDataset(jpeg_folder)
     assert ds.files == plain.files and ds.labels == plain.labels
     for i, path in enumerate(ds.files):
-        payload, label = ds[i]
-        assert label == 0 and payload.dtype == torch.uint8
+        payload, label, skipped, name = ds[i]
+        assert label == 0 and payload.dtype == torch.uint8 and skipped == ()
+        assert name == (str(path) if path.suffix == ".jpg" else None)  # (how a GPU decoding error names it)
         if path.suffix == ".jpg":
             assert payload.dim() == 1 and payload.numpy().tobytes() == path.read_bytes()
         else:  # a PNG is decoded in the worker, as the PIL loader decodes it
@@ -221,12 +222,13 @@ def test_encoded_dataset_returns_exact_jpeg_bytes(crop_module, jpeg_folder):
 def test_a_batch_of_files_crosses_from_the_workers_packed_and_comes_back_whole(crop_module, jpeg_folder):
     ds = crop_module.EncodedImageFolderDataset(jpeg_folder)
     items = [ds[i] for i in range(len(ds))]
-    (packed, sizes, decoded), labels = crop_module.collate_encoded(items)
+    (packed, sizes, decoded, names), labels, skipped = crop_module.collate_encoded(items)
+    assert skipped == () and names == tuple(item[3] for item in items)
     assert packed.dim() == 1 and len(decoded) == 1 and (sizes < 0).sum() == 1  # one PNG, decoded in the worker
     assert packed.numel() == sum(path.stat().st_size for path in ds.files if path.suffix == ".jpg")
-    for (payload, _), unpacked in zip(items, crop_module.unpack_payloads((packed, sizes, decoded))):
+    for (payload, *_), unpacked in zip(items, crop_module.unpack_payloads((packed, sizes, decoded, names))):
         assert torch.equal(payload, unpacked)
-    assert labels.tolist() == [label for _, label in items]
+    assert labels.tolist() == [item[1] for item in items]
 
 
 def test_decode_batch_falls_back_to_pil_per_file(crop_module, jpeg_folder):
@@ -243,12 +245,12 @@ def test_decode_batch_falls_back_to_pil_per_file(crop_module, jpeg_folder):
             out[1], out[2] = None, out[2][:1]
         return out
 
-    images = crop_module.decode_batch(payloads, fake_gpu_decode, torch.device("cpu"))
-    assert seen == [6]  # the six JPEGs in one call; the PNG was decoded by the worker
+    images, bad = crop_module.decode_batch(payloads, fake_gpu_decode, torch.device("cpu"))
+    assert seen == [6] and bad == {}  # the six JPEGs in one call; the PNG was decoded by the worker
     assert isinstance(images, list) and len(images) == 7
     for image, path in zip(images, ds.files):
         assert torch.equal(image, torch.from_numpy(decode_image(path)).permute(2, 0, 1)), path
-    same = crop_module.decode_batch([payloads[0], payloads[0]], fake_gpu_decode, torch.device("cpu"))
+    same, _ = crop_module.decode_batch([payloads[0], payloads[0]], fake_gpu_decode, torch.device("cpu"))
     assert torch.is_tensor(same) and same.shape == (2, *images[0].shape)
 
 
@@ -264,7 +266,8 @@ def test_a_gpu_decoder_refusing_most_files_is_said_once(crop_module, jpeg_folder
                                  torch.device("cpu"))
         assert caught == []
         for _ in range(2):
-            images = crop_module.decode_batch(payloads, lambda encoded: [None] * len(encoded), torch.device("cpu"))
+            images, _ = crop_module.decode_batch(payloads, lambda encoded: [None] * len(encoded),
+                                                 torch.device("cpu"))
     said = [w for w in caught if "refused 6 of the 6 JPEGs" in str(w.message)]
     assert len(said) == 1 and "nvidia-nvjpeg-cu13" in str(said[0].message)
     for image, path in zip(images, ds.files):
@@ -345,7 +348,7 @@ def test_gpu_decoding_matches_pil(crop_module, jpeg_folder, decoder):
     ds = loader.dataset
     payloads = crop_module.unpack_payloads(crop_module.collate_encoded([ds[i] for i in range(len(ds))])[0])
     decode = loader.decode
-    images = crop_module.decode_batch(payloads, decode, device)
+    images, _ = crop_module.decode_batch(payloads, decode, device)
     for image, path in zip(images, ds.files):
         expected = torch.from_numpy(decode_image(path)).permute(2, 0, 1).to(device)
         assert image.device.type == "cuda" and image.shape == expected.shape and image.dtype == torch.uint8
@@ -426,7 +429,7 @@ def test_gpu_decoding_loader_end_to_end_with_worker_processes(crop_module, jpeg_
     loader = crop_module.GpuDecodingLoader(DataLoader(ds, batch_size=4, num_workers=2,
                                                       collate_fn=crop_module.collate_encoded),
                                            decode, torch.device("cpu"), "stand-in")
-    images = [image for batch, _ in loader for image in batch]
+    images = [image for batch, _, _ in loader for image in batch]
     assert len(images) == len(ds.files) and calls == [4, 2]  # the PNG (one of the 7) was decoded in a worker
     for image, path in zip(images, ds.files):
         assert torch.equal(image, torch.from_numpy(decode_image(path)).permute(2, 0, 1)), path.name
@@ -444,7 +447,7 @@ def test_decoding_ahead_gives_the_same_batches_in_the_same_order(crop_module, jp
         loader = crop_module.GpuDecodingLoader(DataLoader(ds, batch_size=2, num_workers=0,
                                                           collate_fn=crop_module.collate_encoded),
                                                decode, torch.device("cpu"), "stand-in", ahead=ahead)
-        return [(images, labels) for images, labels in loader]
+        return [(images, labels) for images, labels, _ in loader]
 
     calls = []
 
@@ -475,7 +478,7 @@ def test_decoding_ahead_on_the_gpu_gives_the_same_batches(crop_module, jpeg_fold
         loader = crop_module.make_loader(jpeg_folder, 2, workers=0, device=device, seed=4, decode_ahead=ahead)
         assert loader.ahead is ahead
         batches = []
-        for images, labels in loader:
+        for images, labels, _ in loader:
             torch.cuda._sleep(int(2e7))  # the caller's kernels lag: the next batch decodes meanwhile
             batches.append(([image.clone() for image in images], labels.clone()))
         runs.append(batches)

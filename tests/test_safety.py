@@ -566,7 +566,9 @@ ALLOWED_IMPORTS = {"argparse", "os", "random", "time", "pathlib", "kornia", "kor
                    # them to the constructor's signature), so that Chain.from_kornia reads them back.
                    "functools", "inspect",
                    # --decode-ahead: one thread decodes the next batch on the GPU (GpuDecodingLoader).
-                   "concurrent.futures"}
+                   "concurrent.futures",
+                   # A file that cannot be decoded: what PIL raises for it (DECODE_ERRORS).
+                   "zlib", "struct"}
 KORNIA_MODULES = {name for spec in REGISTRY.values() if spec.kornia is not None
                   for name in (spec.kornia.module, *spec.kornia.local_modules())}
 FORBIDDEN_NAMES = {"eval", "exec", "compile", "__import__", "breakpoint", "globals", "locals", "vars"}
@@ -1295,7 +1297,10 @@ DALI_IMPORTS = {"argparse", "os", "time", "pathlib", "numpy", "nvidia.dali.fn", 
                 # The targets section: --coco reads a COCO JSON file; the maps use math's trigonometry.
                 "json", "math",
                 # do_not_convert: step functions without control flow skip DALI's autograph.
-                "nvidia.dali.pipeline"}
+                "nvidia.dali.pipeline",
+                # A file that cannot be decoded: what PIL raises for it (DECODE_ERRORS), the file DALI's
+                # error names (dali_failure), and --skip-bad's full decode ahead on processes (check_files).
+                "zlib", "struct", "re", "concurrent.futures"}
 # Layouts, border policies and the rules of drawn sizes (drawn_size's, constants of the specs).
 DALI_STRINGS = {"HWC", "HW", "reflect_101", "reflect_1001", "edge", "wrap", "shortest", "resize", "jitter",
                 "gaussian", "uniform",  # ElasticTransform's noise_distribution choices

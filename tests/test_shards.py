@@ -203,7 +203,8 @@ def test_kornia_loader_on_shards_in_one_process(kornia_module, shard_dir, tmp_pa
     dataset = kornia_module.TarShardDataset(pattern)
     assert len(dataset) == COUNT and dataset.labels == [expected_label(n) for n in range(COUNT)]
     assert dataset.keys[5] == "part1/sample005" and dataset.classes == list(range(13))
-    image, label = dataset[5]
+    image, label, skipped = dataset[5]
+    assert skipped == ()
     assert image.dtype == torch.uint8 and image.shape == (3, 20, 24) and int(image[0, 0, 0]) == level(5)
     # For GPU decoding a JPEG comes back as its member's exact bytes, other formats decoded.
     gpu_dataset = kornia_module.EncodedTarShardDataset([shard_dir / f"train-{s:04d}.tar" for s in range(SHARDS)])

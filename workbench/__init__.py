@@ -9,6 +9,7 @@ Example:
 """
 from .backends import BACKENDS, RunResult
 from .chain import Chain
+from .check import CheckReport, check_images
 from .data import SAMPLE_DATA, as_image_list, load_images
 from .errors import (ChainError, EstimateCancelled, ExportError, InputError, InsufficientMemoryError,
                      UnsupportedOpError, WorkbenchError)
@@ -29,7 +30,8 @@ def __getattr__(name):
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")
 
 __all__ = [
-    "BACKENDS", "Chain", "ChainError", "EstimateCancelled", "ExportError", "FORMAT_VERSION", "InputError",
+    "BACKENDS", "Chain", "ChainError", "CheckReport", "check_images",
+    "EstimateCancelled", "ExportError", "FORMAT_VERSION", "InputError",
     "InsufficientMemoryError", "RunResult",
     "SAMPLE_DATA", "Step", "UnsupportedOpError", "WorkbenchError", "__version__", "as_image_list",
     "Workbench", "draw_targets", "get_op", "list_ops", "load_annotated", "load_images", "preview_grid", "to_display",

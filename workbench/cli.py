@@ -7,6 +7,7 @@ Example:
     workbench export chain.yaml --backend albumentations --form snippet -o aug_snippet.py
     workbench estimate chain.yaml --backend dali --batch-size 64 --image-size 224 --target 800
     workbench estimate chain.yaml --images data/images --coco data/instances.json --masks data/masks
+    workbench check data/train --full --exclude-list bad.txt
     workbench ops --markdown -o docs/ops.md
 """
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from PIL import Image
 
 from .chain import Chain
+from .check import check_images
 from .codegen import FORMS
 from .codegen.options import export_options, options_of
 from .data import load_images
@@ -64,7 +66,7 @@ def _estimate(args) -> int:
     chain = Chain.load(args.chain)
     options = dict(device=args.device, batch_size=args.batch_size, image_size=args.image_size,
                    workers=args.workers, images=args.images, runs=args.runs, batches=args.batches,
-                   progress=not args.quiet)
+                   progress=not args.quiet, skip_bad=args.skip_bad, exclude=args.exclude)
     if args.compile:
         options["torch_compile"] = True
     if args.coco or args.masks or args.annotated:
@@ -89,6 +91,16 @@ def _estimate(args) -> int:
         Path(args.json).write_text(json.dumps([e.to_dict() for e in estimates], indent=2), encoding="utf-8")
         print(f"wrote {args.json}")
     return 0
+
+
+def _check(args) -> int:
+    report = check_images(args.source, full=args.full, workers=args.workers, exclude=args.exclude,
+                          dali=False if args.no_dali else None)
+    print(report.table())
+    if args.exclude_list:
+        print(f"wrote {report.write_exclusions(args.exclude_list)}: {len(report.bad)} file(s) for the loaders' "
+              f"--exclude {args.exclude_list}")
+    return 1 if report.bad else 0
 
 
 def _image_size(text: str):
@@ -174,10 +186,29 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--masks", help="a folder of label-map PNGs named after the images: the loader moves them too")
     m.add_argument("--annotated", action="store_true",
                    help="without --images: the sample photos with their masks, boxes and keypoints")
+    m.add_argument("--skip-bad", action="store_true",
+                   help="the loader skips files it cannot decode (as the export's --skip-bad) instead of stopping")
+    m.add_argument("--exclude", metavar="FILE", help="leave out the files this exclusion list names (workbench check "
+                                                     "writes one), as the export's --exclude")
     m.add_argument("--plot", help="write the breakdown plot to this PNG file")
     m.add_argument("--json", help="write the estimate(s) to this JSON file")
     m.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     m.set_defaults(func=_estimate)
+
+    c = sub.add_parser("check", help="find the images the loaders cannot decode; sizes and colour modes of the rest",
+                       description="Open every image of a folder (recursive) or every sample of WebDataset shards as "
+                                   "the training loaders do, on several processes. Exit status 1 when a file cannot "
+                                   "be read, 0 otherwise.")
+    c.add_argument("source", help="a folder of images, or WebDataset shards ('train-{0000..0099}.tar', quoted)")
+    c.add_argument("--full", action="store_true",
+                   help="decode every pixel, with PIL and (where installed) DALI, as the loaders do; without it only "
+                        "headers and file endings are read (fast: finds empty, non-image and truncated files)")
+    c.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
+    c.add_argument("--exclude-list", metavar="FILE",
+                   help="write the unreadable files to FILE, for the exported loaders' --exclude FILE")
+    c.add_argument("--exclude", metavar="FILE", help="skip the files an earlier list names")
+    c.add_argument("--no-dali", action="store_true", help="with --full: decode with PIL only")
+    c.set_defaults(func=_check)
 
     o = sub.add_parser("ops", help="list the ops, their parameters and backends")
     o.add_argument("--markdown", action="store_true", help="the support matrix as Markdown (docs/ops.md)")

@@ -13,6 +13,7 @@ import functools
 import hashlib
 import json
 import linecache
+import sys
 import os
 import types
 from pathlib import Path
@@ -165,5 +166,8 @@ def load_module(source: str, backend: str) -> types.ModuleType:
             exec(code, module.__dict__)
         if backend == "kornia":
             _own_code(module)
-        _MODULES[key] = module
+        # Importable by its name: pickle finds a class by its module, and a DataLoader worker that
+        # raises the program's BadImageError pickles the class to the main process (unregistered, the
+        # worker's queue thread failed and the loader waited forever).
+        sys.modules[module.__name__] = _MODULES[key] = module
     return _MODULES[key]

@@ -19,8 +19,9 @@ from ..backends import (BACKENDS, check_compile_backend, check_device_support, c
                         resolve_device)
 from ..codegen.loader_sizes import resize_position
 from ..plans import box_reading_op, unfollowed_op
+from ..runtime.bad_files import BadImageError, bad_image_line
 from ..runtime.common import bench_batches
-from ..errors import ChainError, UnsupportedOpError, WorkbenchError
+from ..errors import ChainError, InputError, UnsupportedOpError, WorkbenchError
 from .advice import Advice, advise
 from .breakdown import STAGE_LABELS
 from .files import BenchInput, check_image_size, prepare_annotated, prepare_input
@@ -33,7 +34,7 @@ from .result import Comparison, Estimate, RateSpread, StageCost, StepCost
 def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: int = 64, image_size=None,
              workers: int | None = None, images: Any = None, runs: int = 5, batches: int | None = None,
              warmup: int = 3, progress: Any = True, isolate: bool = True, torch_compile: bool = False,
-             coco: Any = None, masks: Any = None) -> Estimate:
+             coco: Any = None, masks: Any = None, skip_bad: bool = False, exclude: Any = None) -> Estimate:
     """Measure `chain`'s exported training loader for `backend` on `device`.
 
     Decodes real files (`images`: a folder, glob, arrays...; the sample images by default;
@@ -49,6 +50,9 @@ def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: in
     the annotated files of the folder `images` as they are and moves their targets with every
     batch, as `--bench --coco ... --masks ...` does (see prepare_annotated); a "targets" stage
     then times moving one batch's targets alone.
+    A file of `images` that cannot be decoded is an InputError naming it; `skip_bad` and
+    `exclude` (an exclusion list, see `workbench check`) are the loaders' own (--skip-bad,
+    --exclude): the loader skips such files, or leaves out those the list names.
 
     Example:
         >>> import workbench as wb
@@ -58,6 +62,15 @@ def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: in
         (2, (16, 16))
     """
     settings = _settings(chain, backend, device, batch_size, workers, runs, batches, warmup, torch_compile)
+    settings.skip_bad, settings.exclude = bool(skip_bad), None if exclude is None else str(exclude)
+    try:
+        return _measured(chain, settings, image_size, images, progress, isolate, coco, masks)
+    except BadImageError as error:
+        raise InputError(bad_image_line(error)) from None
+
+
+def _measured(chain, settings, image_size, images, progress, isolate, coco, masks) -> Estimate:
+    backend = settings.backend
     reading = box_reading_op(chain)
     if reading is not None:
         raise UnsupportedOpError(f"{reading} draws its window from each image's boxes, which the estimate's timing of "
@@ -68,7 +81,7 @@ def estimate(chain, backend: str = "kornia", device: str = "cpu", batch_size: in
         check_moves_targets(chain)
         inp = prepare_annotated(images, coco, masks, size, mixed_sizes=mixed)
     else:
-        inp = prepare_input(images, size, mixed_sizes=mixed)
+        inp = prepare_input(images, size, mixed_sizes=mixed, skip_bad=settings.skip_bad, exclude=settings.exclude)
     _check_chain_fits(chain, inp, settings)
     phases = Phases(resolve_progress(progress), PHASES)
     result = (measure_isolated if isolate else measure)(chain, inp, settings, phases)

@@ -14,7 +14,7 @@ import numpy as np
 from PIL import Image
 
 from ..runtime.annotations import annotated_folder, read_targets
-from ..runtime.common import decode_image
+from ..runtime.bad_files import DECODE_ERRORS, BadImageError, decode_checked, image_problem, without_excluded
 from ..data import as_image_list, image_files, resolve_source
 from ..errors import InputError
 
@@ -87,11 +87,13 @@ def image_size_from_text(text: str):
 
 
 def prepare_input(images: Any = None, image_size: tuple[int, int] | None = None,
-                  mixed_sizes: bool = False) -> BenchInput:
+                  mixed_sizes: bool = False, skip_bad: bool = False, exclude: Any = None) -> BenchInput:
     """Files to decode: a folder of same-size images is used as it is, and so is a folder of
     mixed sizes when `mixed_sizes` says the exported loader reads one as it is (a step fixes
     the size before the batch must be one size); otherwise (other sizes, a glob, arrays,
     tensors, a Dataset) up to MAX_FILES images are written as JPEG at one size.
+    The files the exclusion list `exclude` names are left out; of the first MAX_FILES, one that
+    cannot be decoded is a BadImageError naming it, or with `skip_bad` is left out too.
 
     The exported script's `--bench --images FOLDER` reads FOLDER's own files: measuring a
     re-encoded copy instead (other formats, sizes and JPEG quality) would time other decoding.
@@ -107,6 +109,9 @@ def prepare_input(images: Any = None, image_size: tuple[int, int] | None = None,
     source = resolve_source(images)
     if isinstance(source, (str, Path)):
         files = image_files(source)
+        if Path(source).is_dir():
+            files = without_excluded(files, source, exclude)
+        files = _readable(files, skip_bad)
         sizes = [_size_of(f) for f in files[:MAX_FILES]]
         distinct = sorted(set(sizes))
         if Path(source).is_dir() and len(distinct) == 1 and image_size in (None, sizes[0]):
@@ -118,7 +123,7 @@ def prepare_input(images: Any = None, image_size: tuple[int, int] | None = None,
                               [f"decodes your {len(files)} file(s) as they are ({len(distinct)} sizes), as the "
                                f"exported --bench does; the stages and steps alone are timed on them resized to "
                                f"their median {size[0]}x{size[1]}"], distinct)
-        arrays = [decode_image(f) for f in files[:MAX_FILES]]
+        arrays = [decode_checked(f) for f in files[:MAX_FILES]]
         origin = f"{len(arrays)} file(s) from {source}"
     else:
         arrays = as_image_list(source)[:MAX_FILES]
@@ -198,7 +203,7 @@ def annotated_batch(inp: BenchInput, batch_size: int) -> tuple[list[np.ndarray],
     """
     files, index, keypoints = annotated_folder(inp.folder, inp.coco, inp.masks)
     files = files[:min(batch_size, MAX_FILES)]
-    images = [decode_image(f) for f in files]
+    images = [decode_checked(f) for f in files]
     targets = read_targets(files, inp.folder, index, inp.masks)
     return ([images[i % len(images)] for i in range(batch_size)],
             {kind: [values[i % len(values)] for i in range(batch_size)] for kind, values in targets.items()})
@@ -206,8 +211,9 @@ def annotated_batch(inp: BenchInput, batch_size: int) -> tuple[list[np.ndarray],
 
 def first_batch(inp: BenchInput, batch_size: int) -> np.ndarray:
     """batch_size decoded images (the files repeated in order) as one uint8 NxHxWx3 array at
-    `inp.size` (images of another size, from a folder of mixed sizes, resized to it)."""
-    decoded = [_at_size(decode_image(f), inp.size) for f in inp.files[:batch_size]]
+    `inp.size` (images of another size, from a folder of mixed sizes, resized to it): the first
+    MAX_FILES at most, which prepare_input checked."""
+    decoded = [_at_size(decode_checked(f), inp.size) for f in inp.files[:min(batch_size, MAX_FILES)]]
     return np.stack([decoded[i % len(decoded)] for i in range(batch_size)])
 
 
@@ -217,12 +223,26 @@ def _at_size(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     return np.asarray(Image.fromarray(image).resize((size[1], size[0]), Image.BILINEAR))
 
 
+def _readable(files: list[Path], skip_bad: bool) -> list[Path]:
+    """`files` less those of the first MAX_FILES that cannot be decoded (skip_bad), or as they are."""
+    if not skip_bad:
+        return files
+    bad = set()
+    for path in files[:MAX_FILES]:
+        try:
+            decode_checked(path)
+        except BadImageError:
+            bad.add(path)
+    return [f for f in files if f not in bad]
+
+
 def _size_of(path: Path) -> tuple[int, int]:
     try:
         with Image.open(path) as image:
             return image.height, image.width
-    except Exception as exc:  # PIL raises many types for corrupt data
-        raise InputError(f"cannot read {str(path)!r} as an image ({type(exc).__name__}); remove or fix it") from None
+    except DECODE_ERRORS as exc:
+        with open(path, "rb") as file:
+            raise BadImageError(str(path), image_problem(exc, file.read(16))) from None
 
 
 def _median_size(sizes) -> tuple[int, int]:

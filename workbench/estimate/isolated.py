@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
-from ..errors import WorkbenchError
+from ..errors import InputError, WorkbenchError
 from ..model import ChainModel
 from .files import BenchInput
 from . import warm
@@ -51,12 +51,16 @@ def measure_isolated(chain, inp: BenchInput, settings: Settings, phases) -> Meas
                     result = Measurement(**message["result"])
                 elif "error" in message:
                     failure = message["error"]
+                elif "input_error" in message:
+                    failure = InputError(message["input_error"])
         finally:
             if result is None and failure is None:
                 child.stop()  # stopped early: its DataLoader workers die with it (they watch their parent)
             child.wait()
         errors.seek(0)
         tail = errors.read()[-2000:]
+    if isinstance(failure, InputError):
+        raise failure
     if failure:
         raise WorkbenchError(failure)
     if result is None:
@@ -105,6 +109,9 @@ def run_request(request: dict) -> int:
         inp = BenchInput(Path(request["folder"]), tuple(request["size"]), [Path(f) for f in request["files"]],
                          **annotations)
         m = measure(ChainModel.from_dict(request["chain"]), inp, Settings(**request["settings"]), _Relay())
+    except InputError as exc:  # the user's files (one that cannot be decoded): the parent raises it as it is
+        _send({"input_error": str(exc)})
+        return 1
     except Exception as exc:  # reported to the parent, which raises it with this text
         _send({"error": f"measuring failed ({type(exc).__name__}): {exc}"})
         return 1

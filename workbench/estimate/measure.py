@@ -10,6 +10,8 @@ import numpy as np
 
 from ..backends.kornia import levels_head
 from ..codegen import emit, load_module
+from ..errors import InputError
+from ..runtime.bad_files import BadImageError, bad_image_line
 from ..runtime.common import timed_rates
 from .files import BenchInput, annotated_batch, first_batch
 from .progress import Phases
@@ -30,6 +32,8 @@ class Settings:
     batches: int
     warmup: int
     torch_compile: bool = False
+    skip_bad: bool = False  # the loaders' skip_bad= and exclude= (--skip-bad, --exclude)
+    exclude: str | None = None
 
 
 @dataclass
@@ -47,24 +51,29 @@ class Measurement:
 
 
 def measure(chain, inp: BenchInput, settings: Settings, phases: Phases) -> Measurement:
-    """Run the measurement for `settings.backend` (see `workbench.estimate.estimate`)."""
-    if settings.backend == "dali":
-        return _measure_dali(chain, inp, settings, phases)
-    if settings.backend == "albumentations":
-        return _measure_albumentations(chain, inp, settings, phases)
-    return _measure_kornia(chain, inp, settings, phases)
+    """Run the measurement for `settings.backend` (see `workbench.estimate.estimate`). A file the
+    loader cannot decode is an InputError: its one line names the file and the fixes."""
+    run = {"dali": _measure_dali, "albumentations": _measure_albumentations}.get(settings.backend, _measure_kornia)
+    try:
+        return run(chain, inp, settings, phases)
+    except ValueError as error:
+        # The loaded program's own copy of BadImageError (load_module runs the exported source), or ours.
+        if type(error).__name__ != BadImageError.__name__:
+            raise
+        raise InputError(bad_image_line(error)) from None
 
 
 def _measure_albumentations(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measurement:
     module = load_module(emit(chain, "albumentations"), "albumentations")
     root = str(inp.folder)
     rates = module.bench_rates(root, s.batch_size, s.batches, s.warmup, s.runs, s.workers, chain.seed, s.device,
-                               progress=phases.tick("whole loader"), **annotations(inp))
+                               progress=phases.tick("whole loader"), **loader_options(inp, s))
 
     # Decoding alone: the same loader and workers with an empty pipeline (workers receive
     # their copy of the dataset when iteration starts, so the swap reaches them).
     loader = module.make_loader(root, s.batch_size, s.workers, chain.seed,
-                                num_samples=s.batch_size * (s.warmup + s.batches * s.runs))
+                                num_samples=s.batch_size * (s.warmup + s.batches * s.runs),
+                                **loader_options(inp, s, targets=False))
     loader.dataset.compose = module.A.Compose([])
     if inp.annotated:  # the annotated files alone, without their targets (moved in the targets stage)
         loader.dataset.files, loader.dataset.labels = list(inp.files), [0] * len(inp.files)
@@ -130,11 +139,12 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
             compile_seconds = median_seconds(lambda: module.augment_batch(augmentation, x, device, torch_compile=True),
                                              1, 0, sync)
     rates = module.bench_rates(root, s.batch_size, s.batches, s.warmup, s.runs, s.workers, chain.seed, s.device,
-                               progress=phases.tick("whole loader"), torch_compile=s.torch_compile, **annotations(inp))
+                               progress=phases.tick("whole loader"), torch_compile=s.torch_compile,
+                               **loader_options(inp, s))
 
     # (with targets: the annotated files, each read with its targets, which the loader moves later)
     loader = module.make_loader(root, s.batch_size, s.workers, chain.seed, s.device,
-                                num_samples=s.batch_size * (s.warmup + s.batches * s.runs), **annotations(inp))
+                                num_samples=s.batch_size * (s.warmup + s.batches * s.runs), **loader_options(inp, s))
     # GPU-decoded batches are ready only when the GPU is done: wait for it, as the loader's user would.
     decode = timed_rates(iter(loader), lambda batch: len(batch[1]), s.batches, s.warmup, s.runs, sync,
                          progress=phases.tick("decoding alone"))
@@ -197,18 +207,23 @@ def _measure_dali(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measur
                                   f"as --bench --workers 0 does"]
     root = str(inp.folder)
     rates = module.bench_rates(root, s.batch_size, s.batches, s.warmup, s.runs, s.workers, chain.seed, gpu,
-                               progress=phases.tick("whole loader"), **annotations(inp))
+                               progress=phases.tick("whole loader"), **loader_options(inp, s))
     # Decoding alone: the export's own training pipeline stopped after decoding, run bare (its
     # PyTorch iterator wants one size per batch, which only the chain gives a folder of mixed sizes).
-    files, labels = module.image_folder(root)
-    if inp.annotated:  # the annotated files alone (their targets move in the targets stage)
+    files, labels = module.image_folder(root, s.exclude)
+    if inp.annotated or s.skip_bad:
+        # The annotated files alone (their targets move in the targets stage); with skip_bad the
+        # files prepare_input found readable (DALI cannot skip one mid-run).
         files, labels = [str(f) for f in inp.files], list(range(len(inp.files)))
     pipe = module.training_pipeline(files, labels, gpu=gpu, aug_seed=chain.seed, augmented=False,
                                     batch_size=s.batch_size, num_threads=threads, device_id=0 if gpu else None,
                                     seed=chain.seed)
     pipe.build()
-    decode = timed_rates(iter(pipe.run, None), lambda outputs: len(outputs[0]), s.batches, s.warmup, s.runs,
-                         progress=phases.tick("decoding alone"))
+    try:
+        decode = timed_rates(iter(pipe.run, None), lambda outputs: len(outputs[0]), s.batches, s.warmup, s.runs,
+                             progress=phases.tick("decoding alone"))
+    except RuntimeError as error:
+        raise module.dali_failure(error, files) or error
     del pipe
     stages = {"decode": s.batch_size / statistics.median(decode)}
     decoder = "nvJPEG (decoders.image, device='mixed'), copy to the GPU included" if gpu else "libjpeg-turbo on the CPU"
@@ -234,11 +249,13 @@ def _measure_dali(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measur
     return Measurement(rates, stages, details, steps, notes)
 
 
-def annotations(inp: BenchInput) -> dict:
-    """The loaders' coco= and masks= for `inp` (none without targets)."""
-    if not inp.annotated:
-        return {}
-    return {"coco": None if inp.coco is None else str(inp.coco), "masks": None if inp.masks is None else str(inp.masks)}
+def loader_options(inp: BenchInput, s: Settings, targets: bool = True) -> dict:
+    """The loaders' skip_bad= and exclude=, and (with `targets`) coco= and masks= for `inp`."""
+    options = {"skip_bad": s.skip_bad, "exclude": s.exclude}
+    if targets and inp.annotated:
+        options.update(coco=None if inp.coco is None else str(inp.coco),
+                       masks=None if inp.masks is None else str(inp.masks))
+    return options
 
 
 def target_kinds(inp: BenchInput) -> str:

@@ -35,16 +35,18 @@ os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 import albumentations as A
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Dataset, RandomSampler, get_worker_info
-from torch.utils.data.distributed import DistributedSampler
+from torch.utils.data import DataLoader, Dataset
 
 from .annotations import (annotated_inputs, batch_targets, loader_annotations, per_image, sample_targets,
                           target_arrays)
 from .albumentations_chain import SEED, STEPS, TARGETS_REFUSED, augment_targets, build_compose
 from .albumentations_mixing import mix_labels, mixes_batch, reads_boxes, split_at_mixing, stages_mix
-from .common import (IMAGE_EXTENSIONS, bench_batches, box_count, contract_parser, decode_image, derive_seed,
-                     distributed_context, list_image_files, print_rates, print_seen, record_arrays,
-                     run_command, soft_target_array, timed_rates)
+from .bad_files import (decode_checked, one_line_errors, one_line_on_bad_image, readable, report_skipped,
+                        save_folder_inputs, without_excluded)
+from .common import (bench_batches, box_count, check_resume, contract_parser, derive_seed, distributed_context,
+                     list_image_files, print_rates, print_seen, record_arrays, run_command, soft_target_array,
+                     timed_rates)
+from .sampling import EpochSampler
 from .targets import BOXES_NEEDED
 
 
@@ -220,36 +222,62 @@ class AugmentedImageFolder(Dataset):
     With `coco` (a COCO instances file) and/or `masks` (a folder of label-map PNGs), the files
     that have annotations only, and each sample's label is its targets moved as its pixels were:
     a dict of "boxes", "box_labels", "keypoints", "keypoints_visible" and "mask" (those given),
-    moved by the very code --save and the workbench use (augment_targets)."""
+    moved by the very code --save and the workbench use (augment_targets).
 
-    def __init__(self, root, seed=SEED, coco=None, masks=None):
-        self.root = Path(root)
+    Items are asked for by EpochSampler's (index, epoch, batch): the pipeline is seeded from
+    (seed, rank, epoch, batch) at each batch's first item (a batch is made by one worker, in
+    order), so a batch's draws do not depend on which worker made it nor on the batches before:
+    a resumed run (training_batches' resume=) draws what an uninterrupted one draws. A file that
+    cannot be decoded is a BadImageError naming it; with `skip_bad` the next readable file (and its
+    label) takes its place, the item's third part naming the files passed over. `exclude`: an
+    exclusion list (see read_exclusions) of files to leave out."""
+
+    def __init__(self, root, seed=SEED, coco=None, masks=None, skip_bad=False, exclude=None):
+        self.root, self.skip_bad = Path(root), skip_bad
         self.annotations = None if coco is None and masks is None else loader_annotations(root, coco, masks,
                                                                                           TARGETS_REFUSED)
-        self.files = list_image_files(self.root) if self.annotations is None else self.annotations["files"]
+        files = list_image_files(self.root) if self.annotations is None else self.annotations["files"]
+        self.files = without_excluded(files, self.root, exclude)
+        if self.annotations is not None and len(self.files) != len(files):
+            raise ValueError("--exclude with --coco/--masks: leave the files out of the annotations instead")
         if not self.files:
             raise FileNotFoundError(f"no image files under {self.root}")
         folders = [f.relative_to(self.root).parts for f in self.files]
         self.classes = sorted({parts[0] for parts in folders if len(parts) > 1})
         index = {name: i for i, name in enumerate(self.classes)}
         self.labels = [index[parts[0]] if len(parts) > 1 else 0 for parts in folders]
-        self.seed, self.epoch, self.compose = seed, 0, build_compose()
+        self.seed, self.compose = seed, build_compose()
         if self.annotations is None and any(reads_boxes(t) for t in self.compose.transforms):
             raise ValueError(BOXES_NEEDED)
-        self.reseed(0)
+        self.reseed(0, 0)
 
-    def reseed(self, worker):
-        """Seed this copy of the pipeline from (seed, rank, epoch, worker)."""
+    def reseed(self, epoch, batch):
+        """Seed this copy of the pipeline from (seed, rank, epoch, batch)."""
         rank = distributed_context()[0]
         # Split first: the stretches' Composes share the transforms seeded here.
         self.stages = split_at_mixing(self.compose)
-        seed_transforms(self.compose, derive_seed(self.seed, rank, self.epoch, worker))
+        seed_transforms(self.compose, derive_seed(self.seed, rank, epoch, batch))
+        self.seeded_for = (epoch, batch)
 
     def __len__(self):
         return len(self.files)
 
-    def __getitem__(self, i):
-        image = decode_image(self.files[i])
+    def decoded(self, i):
+        """File i's image (uint8 HWC) and its position; a BadImageError where it cannot be decoded."""
+        return decode_checked(self.files[i]), i
+
+    def __getitem__(self, item):
+        i, epoch, batch = item if isinstance(item, tuple) else (item, *self.seeded_for)
+        if (epoch, batch) != self.seeded_for:
+            self.reseed(epoch, batch)
+        if self.skip_bad:
+            (image, i), skipped = readable(self.decoded, i, len(self))
+        else:
+            (image, i), skipped = self.decoded(i), ()
+        return (*self.augmented(image, i), skipped)
+
+    def augmented(self, image, i):
+        """File i's image augmented (uint8 CHW) and its label (see the class)."""
         if stages_mix(self.stages):
             # A chain that mixes the batch: the steps before its first mixing step (collate runs the rest,
             # and moves the targets from what every step drew).
@@ -278,7 +306,7 @@ class AugmentedImageFolder(Dataset):
         pixels were, one dict per image)."""
         if not stages_mix(self.stages):
             return collate(batch)
-        images, labels = zip(*batch)
+        images, labels, skipped = zip(*batch)
         arrays = [image.permute(1, 2, 0).numpy() for image in images]
         first = self.stages[0][1]
         stages = self.stages if mixes_batch(first) or reads_boxes(first) else self.stages[1:]
@@ -293,23 +321,21 @@ class AugmentedImageFolder(Dataset):
             moved = augment_targets(head + records, sizes, given)
             targets = [{kind: torch.as_tensor(value) for kind, value in target.items()} for target in per_image(moved)]
         out = [torch.from_numpy(np.ascontiguousarray(a)).permute(2, 0, 1) for a in arrays]
-        return (torch.stack(out) if len({tuple(o.shape) for o in out}) == 1 else out), targets
-
-
-def seed_worker(worker_id):
-    """Each worker process reseeds its copy of the pipeline (workers start once per epoch)."""
-    get_worker_info().dataset.reseed(worker_id + 1)
+        return (torch.stack(out) if len({tuple(o.shape) for o in out}) == 1 else out), targets, sum(skipped, ())
 
 
 def collate(batch):
     """Stack same-size images into one NCHW tensor (a list when sizes differ); the labels as one
-    tensor, or the targets as a list of dicts of tensors, one per image."""
-    images, labels = zip(*batch)
+    tensor, or the targets as a list of dicts of tensors, one per image; and the files skipped
+    for the batch (--skip-bad), as (name, problem)."""
+    images, labels, skipped = zip(*batch)
     if len({tuple(i.shape) for i in images}) == 1:
         images = torch.stack(images)
     if isinstance(labels[0], dict):
-        return images, [{kind: torch.as_tensor(value) for kind, value in label.items()} for label in labels]
-    return images, torch.tensor(labels, dtype=torch.long)
+        labels = [{kind: torch.as_tensor(value) for kind, value in label.items()} for label in labels]
+    else:
+        labels = torch.tensor(labels, dtype=torch.long)
+    return images, labels, sum(skipped, ())
 
 
 def to_device(value, device):
@@ -322,31 +348,28 @@ def to_device(value, device):
     return value.to(device, non_blocking=True)
 
 
-def make_loader(root, batch_size, workers=4, seed=SEED, num_samples=None, pin_memory=False, coco=None, masks=None):
-    """DataLoader over an image folder: shuffled (seeded), sharded by rank under torchrun,
-    augmenting on `workers` processes. Set `loader.dataset.epoch` before each epoch.
+def make_loader(root, batch_size, workers=4, seed=SEED, num_samples=None, pin_memory=False, coco=None, masks=None,
+                skip_bad=False, exclude=None):
+    """DataLoader over an image folder: shuffled (each epoch's order from (seed, epoch): call
+    `loader.sampler.set_epoch(epoch)`), sharded by rank under torchrun, augmenting on `workers`
+    processes; batches are (images, labels, skipped). `skip_bad`, `exclude`: see
+    AugmentedImageFolder.
 
     `num_samples` draws that many samples with replacement (for benchmarks on small folders).
     `coco`, `masks`: the annotated images only, with their targets (see AugmentedImageFolder).
     A chain that mixes the batch (MixUp, CutMix) mixes it in the collate, in the worker that
     made it, labels with it (see AugmentedImageFolder.collate).
     """
-    dataset = AugmentedImageFolder(root, seed, coco, masks)
+    dataset = AugmentedImageFolder(root, seed, coco, masks, skip_bad, exclude)
     rank, world_size, _ = distributed_context()
-    generator = torch.Generator().manual_seed(seed)
-    if world_size > 1:
-        sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=True, seed=seed)
-    else:
-        sampler = RandomSampler(dataset, replacement=num_samples is not None, num_samples=num_samples,
-                                generator=generator)
-    # Workers are not persistent: they start again each epoch and so pick up the new epoch's seed.
+    sampler = EpochSampler(dataset, batch_size, seed, rank, world_size, num_samples)
     return DataLoader(dataset, batch_size=batch_size, sampler=sampler, num_workers=workers, collate_fn=dataset.collate,
-                      pin_memory=pin_memory, drop_last=True, worker_init_fn=seed_worker, generator=generator,
+                      pin_memory=pin_memory, drop_last=True, generator=torch.Generator().manual_seed(seed),
                       prefetch_factor=4 if workers > 0 else None)
 
 
 def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=None, num_samples=None, coco=None,
-                     masks=None):
+                     masks=None, skip_bad=False, exclude=None, resume=None):
     """Yield (epoch, augmented batch NCHW on `device`, labels): the loop to train with.
 
     Labels are class ids; when a step mixes the batch (MixUp, CutMix) they are float32 soft
@@ -356,6 +379,13 @@ def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=No
     the images), the annotated images only, and in place of the labels their targets moved as
     the pixels were: a list with one dict per image of "boxes" (K x 4, xyxy pixels), "box_labels",
     "keypoints" (K x 2) with "keypoints_visible", and "mask" (H x W), those given, on `device`.
+
+    Each batch is augmented from (seed, rank, epoch, batch) and each epoch's order comes from
+    (seed, epoch) (EpochSampler): `resume=(epoch, batch)` starts a run there with the batches and
+    draws an uninterrupted run has from there on. A file that cannot be decoded stops the loop
+    with a BadImageError naming it; with `skip_bad` the next readable file takes its place
+    (batches stay full, every rank keeps its number of batches) and the files passed over are
+    named at the end of each epoch. `exclude`: an exclusion list of files to leave out.
 
     Example:
         for epoch, images, labels in training_batches("train/", 64):
@@ -369,15 +399,16 @@ def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=No
     device = torch.device(device)
     if device.type == "cuda" and device.index is not None:
         torch.cuda.set_device(device)  # pinned memory and copies use the current device: this rank's
+    start_epoch, start_batch = check_resume(resume, epochs)
     loader = make_loader(root, batch_size, workers, seed, num_samples, pin_memory=device.type == "cuda", coco=coco,
-                         masks=masks)
-    for epoch in range(epochs):
-        loader.dataset.epoch = epoch
-        loader.dataset.reseed(0)  # the main process augments when workers == 0
-        if isinstance(loader.sampler, DistributedSampler):
-            loader.sampler.set_epoch(epoch)
-        for images, labels in loader:
+                         masks=masks, skip_bad=skip_bad, exclude=exclude)
+    for epoch in range(start_epoch, epochs):
+        loader.sampler.set_epoch(epoch, start_batch if epoch == start_epoch else 0)
+        skipped_in_epoch = []
+        for images, labels, skipped in one_line_errors(loader):
+            skipped_in_epoch += skipped
             yield epoch, to_device(images, device), to_device(labels, device)
+        report_skipped(skipped_in_epoch, epoch, rank, world_size)
 
 
 def _save(args):
@@ -386,10 +417,7 @@ def _save(args):
     if annotated:
         images, targets = annotated_inputs(args, TARGETS_REFUSED)
     else:
-        files = list_image_files(args.images)
-        if not files:
-            raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {args.images}")
-        images = [decode_image(f) for f in files]
+        images = save_folder_inputs(args)
     # A mixing chain also saves its mixed labels, the label of each file being its index, so
     # that each row shows which files were mixed in and by how much (as the workbench preview).
     labels = np.arange(len(images)) if any(mixes_batch(t) for t in build_compose().transforms) else None
@@ -406,16 +434,17 @@ def _save(args):
 
 
 def bench_rates(root, batch_size, batches=20, warmup=3, runs=1, workers=4, seed=SEED, device=None,
-                progress=None, coco=None, masks=None):
+                progress=None, coco=None, masks=None, skip_bad=False, exclude=None):
     """Images/s of the training loader (decode and augment on workers, collate, hand over)
     over `runs` stretches of `batches` batches after `warmup`; --bench prints one, the
-    workbench's estimate several. `coco`, `masks`: with targets (see training_batches)."""
+    workbench's estimate several. `coco`, `masks`: with targets; `skip_bad`, `exclude`: see
+    training_batches."""
     device = torch.device(device or "cpu")
     # Samples to spare: the workers keep working until the last timed batch, as in training.
     spare = 4 * max(1, workers) + 1
     total = batch_size * (warmup + batches * runs + spare)
     loop = training_batches(root, batch_size, epochs=1, workers=workers, seed=seed, device=device, num_samples=total,
-                            coco=coco, masks=masks)
+                            coco=coco, masks=masks, skip_bad=skip_bad, exclude=exclude)
     try:
         return timed_rates(loop, lambda batch: len(batch[2]), batches, warmup, runs, None, progress)
     finally:
@@ -426,7 +455,7 @@ def _bench(args):
     device = args.device or "cpu"
     batches = bench_batches(args.batch_size, args.batches)
     rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, device,
-                        coco=args.coco, masks=args.masks)
+                        coco=args.coco, masks=args.masks, skip_bad=args.skip_bad, exclude=args.exclude)
     print(f"device: {device}, batch size: {args.batch_size}, workers: {args.workers}, "
           f"{args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
     print_rates(rates)
@@ -438,7 +467,8 @@ def _train(args):
         torch.distributed.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
     seen = boxes = 0
     for epoch, images, labels in training_batches(args.images, args.batch_size, args.epochs, args.workers,
-                                                  args.seed, args.device, coco=args.coco, masks=args.masks):
+                                                  args.seed, args.device, coco=args.coco, masks=args.masks,
+                                                  skip_bad=args.skip_bad, exclude=args.exclude, resume=args.resume):
         # Your training step goes here: loss = criterion(model(images.float() / 255), labels) ...
         # (with --coco/--masks, `labels` holds each image's targets: see training_batches).
         seen += len(labels)
@@ -452,7 +482,7 @@ def main(argv=None):
     parser = contract_parser(__doc__.splitlines()[0], SEED, min(4, os.cpu_count() or 1), "augmenting processes")
     args = parser.parse_args(argv)
     reading = any(reads_boxes(transform) for transform in build_compose().transforms)
-    run_command(args, _save, _bench, _train, BOXES_NEEDED if reading else None)
+    one_line_on_bad_image(run_command, args, _save, _bench, _train, BOXES_NEEDED if reading else None)
 
 
 

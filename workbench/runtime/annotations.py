@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from .common import decode_image, list_image_files
+from .bad_files import decode_files, report_left_out
+from .common import list_image_files
 
 
 def coco_index(path):
@@ -167,7 +168,8 @@ def sample_targets(annotations, i):
 def annotated_inputs(args, refused=None):
     """--save's images and targets with --coco and/or --masks: the files of --images that have
     annotations (see annotated_files), decoded as decode_image decodes them, and their targets.
-    `refused`: why this chain cannot move targets (then nothing is read)."""
+    `refused`: why this chain cannot move targets (then nothing is read). A file that cannot be
+    decoded stops it with one line, or with --skip-bad is left out with its targets (and named)."""
     if refused:
         raise SystemExit(f"--coco/--masks: {refused}")
     if getattr(args, "shards", None):
@@ -177,7 +179,10 @@ def annotated_inputs(args, refused=None):
         targets = read_targets(files, Path(args.images), index, args.masks)
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
-    return [decode_image(f) for f in files], targets
+    images, skipped = decode_files(files, getattr(args, "skip_bad", False))
+    report_left_out(skipped)
+    kept = [k for k, f in enumerate(files) if str(f) not in {name for name, _ in skipped}]
+    return images, {kind: [values[k] for k in kept] for kind, values in targets.items()}
 
 
 def target_arrays(moved):

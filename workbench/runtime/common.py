@@ -9,7 +9,6 @@ import argparse
 import os
 import tarfile
 import time
-from io import BytesIO
 from pathlib import Path
 
 import numpy as np
@@ -182,6 +181,11 @@ def run_command(args, save, bench, train, refused=None):
     RandomIoUCrop), or None; then the command stops with that reason instead of a traceback."""
     if refused and not args.coco:
         raise SystemExit(f"--coco needed: {refused}")
+    if getattr(args, "resume", None) is not None:
+        try:
+            check_resume(args.resume, args.epochs)
+        except ValueError as error:
+            raise SystemExit(str(error)) from None
     if args.save:
         save(args)
     elif args.bench:
@@ -321,7 +325,46 @@ def contract_parser(description, seed, workers_default, workers_help, shards=Fal
                                        "or trained on), and their boxes, labels and keypoints move with the pixels")
     parser.add_argument("--masks", help="a folder of label-map PNGs named after the images (cat.jpg: cat.png), "
                                         "which move with the pixels (saved, timed or trained on)")
+    parser.add_argument("--skip-bad", action="store_true",
+                        help="skip files that cannot be decoded (truncated, empty, not an image) and name them at the "
+                             "end of each epoch, instead of stopping at the first; training and --bench fill their "
+                             "place in the batch with the next readable file, --save leaves them out")
+    parser.add_argument("--exclude", metavar="FILE",
+                        help="leave out the files this list names (one per line, relative to --images, or "
+                             "SHARD:KEY for a shard's sample), as `workbench check DIR --exclude-list FILE` writes it")
+    parser.add_argument("--resume", type=resume_argument, metavar="EPOCH:BATCH",
+                        help="training: start at this epoch and batch (both from 0) with the batches and draws an "
+                             "uninterrupted run has there, e.g. after a preempted job")
     return parser
+
+
+def resume_argument(text):
+    """A --resume value: "EPOCH:BATCH" (both from 0) as (epoch, batch).
+
+    Example:
+        >>> resume_argument("2:150")
+        (2, 150)
+    """
+    epoch, _, batch = text.partition(":")
+    if not (epoch.strip().isdigit() and batch.strip().isdigit()):
+        raise argparse.ArgumentTypeError(f"expected EPOCH:BATCH, both whole numbers from 0 (e.g. 2:150), got {text!r}")
+    return int(epoch), int(batch)
+
+
+def check_resume(resume, epochs):
+    """(epoch, batch) to start training at, checked against the number of epochs: (0, 0) for None.
+
+    Example:
+        >>> check_resume(None, 3), check_resume((1, 20), 3)
+        ((0, 0), (1, 20))
+    """
+    if resume is None:
+        return 0, 0
+    epoch, batch = (int(value) for value in resume)
+    if epoch < 0 or batch < 0 or epoch >= epochs:
+        raise ValueError(f"resume at epoch {epoch}, batch {batch}: the epoch must be from 0 to {epochs - 1} "
+                         f"(the run has {epochs} epoch(s): pass --epochs to say how many in all) and the batch from 0")
+    return epoch, batch
 
 
 # ---------------------------------------------------------------------------------------
@@ -534,30 +577,6 @@ def read_member(path, offset, size):
         raise ValueError(f"{path} ends inside a member ({data.size} of {size} bytes at offset {offset}): "
                          "the shard is truncated")
     return data
-
-
-def decode_shard_images(paths):
-    """Every sample of the shards `paths` decoded as decode_image decodes a file (PIL, RGB), in
-    order (shard by shard, each in its member order), with its key and label: (images, keys,
-    labels). --save uses it, as it uses a folder's files in name order."""
-    images, keys, labels = [], [], []
-    for path, samples in zip(paths, index_shards(paths)):
-        for key, (_, offset, size), label, _ in samples:
-            images.append(decode_image(BytesIO(read_member(path, offset, size).tobytes())))
-            keys.append(key)
-            labels.append(label)
-    return images, keys, labels
-
-
-def save_inputs(args):
-    """The images --save augments: the shards' samples in order (--shards), else the folder's
-    image files in name order (--images), decoded as decode_image decodes them."""
-    if args.shards:
-        return decode_shard_images(args.shards)[0]
-    files = list_image_files(args.images)
-    if not files:
-        raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {args.images}")
-    return [decode_image(f) for f in files]
 
 
 def soft_target_array(labels, num_classes=None):

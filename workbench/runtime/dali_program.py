@@ -58,10 +58,13 @@ from nvidia.dali.pipeline import do_not_convert
 
 from .annotations import (annotated_inputs, batch_targets, loader_annotations, per_image, sample_targets,
                           target_arrays)
+from .bad_files import (check_files, dali_failure, excluded_file, one_line_on_bad_image, read_exclusions,
+                        report_skipped, save_inputs, shard_sample_name)
 from .common import (CLASS_ID_DIGITS, IMAGE_EXTENSIONS, add_resize_argument, bench_batches, box_count,
-                     check_one_size, check_shards_argument, contract_parser, derive_seed, distributed_context,
-                     first_two_sizes, index_shards, list_image_files, loader_resize, mixed_sizes_error,
-                     print_rates, print_seen, run_command, save_inputs, shard_paths, soft_target_array, timed_rates)
+                     check_one_size, check_resume, check_shards_argument, contract_parser, derive_seed,
+                     distributed_context, first_two_sizes, index_shards, list_image_files, loader_resize,
+                     mixed_sizes_error, print_rates, print_seen, run_command, shard_paths, soft_target_array,
+                     timed_rates)
 from .dali_chain import (CONDITIONALS, DRAWN_SIZES, DRAWS, FIXES_SIZE, GPU_ONLY, MIXING_STEPS, ONE_SIZE_BEFORE,
                          REGION_DECODE, REGION_STEPS, RESIZE_AT, SEED, SIZE_FIX, SIZE_NOTE, STEP_DRAWS,
                          STEP_FUNCTIONS, TARGETS_REFUSED, WINDOW_STEPS, augment_targets)
@@ -245,15 +248,53 @@ def _threads():
 # Training: file reader or WebDataset reader (sharded per rank), DALI decoding, the chain, a
 # PyTorch iterator.
 # ---------------------------------------------------------------------------------------
-def image_folder(root):
+def image_folder(root, exclude=None):
     """(files, labels) under `root`: recursive, name order; the label is the index of the
-    first-level sub-folder (ImageFolder layout), 0 for files directly in `root`."""
+    first-level sub-folder (ImageFolder layout), 0 for files directly in `root`. The exclusion
+    list `exclude` (read_exclusions) leaves files out (the labels count every folder)."""
     root = Path(root)
     files = list_image_files(root)
     parts = [f.relative_to(root).parts for f in files]
     classes = sorted({p[0] for p in parts if len(p) > 1})
     index = {name: i for i, name in enumerate(classes)}
-    return [str(f) for f in files], [index[p[0]] if len(p) > 1 else 0 for p in parts]
+    names = read_exclusions(exclude)
+    return ([str(f) for f in files if not excluded_file(f, root, names)],
+            [index[p[0]] if len(p) > 1 else 0 for f, p in zip(files, parts) if not excluded_file(f, root, names)])
+
+
+# DALI cannot skip a file once its pipeline runs (a decoding failure ends the pipeline): with
+# --skip-bad the loader decodes every file ahead, on this many processes at most, and leaves the
+# unreadable ones out of the reader's list.
+def readable_only(names, paths, threads):
+    """(positions of the readable ones among `names` (with `paths`: (path, offset, size) each),
+    (name, problem) of the others): a full decode of each (check_files)."""
+    rows = check_files([(name, *path) for name, path in zip(names, paths)], full=True, workers=threads)
+    return [k for k, row in enumerate(rows) if not row[5]], [(row[0], row[5]) for row in rows if row[5]]
+
+
+# Said at each epoch's end, after the files --skip-bad left out.
+LEFT_OUT_AHEAD = "left out of the reader's list by a full decode before training (DALI cannot skip a file mid-epoch)"
+
+# --checkpoints: where the loader writes DALI's checkpoint of its pipeline (reader position and
+# every random state), so that --resume EPOCH:BATCH can start from the nearest one.
+CHECKPOINT_EVERY = 100
+
+
+def checkpoint_path(folder, rank, epoch, batch):
+    """The file of rank `rank`'s checkpoint taken before epoch `epoch`'s batch `batch`."""
+    return Path(folder) / f"dali-rank{rank}-epoch{epoch:05d}-batch{batch:07d}.ckpt"
+
+
+def nearest_checkpoint(folder, rank, epoch, batch):
+    """((epoch, batch), text) of rank `rank`'s latest checkpoint in `folder` at or before
+    (epoch, batch), or ((0, 0), None) when there is none (the run starts from the beginning)."""
+    best = ((0, 0), None)
+    for path in Path(folder).glob(f"dali-rank{rank}-epoch*-batch*.ckpt") if folder else ():
+        parts = path.stem.split("-")
+        at = (int(parts[2][5:]), int(parts[3][5:]))
+        if at <= (epoch, batch) and (best[1] is None or at > best[0]):
+            best = (at, path)
+    return best if best[1] is None else (best[0], best[1].read_bytes())
 
 
 def write_shard_index(samples, path):
@@ -354,7 +395,8 @@ def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_se
 
 
 def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, augmented=True, resize=None,
-                shards=None, coco=None, masks=None):
+                shards=None, coco=None, masks=None, skip_bad=False, exclude=None, checkpoints=None,
+                checkpoint_every=CHECKPOINT_EVERY, resume=None):
     """A DALIGenericIterator over the training pipeline: shard = rank under torchrun, each
     rank seeded from (seed, rank); yields [{"images": tensor NHWC, "labels": tensor}]. It reads
     an image folder (`root`) or WebDataset tar shards (`shards`, e.g. "train-{0000..0099}.tar":
@@ -381,6 +423,17 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
     are. They move by the code --save and the workbench use: boxes and keypoints on the host
     (numpy), masks too on the CPU and as tensors on a GPU (the same pixels; see moved_targets).
 
+    A file that cannot be decoded stops the loader with a BadImageError naming it. DALI cannot
+    skip a file once its pipeline runs: with `skip_bad` every file is decoded ahead (on `threads`
+    processes) and the unreadable ones are left out of the reader's list (`loader.skipped` names
+    them); `exclude`: an exclusion list (`workbench check` writes one) of files to leave out.
+
+    `checkpoints` (a folder): the loader writes DALI's checkpoint of its pipeline there every
+    `checkpoint_every` batches and at each epoch's end; `resume=(epoch, batch)` starts from the
+    latest one at or before that batch (from the start without one) and `loader.ahead` says how
+    many batches to read and drop to reach it (training_epochs does): the batches and draws an
+    uninterrupted run has from there on.
+
     Example:
         loader = make_loader("train/", 64, resize=(224, 224))   # or make_loader(shards="train-{0000..0099}.tar")
         for batch in loader:
@@ -406,6 +459,9 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
             try:
                 outputs = super()._get_outputs()
             except RuntimeError as error:
+                bad = dali_failure(error, files)
+                if bad is not None:
+                    raise bad from None
                 # A step that mixes samples (CutMix) can fail inside the pipeline on several sizes.
                 pair = first_two_sizes(files) if RESIZE_AT < len(STEP_FUNCTIONS) and resize is None else None
                 if pair:
@@ -418,11 +474,24 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
             return outputs
 
         def __next__(self):
-            batches = super().__next__()
+            try:
+                batches = super().__next__()
+            except StopIteration:
+                self.position = (self.position[0] + 1, 0)
+                self.save_checkpoint()
+                raise
+            self.position = (self.position[0], self.position[1] + 1)
+            if self.position[1] % checkpoint_every == 0:
+                self.save_checkpoint()
             if annotations is not None:
                 for batch in batches:
                     batch["labels"] = moved_targets(batch, annotations, resize)
             return batches
+
+        def save_checkpoint(self):
+            if checkpoints is not None:
+                Path(checkpoints).mkdir(parents=True, exist_ok=True)
+                checkpoint_path(checkpoints, rank, *self.position).write_bytes(self.checkpoints()[0])
 
     resize = loader_resize(resize)
     if (root is None) == (shards is None):
@@ -437,43 +506,81 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
         gpu = torch.cuda.is_available()
     check_gpu_only(gpu)
     rank_seed = derive_seed(seed, rank)
+    skipped = []
     # DALI reads the shards' index files while it builds the pipeline: they can go afterwards.
     with tempfile.TemporaryDirectory(prefix="dali-shard-index-") as folder:
         if shards is not None:
-            files, labels, reader = shard_reader(shards, folder)
+            files, labels, reader, skipped = shard_reader(shards, folder, skip_bad, exclude, threads)
         else:
-            (files, labels), reader = image_folder(root), {}
-            if not files:
-                raise SystemExit(f"no image files ({', '.join(IMAGE_EXTENSIONS)}) under {root}")
+            (files, labels), reader = image_folder(root, exclude), {}
             if annotations is not None:
                 # Each sample's label is its file's position: its targets are read by it (moved_targets).
                 files = [str(f) for f in annotations["files"]]
                 labels = list(range(len(files)))
+            if skip_bad:
+                keep, skipped = readable_only(files, [(f, None, None) for f in files], threads or _threads())
+                files, labels = [files[k] for k in keep], [labels[k] for k in keep]
+            if not files:
+                raise SystemExit(f"no readable image files ({', '.join(IMAGE_EXTENSIONS)}) under {root}")
+        (start, checkpoint) = nearest_checkpoint(checkpoints, rank, *resume) if resume else ((0, 0), None)
         pipe = training_pipeline(files, labels, shard_id=rank, num_shards=world_size, gpu=gpu, aug_seed=rank_seed,
                                  augmented=augmented, resize=resize, batch_size=batch_size,
                                  num_threads=threads or _threads(), device_id=local_rank if gpu else None,
-                                 seed=rank_seed, annotated=annotations is not None, **reader)
+                                 seed=rank_seed, annotated=annotations is not None,
+                                 enable_checkpointing=checkpoints is not None or resume is not None,
+                                 checkpoint=checkpoint, **reader)
         pipe.build()
     # Drop the ragged last batch, unless a shard holds less than one batch (small folders):
     # then fill it by repeating samples, or there would be nothing to train on.
     policy = LastBatchPolicy.DROP if len(labels) // world_size >= batch_size else LastBatchPolicy.FILL
     outputs = (["images", "labels"] + (["image_sizes"] if augmented and DRAWN_SIZES and resize is None else [])
                + (["sizes", *DRAWS] if annotations is not None else []))
-    return OneSizeIterator([pipe], outputs, reader_name="Reader", last_batch_policy=policy, auto_reset=True)
+    loader = OneSizeIterator([pipe], outputs, reader_name="Reader", last_batch_policy=policy, auto_reset=True)
+    # Where the pipeline stands (the checkpoint's batch), where the run starts, and what lies between.
+    loader.position, loader.start, loader.skipped = start, tuple(resume or start), skipped
+    return loader
 
 
-def shard_reader(shards, folder):
+def training_epochs(loader, epochs):
+    """(epoch, batch) for every batch of `epochs` epochs from the loader's start on (make_loader's
+    resume; the batches between its checkpoint and that start are read and dropped), the
+    files --skip-bad left out named at the end of each epoch."""
+    rank, world_size, _ = distributed_context()
+    check_resume(loader.start, epochs)
+    while loader.position[0] < epochs:
+        epoch = loader.position[0]
+        for batch in loader:
+            if loader.position > (loader.start[0], loader.start[1]):  # (position: the batch after this one)
+                yield epoch, batch
+        if epoch >= loader.start[0]:
+            report_skipped(loader.skipped, epoch, rank, world_size, LEFT_OUT_AHEAD)
+
+
+def shard_reader(shards, folder, skip_bad=False, exclude=None, threads=None):
     """What the training pipeline reads WebDataset tar `shards` (a pattern, see shard_paths) with:
     (files: none, labels: the samples' class ids in shard order, the reader's arguments: the
-    shards and an index file per shard, written into `folder`, see write_shard_index)."""
+    shards and an index file per shard, written into `folder`, see write_shard_index, and the
+    samples `skip_bad` left out). The samples the exclusion list `exclude` names are left out,
+    and with `skip_bad` those a full decode refuses (see readable_only)."""
     paths = shard_paths(shards)
+    names = read_exclusions(exclude)
+    indexed = [(str(path), [sample for sample in samples if shard_sample_name(path, sample[0]) not in names])
+               for path, samples in zip(paths, index_shards(paths))]
+    skipped = []
+    if skip_bad:
+        every = [(shard_sample_name(path, sample[0]), (path, sample[1][1], sample[1][2]))
+                 for path, samples in indexed for sample in samples]
+        keep, skipped = readable_only([name for name, _ in every], [where for _, where in every], threads or _threads())
+        kept = {every[k][0] for k in keep}
+        indexed = [(path, [sample for sample in samples if shard_sample_name(path, sample[0]) in kept])
+                   for path, samples in indexed]
     # (DALI refuses an index of no samples: a shard without any stays out.)
-    indexed = [(str(path), samples) for path, samples in zip(paths, index_shards(paths)) if samples]
+    indexed = [(path, samples) for path, samples in indexed if samples]
     index_paths = [str(Path(folder) / f"{k:05d}.idx") for k in range(len(indexed))]
     for (_, samples), index_path in zip(indexed, index_paths):
         write_shard_index(samples, index_path)
     labels = [label for _, samples in indexed for _, _, label, _ in samples]
-    return [], labels, dict(shards=[path for path, _ in indexed], index_paths=index_paths)
+    return [], labels, dict(shards=[path for path, _ in indexed], index_paths=index_paths), skipped
 
 
 def training_refusal():
@@ -535,13 +642,14 @@ def endless(loader):
 
 
 def bench_rates(root=None, batch_size=64, batches=20, warmup=3, runs=1, threads=None, seed=SEED, gpu=None,
-                progress=None, augmented=True, resize=None, shards=None, coco=None, masks=None):
+                progress=None, augmented=True, resize=None, shards=None, coco=None, masks=None, skip_bad=False,
+                exclude=None):
     """Images/s of the training loader (read, decode, augment, hand to PyTorch) over `runs`
     stretches of `batches` batches after `warmup`; --bench prints one, the workbench's
     estimate several (and, with `augmented=False`, times decoding alone). `resize`, `shards`,
-    `coco`, `masks`: see make_loader."""
+    `coco`, `masks`, `skip_bad`, `exclude`: see make_loader (--skip-bad's check ahead is not timed)."""
     loader = make_loader(root, batch_size, seed=seed, gpu=gpu, threads=threads, augmented=augmented, resize=resize,
-                         shards=shards, coco=coco, masks=masks)
+                         shards=shards, coco=coco, masks=masks, skip_bad=skip_bad, exclude=exclude)
     return timed_rates(endless(loader), lambda batch: batch[0]["images"].shape[0], batches, warmup, runs,
                        progress=progress)
 
@@ -550,7 +658,8 @@ def _bench(args):
     gpu = None if args.device is None else args.device != "cpu"
     batches = bench_batches(args.batch_size, args.batches)
     rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, gpu,
-                        resize=args.resize, shards=args.shards, coco=args.coco, masks=args.masks)
+                        resize=args.resize, shards=args.shards, coco=args.coco, masks=args.masks,
+                        skip_bad=args.skip_bad, exclude=args.exclude)
     print(f"batch size: {args.batch_size}, threads: {args.workers}, "
           f"{args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
     print_rates(rates)
@@ -560,27 +669,34 @@ def _train(args):
     rank, world_size, _ = distributed_context()
     loader = make_loader(args.images, args.batch_size, seed=args.seed,
                          gpu=None if args.device is None else args.device != "cpu", threads=args.workers,
-                         resize=args.resize, shards=args.shards, coco=args.coco, masks=args.masks)
+                         resize=args.resize, shards=args.shards, coco=args.coco, masks=args.masks,
+                         skip_bad=args.skip_bad, exclude=args.exclude, checkpoints=args.checkpoints,
+                         checkpoint_every=args.checkpoint_every, resume=args.resume)
     seen = boxes = 0
-    for epoch in range(args.epochs):
-        for batch in loader:
-            images, labels = batch[0]["images"], batch[0]["labels"]
-            # Your training step goes here: loss = criterion(model(images.permute(0, 3, 1, 2)), labels) ...
-            # (with --coco/--masks, `labels` holds each image's targets: see make_loader).
-            seen += images.shape[0]
-            boxes += box_count(labels)
+    for epoch, batch in training_epochs(loader, args.epochs):
+        images, labels = batch[0]["images"], batch[0]["labels"]
+        # Your training step goes here: loss = criterion(model(images.permute(0, 3, 1, 2)), labels) ...
+        # (with --coco/--masks, `labels` holds each image's targets: see make_loader).
+        seen += images.shape[0]
+        boxes += box_count(labels)
     print_seen(rank, world_size, seen, boxes, args.coco, args.epochs)
 
 
 def main(argv=None):
     parser = contract_parser(__doc__.splitlines()[0], SEED, _threads(), "DALI CPU threads", shards=True)
     add_resize_argument(parser, FIXES_SIZE, SIZE_NOTE)
+    parser.add_argument("--checkpoints", metavar="DIR",
+                        help="training: write DALI's checkpoint of the pipeline (reader position, random states) into "
+                             "DIR every --checkpoint-every batches and at each epoch's end, so that --resume starts "
+                             "from the nearest one instead of reading every batch before it again")
+    parser.add_argument("--checkpoint-every", type=int, default=CHECKPOINT_EVERY, metavar="N",
+                        help=f"batches between checkpoints (default {CHECKPOINT_EVERY})")
     args = parser.parse_args(argv)
     if args.shards:
         check_shards_argument(parser, args)
     if training_refusal() and not args.save:
         raise SystemExit(training_refusal())
-    run_command(args, _save, _bench, _train, BOXES_NEEDED if WINDOW_STEPS else None)
+    one_line_on_bad_image(run_command, args, _save, _bench, _train, BOXES_NEEDED if WINDOW_STEPS else None)
 
 
 if __name__ == "__main__":

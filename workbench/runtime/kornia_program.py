@@ -50,7 +50,7 @@ Shards: instead of a folder (--images, root=), the training loader reads WebData
 Members group into samples by the name before the first dot of their file name; a sample is
 an image (.jpg, .png, ...) and an optional .cls member holding its class id in ASCII (0 without
 one). The shards' headers are read once at the start (TarShardDataset); then each sample is one
-read at its offset, so shards shuffle, shard by rank (DistributedSampler) and decode (on the GPU
+read at its offset, so shards shuffle, shard by rank (EpochSampler) and decode (on the GPU
 for JPEGs) exactly as a folder does. --save takes the shards' samples in order, shard by shard.
 """
 
@@ -67,17 +67,19 @@ os.environ.setdefault("KORNIA_INSTALLATION_MODE", "RAISE")
 import kornia.augmentation as K
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Dataset, RandomSampler
-from torch.utils.data.distributed import DistributedSampler
+from torch.utils.data import DataLoader, Dataset
 
 from .annotations import (annotated_inputs, batch_targets, loader_annotations, per_image,
                           sample_targets, target_arrays)
-from .common import (add_resize_argument, bench_batches, box_count, check_one_size, check_shards_argument,
-                     contract_parser, decode_image, derive_seed, distributed_context, index_shards, left_out,
-                     list_image_files, loader_resize, print_rates, print_seen, read_member, record_arrays,
-                     run_command, save_inputs, shard_paths, timed_rates)
+from .bad_files import (BadImageError, decode_checked, one_line_errors, one_line_on_bad_image,
+                        read_exclusions, readable, report_skipped, save_inputs, shard_sample_name, without_excluded)
+from .common import (add_resize_argument, bench_batches, box_count, check_one_size, check_resume,
+                     check_shards_argument, contract_parser, derive_seed, distributed_context, index_shards,
+                     left_out, list_image_files, loader_resize, print_rates, print_seen, read_member,
+                     record_arrays, run_command, shard_paths, timed_rates)
 from .kornia_chain import (FIXES_SIZE, HEAD_STEPS, PER_IMAGE, RESIZE_AT, RESIZED_CROP, SEED, SIZE_FIX,
                            SIZE_NOTE, STEPS, TARGETS_REFUSED, augment_targets, build_augmentation)
+from .sampling import EpochSampler, sample_index
 from .kornia_modules.fusion import (fused_colour, fused_geometry_plan, fused_output_size, fused_resample,
                                     fusion_chunk, fusion_gate, fusion_jitter_branches, fusion_segments, fusion_slice,
                                     shares_memory)
@@ -663,11 +665,19 @@ class ImageFolderDataset(Dataset):
     """Image files under `root` (recursive, name order); the label is the index of the
     first-level sub-folder (ImageFolder layout), 0 for files directly in `root`. With
     `annotations` (loader_annotations: a COCO file and/or a mask folder), the annotated files
-    only, each labelled with its targets as read (sample_targets), to be moved after the chain."""
+    only, each labelled with its targets as read (sample_targets), to be moved after the chain.
 
-    def __init__(self, root, annotations=None):
-        self.root, self.annotations = Path(root), annotations
-        self.files = list_image_files(self.root) if annotations is None else annotations["files"]
+    An item is (image, label, skipped). A file that cannot be decoded is a BadImageError naming
+    it; with `skip_bad` the next readable file (and its label) takes its place, and `skipped`
+    names the files passed over. `exclude`: an exclusion list (see read_exclusions) of files to
+    leave out. Items are asked for by EpochSampler's (index, epoch, batch) or by index."""
+
+    def __init__(self, root, annotations=None, skip_bad=False, exclude=None):
+        self.root, self.annotations, self.skip_bad = Path(root), annotations, skip_bad
+        files = list_image_files(self.root) if annotations is None else annotations["files"]
+        self.files = without_excluded(files, self.root, exclude)
+        if annotations is not None and len(self.files) != len(files):
+            raise ValueError("--exclude with --coco/--masks: leave the files out of the annotations instead")
         if not self.files:
             raise FileNotFoundError(f"no image files under {self.root}")
         folders = [f.relative_to(self.root).parts for f in self.files]
@@ -682,8 +692,21 @@ class ImageFolderDataset(Dataset):
         """Sample i's class id, or its targets when the dataset is annotated."""
         return self.labels[i] if self.annotations is None else sample_targets(self.annotations, i)
 
-    def __getitem__(self, i):
-        return torch.from_numpy(decode_image(self.files[i])).permute(2, 0, 1).contiguous(), self.label(i)
+    def name(self, i):
+        """How errors and reports name sample i: its file."""
+        return str(self.files[i])
+
+    def decoded(self, i):
+        """Sample i's image (uint8 CHW) and label; a BadImageError where it cannot be decoded."""
+        return torch.from_numpy(decode_checked(self.files[i], self.name(i))).permute(2, 0, 1).contiguous(), \
+            self.label(i)
+
+    def __getitem__(self, item):
+        i = sample_index(item)
+        if not self.skip_bad:
+            return (*self.decoded(i), ())
+        (image, label), skipped = readable(self.decoded, i, len(self))
+        return image, label, skipped
 
 
 # Every JPEG file starts with these bytes (the start-of-image marker, then another marker).
@@ -695,11 +718,12 @@ class EncodedImageFolderDataset(ImageFolderDataset):
     its exact bytes as a 1-D uint8 tensor, to be decoded with its whole batch; other formats
     (PNG, TIFF, ...), which the GPU decoders do not take, are decoded here with PIL (uint8 CHW)."""
 
-    def __getitem__(self, i):
+    def __getitem__(self, item):
+        i = sample_index(item)
         data = np.fromfile(self.files[i], dtype=np.uint8)
         if data[:3].tobytes() != JPEG_SIGNATURE:
-            return super().__getitem__(i)
-        return torch.from_numpy(data), self.label(i)
+            return (*super().__getitem__(item), None)
+        return torch.from_numpy(data), self.label(i), (), self.name(i)
 
 
 class TarShardDataset(Dataset):
@@ -707,13 +731,15 @@ class TarShardDataset(Dataset):
     order: each sample's image decoded with PIL as decode_image decodes a file, its label the
     class id in its .cls member (0 without one). The shards' headers are read once, here
     (index_shards); each item is then one read at its offset, so that the samples shuffle and
-    shard by rank exactly as a folder's files do (RandomSampler, DistributedSampler)."""
+    shard by rank exactly as a folder's files do (EpochSampler)."""
 
-    def __init__(self, shards):
-        self.shards = shard_paths(shards)
+    def __init__(self, shards, skip_bad=False, exclude=None):
+        self.shards, self.skip_bad, excluded = shard_paths(shards), skip_bad, read_exclusions(exclude)
         self.keys, self.labels, locations = [], [], []
         for k, samples in enumerate(index_shards(self.shards)):
             for key, (_, offset, size), label, _ in samples:
+                if shard_sample_name(self.shards[k], key) in excluded:
+                    continue
                 self.keys.append(key)
                 self.labels.append(label)
                 locations.append((k, offset, size))
@@ -735,27 +761,41 @@ class TarShardDataset(Dataset):
         shard, offset, size = self.locations[i].tolist()
         return read_member(self.shards[shard], offset, size)
 
-    def __getitem__(self, i):
-        return decode_bytes_with_pil(torch.from_numpy(self.read(i))), self.labels[i]
+    def name(self, i):
+        """How errors and reports name sample i: SHARD_FILE_NAME:KEY."""
+        return shard_sample_name(self.shards[int(self.locations[i][0])], self.keys[i])
+
+    def decoded(self, i):
+        """Sample i's image (uint8 CHW) and label; a BadImageError where it cannot be decoded."""
+        return decode_bytes_with_pil(torch.from_numpy(self.read(i)), self.name(i)), self.labels[i]
+
+    def __getitem__(self, item):
+        i = sample_index(item)
+        if not self.skip_bad:
+            return (*self.decoded(i), ())
+        (image, label), skipped = readable(self.decoded, i, len(self))
+        return image, label, skipped
 
 
 class EncodedTarShardDataset(TarShardDataset):
     """The same samples, for decoding on the GPU as EncodedImageFolderDataset's files: a JPEG
     comes back undecoded (its bytes as a 1-D uint8 tensor), other formats decoded with PIL."""
 
-    def __getitem__(self, i):
+    def __getitem__(self, item):
+        i = sample_index(item)
         data = torch.from_numpy(self.read(i))
         if data[:3].numpy().tobytes() != JPEG_SIGNATURE:
-            return decode_bytes_with_pil(data), self.labels[i]
-        return data, self.labels[i]
+            return (*super().__getitem__(item), None)
+        return data, self.labels[i], (), self.name(i)
 
 
 def collate_uint8(batch):
-    """Stack same-size images into one uint8 NCHW tensor; keep a list when sizes differ."""
-    images, labels = zip(*batch)
+    """Stack same-size images into one uint8 NCHW tensor (a list when sizes differ); the labels
+    (collate_labels) and the files skipped for the batch (--skip-bad), as (name, problem)."""
+    images, labels, skipped = zip(*batch)
     if len({tuple(i.shape) for i in images}) == 1:
         images = torch.stack(images)
-    return images, collate_labels(labels)
+    return images, collate_labels(labels), sum(skipped, ())
 
 
 def collate_labels(labels):
@@ -768,18 +808,18 @@ def collate_encoded(batch):
     with each item's byte count (-1 for an image a worker decoded), those images in a list,
     and the labels as one tensor. One packed tensor crosses from a worker process as one block
     of shared memory, where a tensor per file would cost a block (and a file descriptor) each."""
-    payloads, labels = zip(*batch)
+    payloads, labels, skipped, names = zip(*batch)
     encoded = [payload for payload in payloads if payload.dim() == 1]
     packed = torch.cat(encoded) if encoded else torch.empty(0, dtype=torch.uint8)
     sizes = torch.tensor([payload.numel() if payload.dim() == 1 else -1 for payload in payloads])
     decoded = [payload for payload in payloads if payload.dim() != 1]
-    return (packed, sizes, decoded), collate_labels(labels)
+    return (packed, sizes, decoded, names), collate_labels(labels), sum(skipped, ())
 
 
 def unpack_payloads(batch):
-    """collate_encoded's (packed bytes, sizes, decoded images) as one payload per item, in
-    order: a view of the packed bytes per JPEG, the decoded image otherwise."""
-    packed, sizes, decoded = batch
+    """collate_encoded's (packed bytes, sizes, decoded images, names) as one payload per item,
+    in order: a view of the packed bytes per JPEG, the decoded image otherwise."""
+    packed, sizes, decoded, _ = batch
     payloads, start, images = [], 0, iter(decoded)
     for size in sizes.tolist():
         if size < 0:
@@ -924,9 +964,10 @@ def torchvision_jpeg_decoder(device):
     return decode
 
 
-def decode_bytes_with_pil(data):
-    """A file's bytes (1-D uint8 tensor) decoded as the PIL loader decodes the file: uint8 RGB CHW."""
-    return torch.from_numpy(decode_image(BytesIO(data.numpy().tobytes()))).permute(2, 0, 1).contiguous()
+def decode_bytes_with_pil(data, name="a file of this batch"):
+    """A file's bytes (1-D uint8 tensor) decoded as the PIL loader decodes the file: uint8 RGB CHW;
+    a BadImageError naming it (`name`) where PIL cannot decode it."""
+    return torch.from_numpy(decode_checked(BytesIO(data.numpy().tobytes()), name)).permute(2, 0, 1).contiguous()
 
 
 def is_rgb_image(image):
@@ -939,41 +980,55 @@ def is_rgb_image(image):
 GPU_DECODE_REFUSALS_WARNED = []
 
 
-def decode_batch(payloads, decode, device):
-    """A batch of EncodedImageFolderDataset payloads as uint8 images on `device`.
+def decode_batch(payloads, decode, device, names=None, skip_bad=False):
+    """A batch of EncodedImageFolderDataset payloads as uint8 images on `device`, and the
+    positions of the unreadable ones (see below).
 
     The JPEG byte tensors go to `decode` (a GPU decoder: one call for the batch); any file it
     could not decode is decoded with PIL instead, and the images the workers decoded are moved.
-    Returns one uint8 NCHW tensor when every size agrees, else a list of CHW tensors.
+    Images: one uint8 NCHW tensor when every size agrees, else a list of CHW tensors. A file PIL
+    cannot decode either is a BadImageError naming it (`names`: each payload's), or with
+    `skip_bad` takes a copy of the batch's first readable image ({position: problem} of those).
     """
-    images = list(payloads)
+    images, bad = list(payloads), {}
+    names = names or [None] * len(payloads)
     encoded = [i for i, payload in enumerate(payloads) if payload.dim() == 1]
     if encoded:
         refused = 0
         for i, image in zip(encoded, decode([payloads[i] for i in encoded])):
             refused += not is_rgb_image(image)
-            images[i] = image if is_rgb_image(image) else decode_bytes_with_pil(payloads[i])
+            try:
+                images[i] = image if is_rgb_image(image) else decode_bytes_with_pil(payloads[i], names[i])
+            except BadImageError as error:
+                if not skip_bad:
+                    raise
+                bad[i] = error.problem
         if refused * 2 > len(encoded) and not GPU_DECODE_REFUSALS_WARNED:
             GPU_DECODE_REFUSALS_WARNED.append(refused)
             warnings.warn(f"the GPU decoder refused {refused} of the {len(encoded)} JPEGs in a batch; PIL decoded "
                           "them one by one in the main process, which is slow. nvImageCodec needs its nvJPEG "
                           "plugin (pip install nvidia-nvjpeg-cu13, or nvidia-nvjpeg-cu12 for CUDA 12); or choose "
                           "--decoder torchvision or pil", RuntimeWarning, stacklevel=2)
+    if bad:
+        good = next((i for i in range(len(images)) if i not in bad), None)
+        if good is None:
+            raise BadImageError(f"no file of a batch of {len(images)} can be decoded (the first: {names[min(bad)]})")
+        images = [images[good] if i in bad else image for i, image in enumerate(images)]
     images = [image.to(device, non_blocking=True) for image in images]
-    return torch.stack(images) if len({tuple(image.shape) for image in images}) == 1 else images
+    return (torch.stack(images) if len({tuple(image.shape) for image in images}) == 1 else images), bad
 
 
 class GpuDecodingLoader:
     """A DataLoader over EncodedImageFolderDataset whose batches are decoded on the GPU as they
     come: it yields (images on `device`, labels) as the PIL loader yields them on the CPU.
-    `dataset` and `sampler` are the DataLoader's (set_epoch, DistributedSampler shards).
+    `dataset` and `sampler` are the DataLoader's (EpochSampler: set_epoch, shards by rank).
     With `ahead`, a thread decodes the next batch while the caller works on this one (the
     decoder's host wait then overlaps the augmentation's kernel launches); the same batches come
     in the same order."""
 
-    def __init__(self, loader, decode, device, decoder, ahead=False):
+    def __init__(self, loader, decode, device, decoder, ahead=False, skip_bad=False):
         self.loader, self.decode, self.device, self.decoder = loader, decode, torch.device(device), decoder
-        self.ahead = ahead
+        self.ahead, self.skip_bad = ahead, skip_bad
 
     @property
     def dataset(self):
@@ -983,9 +1038,21 @@ class GpuDecodingLoader:
     def sampler(self):
         return self.loader.sampler
 
+    def decoded(self, payloads, labels, skipped):
+        """One batch decoded: (images, labels, skipped), a file PIL cannot decode either (see
+        decode_batch) replaced, label and all, by the batch's first readable one."""
+        names = payloads[3]
+        images, bad = decode_batch(unpack_payloads(payloads), self.decode, self.device, names, self.skip_bad)
+        if bad:
+            good = next(i for i in range(len(names)) if i not in bad)
+            labels = labels.clone() if torch.is_tensor(labels) else list(labels)
+            for i in bad:
+                labels[i] = labels[good]
+            skipped = skipped + tuple((names[i], problem) for i, problem in bad.items())
+        return images, labels_to(labels, self.device), skipped
+
     def __iter__(self):
-        batches = ((decode_batch(unpack_payloads(payloads), self.decode, self.device), labels_to(labels, self.device))
-                   for payloads, labels in self.loader)
+        batches = (self.decoded(*batch) for batch in self.loader)
         if not self.ahead:
             yield from batches
             return
@@ -1008,7 +1075,7 @@ def labels_to(labels, device):
 
 
 def make_loader(root=None, batch_size=64, workers=4, seed=SEED, device="cpu", num_samples=None, decoder="auto",
-                shards=None, coco=None, masks=None, decode_ahead=False):
+                shards=None, coco=None, masks=None, decode_ahead=False, skip_bad=False, exclude=None):
     """Loader over an image folder (`root`) or WebDataset tar shards (`shards`, e.g.
     "train-{0000..0099}.tar": see shard_paths and TarShardDataset), one of the two: shuffled
     (seeded), sharded by rank under torchrun, reading on `workers` processes. With the PIL
@@ -1016,12 +1083,15 @@ def make_loader(root=None, batch_size=64, workers=4, seed=SEED, device="cpu", nu
     the GPU is used) comes back; with a GPU decoder, a GpuDecodingLoader that decodes each
     batch's JPEGs on `device` in one call.
 
-    Under torchrun each rank takes a disjoint 1/world_size of the samples, reshuffled every
-    epoch from (seed, epoch) (DistributedSampler; the training loop calls set_epoch): together
-    the ranks see every sample once per epoch. When the count does not divide by world_size, the
-    sampler repeats a few samples so that every rank has as many; each rank then drops its last
-    incomplete batch (drop_last). For exactly once, make the count a multiple of
-    world_size x batch_size.
+    Each epoch's order is drawn from (seed, epoch) alone (EpochSampler; the training loop calls
+    its set_epoch), so that a run can resume at any batch. Under torchrun each rank takes a
+    disjoint 1/world_size of it: together the ranks see every sample once per epoch. When the
+    count does not divide by world_size, the sampler repeats a few samples so that every rank has
+    as many; each rank then drops its last incomplete batch (drop_last). For exactly once, make
+    the count a multiple of world_size x batch_size.
+    Batches are (images, labels, skipped). `skip_bad`: a file that cannot be decoded gives its
+    place to the next readable one (`skipped` names it), where it would stop the loader with a
+    BadImageError naming it; `exclude`: an exclusion list of files to leave out (read_exclusions).
     `num_samples` draws that many samples with replacement (for benchmarks on small folders).
     `coco`, `masks`: a folder's annotated images only, labelled with their targets (see
     ImageFolderDataset and training_batches). `decode_ahead`: a GPU decoder decodes the next
@@ -1036,16 +1106,12 @@ def make_loader(root=None, batch_size=64, workers=4, seed=SEED, device="cpu", nu
     decoder = resolve_decoder(decoder, device)
     on_gpu = decoder != "pil"
     if shards is not None:
-        dataset = EncodedTarShardDataset(shards) if on_gpu else TarShardDataset(shards)
+        dataset = (EncodedTarShardDataset if on_gpu else TarShardDataset)(shards, skip_bad, exclude)
     else:
-        dataset = (EncodedImageFolderDataset if on_gpu else ImageFolderDataset)(root, annotations)
+        dataset = (EncodedImageFolderDataset if on_gpu else ImageFolderDataset)(root, annotations, skip_bad, exclude)
     rank, world_size, _ = distributed_context()
-    generator = torch.Generator().manual_seed(seed)
-    if world_size > 1:
-        sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=True, seed=seed)
-    else:
-        sampler = RandomSampler(dataset, replacement=num_samples is not None, num_samples=num_samples,
-                                generator=generator)
+    generator = torch.Generator().manual_seed(seed)  # the workers' base seed
+    sampler = EpochSampler(dataset, batch_size, seed, rank, world_size, num_samples)
     loader = DataLoader(
         dataset, batch_size=batch_size, sampler=sampler, num_workers=workers,
         collate_fn=collate_encoded if on_gpu else collate_uint8,
@@ -1057,7 +1123,7 @@ def make_loader(root=None, batch_size=64, workers=4, seed=SEED, device="cpu", nu
         return loader
     device = torch.device(device)
     decode = nvimgcodec_jpeg_decoder(device) if decoder == "nvimgcodec" else torchvision_jpeg_decoder(device)
-    return GpuDecodingLoader(loader, decode, device, decoder, ahead=decode_ahead)
+    return GpuDecodingLoader(loader, decode, device, decoder, ahead=decode_ahead, skip_bad=skip_bad)
 
 
 class CudaPrefetcher:
@@ -1068,13 +1134,13 @@ class CudaPrefetcher:
         self.loader, self.device = loader, torch.device(device)
 
     def _to_device(self, batch):
-        images, labels = batch
+        images, labels, skipped = batch
 
         def move(t):
             return t.to(self.device, non_blocking=True)
 
         images = move(images) if torch.is_tensor(images) else [move(i) for i in images]
-        return images, labels_to(labels, self.device)
+        return images, labels_to(labels, self.device), skipped
 
     def __iter__(self):
         if self.device.type != "cuda":
@@ -1299,13 +1365,20 @@ def join_record(pieces):
 
 def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, device=None, num_samples=None,
                      decoder="auto", resize=None, shards=None, torch_compile=False, coco=None, masks=None,
-                     decode_ahead=False):
+                     decode_ahead=False, skip_bad=False, exclude=None, resume=None):
     """Yield (epoch, augmented float batch on `device`, labels): the loop to train with, over an
     image folder (`root`) or WebDataset tar shards (`shards`; see make_loader), one of the two.
 
     Labels are class ids; when a step mixes the batch (MixUp, CutMix) they are float soft
     targets (batch x classes) mixed like the images, which torch's cross_entropy takes as
-    they are. Every rank and epoch gets its own derived augmentation seed, so runs repeat exactly.
+    they are. Every rank, epoch and batch gets its own derived augmentation seed (and each
+    epoch's order comes from (seed, epoch): EpochSampler), so runs repeat exactly, and
+    `resume=(epoch, batch)` starts a run there with the batches and draws an uninterrupted run
+    has from there on (a preempted job goes on as if it had not stopped).
+    A file that cannot be decoded stops the loop with a BadImageError naming it; with `skip_bad`
+    the next readable file takes its place (batches stay full and every rank keeps its number of
+    batches) and the files passed over are named at the end of each epoch. `exclude`: an
+    exclusion list (`workbench check` writes one) of files to leave out.
     `decoder`: see resolve_decoder ("auto": on the GPU when the device is CUDA); `decode_ahead`:
     see make_loader.
     `resize` (height, width): every image is resized to it where the batch must first be one
@@ -1341,19 +1414,23 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
     augmentation = place(build_augmentation(), device)
     if coco is None and any(getattr(module, "reads_boxes", False) for module in augmentation):
         raise ValueError(BOXES_NEEDED)
+    start_epoch, start_batch = check_resume(resume, epochs)
     loader = make_loader(root, batch_size, workers, seed, device, num_samples, decoder, shards, coco, masks,
-                         decode_ahead)
+                         decode_ahead, skip_bad, exclude)
     # GPU-decoded batches are on the device already; PIL batches are copied ahead.
     batches = CudaPrefetcher(loader, device) if isinstance(loader, DataLoader) else loader
     annotated = loader.dataset.annotations is not None
     # Soft targets over classes where the batch mixes; an annotated batch mixes its targets instead.
     mixing = mixes_batch(augmentation) and not annotated
     num_classes = max(1, len(loader.dataset.classes))
-    for epoch in range(epochs):
-        if isinstance(loader.sampler, DistributedSampler):
-            loader.sampler.set_epoch(epoch)
-        torch.manual_seed(derive_seed(seed, rank, epoch))
-        for images, labels in batches:
+    for epoch in range(start_epoch, epochs):
+        first = start_batch if epoch == start_epoch else 0
+        loader.sampler.set_epoch(epoch, first)
+        skipped_in_epoch = []
+        for number, (images, labels, skipped) in enumerate(one_line_errors(batches), start=first):
+            # Each batch's draws from (seed, rank, epoch, batch) alone: a resumed run draws the same.
+            seed_generators(derive_seed(seed, rank, epoch, number), device)
+            skipped_in_epoch += skipped
             if not (FIXES_SIZE or PER_IMAGE or resize or torch.is_tensor(images)):
                 # Checked at the first batch of several sizes (the loader makes a list of it), not
                 # by reading every header up front: that costs nothing when the sizes agree, where
@@ -1379,6 +1456,7 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
                           for target in per_image(moved)]
             # Yield outside no_grad: grad mode is global, and the caller trains with it on.
             yield epoch, batch, labels
+        report_skipped(skipped_in_epoch, epoch, rank, world_size)
 
 
 def _save(args):
@@ -1402,11 +1480,11 @@ def _save(args):
 
 def bench_rates(root=None, batch_size=64, batches=20, warmup=3, runs=1, workers=4, seed=SEED, device=None,
                 progress=None, decoder="auto", resize=None, shards=None, torch_compile=False, coco=None, masks=None,
-                decode_ahead=False):
+                decode_ahead=False, skip_bad=False, exclude=None):
     """Images/s of the training loop (read and decode, copy, augment) over `runs` stretches of
     `batches` batches after `warmup`; --bench prints one, the workbench's estimate several.
-    `resize`, `shards`, `torch_compile`, `coco`, `masks`, `decode_ahead`: see training_batches
-    (compiling happens in the warm-up)."""
+    `resize`, `shards`, `torch_compile`, `coco`, `masks`, `decode_ahead`, `skip_bad`, `exclude`:
+    see training_batches (compiling happens in the warm-up)."""
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     # Samples to spare: the workers keep decoding (and competing for the cores) until the last
     # timed batch, as they do in training; at the very end of a loader they would be idle.
@@ -1414,7 +1492,7 @@ def bench_rates(root=None, batch_size=64, batches=20, warmup=3, runs=1, workers=
     total = batch_size * (warmup + batches * runs + spare)
     loop = training_batches(root, batch_size, epochs=1, workers=workers, seed=seed, device=device, num_samples=total,
                             decoder=decoder, resize=resize, shards=shards, torch_compile=torch_compile, coco=coco,
-                            masks=masks, decode_ahead=decode_ahead)
+                            masks=masks, decode_ahead=decode_ahead, skip_bad=skip_bad, exclude=exclude)
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else None
     try:
         return timed_rates(loop, lambda batch: len(batch[1]), batches, warmup, runs, sync, progress)
@@ -1427,7 +1505,8 @@ def _bench(args):
     batches = bench_batches(args.batch_size, args.batches)
     rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, device,
                         decoder=args.decoder, resize=args.resize, shards=args.shards, torch_compile=args.compile,
-                        coco=args.coco, masks=args.masks, decode_ahead=args.decode_ahead)
+                        coco=args.coco, masks=args.masks, decode_ahead=args.decode_ahead, skip_bad=args.skip_bad,
+                        exclude=args.exclude)
     print(f"device: {device}, decoder: {resolve_decoder(args.decoder, device)}, batch size: {args.batch_size}, "
           f"workers: {args.workers}, {args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
     print_rates(rates)
@@ -1441,7 +1520,8 @@ def _train(args):
     for epoch, images, labels in training_batches(args.images, args.batch_size, args.epochs, args.workers,
                                                   args.seed, args.device, decoder=args.decoder, resize=args.resize,
                                                   shards=args.shards, torch_compile=args.compile, coco=args.coco,
-                                                  masks=args.masks, decode_ahead=args.decode_ahead):
+                                                  masks=args.masks, decode_ahead=args.decode_ahead,
+                                                  skip_bad=args.skip_bad, exclude=args.exclude, resume=args.resume):
         # Your training step goes here: loss = criterion(model(images), labels) ...
         # (with --coco/--masks, `labels` holds each image's targets: see training_batches).
         seen += len(labels)
@@ -1469,7 +1549,7 @@ def main(argv=None):
     if args.shards:
         check_shards_argument(parser, args)
     reading = any(getattr(module, "reads_boxes", False) for module in build_augmentation())
-    run_command(args, _save, _bench, _train, BOXES_NEEDED if reading else None)
+    one_line_on_bad_image(run_command, args, _save, _bench, _train, BOXES_NEEDED if reading else None)
 
 
 if __name__ == "__main__":
