@@ -48,6 +48,8 @@ def suite(quick: bool, gpu: bool) -> list[tuple[str, list[str]]]:
          ["cpu_sweep.py"] + (["--quick"] if quick else [])),
         ("The CPU kernels behind the sweep's changes against what they replaced (uint8 resizes, the hue's mask)",
          ["cpu_kernels.py", "--runs", "11" if quick else "31"]),
+        ("workbench check on 500x375 JPEGs, each mode (target: >= 1,000 files/s with headers only on 2 cores)",
+         ["check_speed.py", "--files", "1000" if quick else "4000", "--runs", "3"]),
         ("Preview latency in the app, Kornia (target 50 ms on 2 CPU cores)",
          ["preview_latency.py", "--backend", "kornia", "--draws", "1", "--runs", runs]),
         ("Preview latency in the app, DALI",

@@ -367,3 +367,41 @@ def test_the_epoch_sampler_splits_each_epoch_over_ranks_and_resumes_inside_it():
     assert [item for item in ranks[0]] == [(i, 1, 1) for i in first[2:]] and len(ranks[0]) == 2
     ranks[0].set_epoch(0)
     assert [i for i, _, _ in ranks[0]] != first  # another order each epoch
+
+
+# ---------------------------------------------------------------------------------------
+# The Kornia loader's GPU decoding path (a stand-in decoder on the CPU; tests/test_cuda.py and
+# test_kornia_loader_decode.py run the real ones on CUDA)
+# ---------------------------------------------------------------------------------------
+def gpu_path_batches(module, root, decode, skip_bad):
+    from torch.utils.data import DataLoader
+
+    dataset = module.EncodedImageFolderDataset(root, skip_bad=skip_bad)
+    loader = module.GpuDecodingLoader(DataLoader(dataset, batch_size=len(dataset), collate_fn=module.collate_encoded),
+                                      decode, torch.device("cpu"), "stand-in", skip_bad=skip_bad)
+    return list(module.one_line_errors(loader))
+
+
+def test_the_gpu_decoding_path_names_or_replaces_a_file_no_decoder_reads(modules, good_folder):
+    module = modules["kornia"]
+    # A JPEG whole to its end marker whose data no decoder reads: the worker passes its bytes on, the
+    # GPU decoder refuses it (None), PIL refuses it in the main process too.
+    whole = (BAD / "truncated.jpg").read_bytes() + b"\xff\xd9"
+    (good_folder / "green" / "x_broken.jpg").write_bytes(whole[:200] + bytes(400) + b"\xff\xd9")
+
+    def refuse_broken(encoded):  # a stand-in GPU decoder: PIL's pixels, None where it cannot read
+        out = []
+        for data in encoded:
+            try:
+                out.append(module.decode_bytes_with_pil(data))
+            except module.BadImageError:
+                out.append(None)
+        return out
+
+    with pytest.raises(module.BadImageError, match=r"green/x_broken\.jpg: ") as caught:
+        gpu_path_batches(module, good_folder, refuse_broken, skip_bad=False)
+    assert "\n" not in str(caught.value)
+    shutil.copy(BAD / "truncated.jpg", good_folder / "red" / "x_truncated.jpg")  # cut short: PIL in the worker
+    [(images, labels, skipped)] = gpu_path_batches(module, good_folder, refuse_broken, skip_bad=True)
+    assert len(images) == 11 and [label_of_pixels(image) for image in images] == labels.tolist()
+    assert sorted(Path(name).name for name, _ in skipped) == ["x_broken.jpg", "x_truncated.jpg"]

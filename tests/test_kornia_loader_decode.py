@@ -1,8 +1,10 @@
 """The exported Kornia training loader: batched RandomResizedCrop for mixed sizes, GPU decoding
 (with its PIL fallbacks), and the byte-reading dataset. CPU tests; the CUDA ones skip without it."""
 import builtins
+import shutil
 import threading
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -486,3 +488,21 @@ def test_decoding_ahead_on_the_gpu_gives_the_same_batches(crop_module, jpeg_fold
     assert len(runs[0]) == len(runs[1]) > 1
     for (a, la), (b, lb) in zip(*runs):
         assert torch.equal(la, lb) and all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+@cuda
+def test_the_gpu_decoding_loader_names_or_skips_bad_files_on_cuda(crop_module, jpeg_folder, tmp_path):
+    """A truncated JPEG (cut before its end marker: PIL in the worker), an empty file and text named
+    .jpg among real JPEGs, decoded on the GPU: one line naming the first met, or with skip_bad full
+    batches of the readable files (CPU stand-in: tests/test_bad_files.py)."""
+    bad = Path(__file__).parent / "data" / "bad_images"
+    root = tmp_path / "train"
+    shutil.copytree(jpeg_folder, root)
+    for name in ("truncated.jpg", "empty.jpg", "notes.jpg"):
+        shutil.copy(bad / name, root / f"x_{name}")
+    with pytest.raises(crop_module.BadImageError, match=r"x_\w+\.jpg: ") as caught:
+        list(crop_module.training_batches(str(root), 5, workers=1, seed=2, device="cuda", decoder="auto"))
+    assert "\n" not in str(caught.value)
+    batches = list(crop_module.training_batches(str(root), 5, workers=1, seed=2, device="cuda", decoder="auto",
+                                                skip_bad=True))
+    assert len(batches) == 2 and all(images.shape[0] == 5 and images.is_cuda for _, images, _ in batches)

@@ -8,6 +8,7 @@ Use it as a module or as a script:
   python THIS_FILE --images DIR --seed N --save out.npz      # augmented images + sampled params
   python THIS_FILE --images DIR --bench --batch-size 64      # throughput of the training loader
   torchrun --nproc-per-node 2 THIS_FILE --images DIR --epochs 1   # the loader under DDP
+  python THIS_FILE --images DIR --epochs 90 --skip-bad --resume 3:120   # see "Unreadable files" below
 
 Export options: a program carries masks, boxes and keypoints (--coco, --masks) only when exported
 with them (targets); the "Export options" section near the end of this file says whether this one
@@ -16,8 +17,16 @@ has them, and without them --coco stops with how to export them.
 Reproducibility (`augment_images`, used by --save and by the workbench preview): images are
 decoded by PIL to RGB and augmented one by one in file-name order by one `Compose` whose
 transforms each have their own seed derived from the chain's seed. The training loader
-augments in DataLoader worker processes; each worker reseeds its copy of the pipeline from
-(seed, rank, epoch, worker), so runs repeat exactly with the same number of workers.
+augments in DataLoader worker processes; the worker making a batch reseeds its copy of the
+pipeline from (seed, rank, epoch, batch), and each epoch's order comes from (seed, epoch), so
+runs repeat exactly, whatever the number of workers, and --resume EPOCH:BATCH starts a run there
+with the batches and draws an uninterrupted run has.
+
+Unreadable files (truncated, empty, not an image): the loader, --save and --bench stop at the
+first with one line naming it. --skip-bad puts the next readable file (and its label) in its
+place, so that batches stay full and every rank keeps its number of batches, and names the files
+at the end of each epoch (--save leaves them out); --exclude FILE leaves out the files a list
+names (`workbench check DIR --full --exclude-list FILE` writes one).
 
 Batch mixing (MixUp, CutMix): such a step mixes the whole batch in numpy (WbMixUp, WbCutMix),
 the steps around it run one image at a time; the labels become float32 soft targets mixed with

@@ -178,9 +178,10 @@ END_MARKERS = {"JPEG": b"\xff\xd9", "PNG": b"IEND\xaeB`\x82"}
 END_SLACK = 4096
 
 
-def _ends_whole(data, image_format):
+def ends_whole(data, image_format):
+    """Whether a file's bytes end as a whole file of `image_format` ("JPEG", "PNG") does."""
     marker = END_MARKERS.get(image_format)
-    return marker is None or marker in data[-END_SLACK:]
+    return marker is None or marker in bytes(data[-END_SLACK:])
 
 
 def check_bytes(data, full):
@@ -194,7 +195,7 @@ def check_bytes(data, full):
             image_format, mode, (width, height) = image.format or "", image.mode, image.size
         if full:
             decode_checked(BytesIO(data), "")
-        elif not _ends_whole(data, image_format):
+        elif not ends_whole(data, image_format):
             return image_format, mode, height, width, "truncated (no end-of-image marker at its end)"
     except BadImageError as error:
         return image_format, mode, height, width, error.problem

@@ -9,6 +9,7 @@ Use it as a module or as a script:
   python THIS_FILE --images DIR --bench --batch-size 64      # throughput of the training pipeline
   torchrun --nproc-per-node 2 THIS_FILE --images DIR --epochs 1   # one shard per rank
   python THIS_FILE --images DIR --resize 224x224             # train on a folder of mixed sizes
+  python THIS_FILE --images DIR --epochs 90 --checkpoints ckpt/ --resume 3:120   # see "Resuming" below
   torchrun --nproc-per-node 2 THIS_FILE --shards "train-{0000..0099}.tar"   # WebDataset tar shards
 
 Export options: a program carries masks, boxes and keypoints (--coco, --masks) and WebDataset tar
@@ -23,6 +24,18 @@ same seed and the same batch give the same output. The training pipeline instead
 starts with a crop (RandomResizedCrop, CenterCrop, RandomCrop), or a Resize and then a
 CenterCrop or RandomCrop, it draws the window from each file's header with the step's own
 sampler and seed and decodes only the pixels that window needs.
+
+Unreadable files (truncated, empty, not an image): the loader, --save and --bench stop at the
+first with one line naming it. DALI cannot skip a file once its pipeline runs: --skip-bad decodes
+every file ahead (on --workers processes) and leaves the unreadable ones out of the reader's list,
+naming them at the end of each epoch; on a big folder run `workbench check DIR --full
+--exclude-list FILE` once and pass --exclude FILE, which leaves out the files the list names.
+
+Resuming: --checkpoints DIR writes DALI's checkpoint of the pipeline (reader position, random
+states) every --checkpoint-every batches and at each epoch's end; --resume EPOCH:BATCH starts
+from the latest at or before that batch and reads the few batches between, giving the batches
+and draws an uninterrupted run has from there on (without checkpoints it reads every batch before
+it again: the same, slowly).
 
 Image sizes: a training batch must be one tensor. When no step of the chain fixes the size
 (see SIZE_NOTE, also in --help), a folder of mixed sizes stops at its first batch of several

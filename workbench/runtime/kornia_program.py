@@ -11,6 +11,7 @@ Use it as a module or as a script:
   python THIS_FILE --images DIR --resize 224x224             # train on a folder of mixed sizes
   torchrun --nproc-per-node 2 THIS_FILE --shards "train-{0000..0099}.tar"   # WebDataset tar shards
   python THIS_FILE --images DIR --bench --compile            # the fused steps through torch.compile
+  python THIS_FILE --images DIR --epochs 90 --skip-bad --resume 3:120   # see "Unreadable files" below
 
 Export options: a program carries masks, boxes and keypoints (--coco, --masks), WebDataset tar
 shards (--shards) and the loader's GPU decoding (--decoder) only when exported with them; the
@@ -22,12 +23,20 @@ generator is seeded with the seed; images are decoded by PIL to RGB and taken in
 order. Images of one size form one batch. With mixed sizes, the steps up to the first one
 that fixes the size run one image at a time in that order, then the rest as one batch.
 
-The training loader (training_batches, --bench, training) is seeded per (seed, rank, epoch)
-but is not the preview: exported with gpu_decode, it decodes JPEGs on the GPU when the device
-is CUDA (nvImageCodec or torchvision; --decoder pil keeps PIL), and when the chain starts with
-RandomResizedCrop it crops a batch of mixed sizes in one batched op whose windows come from a
-batched sampler: the same distribution as Kornia's (identical windows for a batch of one size),
-other draws than the preview's image-by-image crops.
+The training loader (training_batches, --bench, training) draws each batch from (seed, rank,
+epoch, batch) and each epoch's order from (seed, epoch), so --resume EPOCH:BATCH starts a run
+there with the batches and draws an uninterrupted run has. It is not the preview: exported with
+gpu_decode, it decodes JPEGs on the GPU when the device is CUDA (nvImageCodec or torchvision;
+--decoder pil keeps PIL), and when the chain starts with RandomResizedCrop it crops a batch of
+mixed sizes in one batched op whose windows come from a batched sampler: the same distribution
+as Kornia's (identical windows for a batch of one size), other draws than the preview's
+image-by-image crops.
+
+Unreadable files (truncated, empty, not an image): the loader, --save and --bench stop at the
+first with one line naming it. --skip-bad puts the next readable file (and its label) in its
+place, so that batches stay full and every rank keeps its number of batches, and names the files
+at the end of each epoch (--save leaves them out); --exclude FILE leaves out the files a list
+names (`workbench check DIR --full --exclude-list FILE` writes one).
 
 Image sizes: a training batch must be one tensor. When no step of the chain fixes the size
 (see SIZE_NOTE, also in --help), a folder of mixed sizes stops at its first batch of several
@@ -71,7 +80,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from .annotations import (annotated_inputs, batch_targets, loader_annotations, per_image,
                           sample_targets, target_arrays)
-from .bad_files import (BadImageError, decode_checked, one_line_errors, one_line_on_bad_image,
+from .bad_files import (BadImageError, decode_checked, ends_whole, one_line_errors, one_line_on_bad_image,
                         read_exclusions, readable, report_skipped, save_inputs, shard_sample_name, without_excluded)
 from .common import (add_resize_argument, bench_batches, box_count, check_one_size, check_resume,
                      check_shards_argument, contract_parser, derive_seed, distributed_context, index_shards,
@@ -716,12 +725,14 @@ JPEG_SIGNATURE = bytes([0xFF, 0xD8, 0xFF])
 class EncodedImageFolderDataset(ImageFolderDataset):
     """The same files and labels, for decoding on the GPU: a JPEG file comes back undecoded,
     its exact bytes as a 1-D uint8 tensor, to be decoded with its whole batch; other formats
-    (PNG, TIFF, ...), which the GPU decoders do not take, are decoded here with PIL (uint8 CHW)."""
+    (PNG, TIFF, ...), which the GPU decoders do not take, are decoded here with PIL (uint8 CHW),
+    and so is a JPEG cut short (no end marker: a GPU decoder may fill its missing rows without
+    a word, where PIL names it as unreadable, see ImageFolderDataset)."""
 
     def __getitem__(self, item):
         i = sample_index(item)
         data = np.fromfile(self.files[i], dtype=np.uint8)
-        if data[:3].tobytes() != JPEG_SIGNATURE:
+        if data[:3].tobytes() != JPEG_SIGNATURE or not ends_whole(data, "JPEG"):
             return (*super().__getitem__(item), None)
         return torch.from_numpy(data), self.label(i), (), self.name(i)
 
@@ -779,12 +790,13 @@ class TarShardDataset(Dataset):
 
 class EncodedTarShardDataset(TarShardDataset):
     """The same samples, for decoding on the GPU as EncodedImageFolderDataset's files: a JPEG
-    comes back undecoded (its bytes as a 1-D uint8 tensor), other formats decoded with PIL."""
+    comes back undecoded (its bytes as a 1-D uint8 tensor), other formats (and a JPEG cut short)
+    decoded with PIL."""
 
     def __getitem__(self, item):
         i = sample_index(item)
         data = torch.from_numpy(self.read(i))
-        if data[:3].numpy().tobytes() != JPEG_SIGNATURE:
+        if data[:3].numpy().tobytes() != JPEG_SIGNATURE or not ends_whole(data.numpy(), "JPEG"):
             return (*super().__getitem__(item), None)
         return data, self.labels[i], (), self.name(i)
 
