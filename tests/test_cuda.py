@@ -1,4 +1,8 @@
 """CUDA paths: run only where torch sees a GPU (skipped on CPU-only machines and in CI)."""
+import re
+import shutil
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -171,3 +175,30 @@ def test_sizes_drawn_per_sample_train_on_the_gpu(backend, sample_images, tmp_pat
         sizes = [tuple(size) for size in batch["image_sizes"].tolist()]
         assert batch["images"].is_cuda and tuple(batch["images"].shape[1:3]) == tuple(np.max(sizes, axis=0))
     assert len(sizes) == 3 and all(min(size) in (48, 64, 80) for size in sizes), sizes
+
+
+@cuda
+@pytest.mark.parametrize("bad", ["empty.jpg", "notes.jpg"])
+def test_the_dali_gpu_loader_names_a_file_no_decoder_reads(bad, sample_images, tmp_path):
+    """On the GPU (the "mixed" decoder: nvImageCodec, whose failure names no file), a file that is no
+    JPEG stops the DALI loader with the one line naming it (found by its header); --skip-bad decodes
+    ahead and trains on the rest in full batches. (The CPU decoder's named failures:
+    tests/test_bad_files.py.)"""
+    folder = tmp_path / "train" / "cats"
+    folder.mkdir(parents=True)
+    for k, image in enumerate(sample_images[:6]):
+        Image.fromarray(np.ascontiguousarray(image[:96, :128])).save(folder / f"{k}.jpg")
+    shutil.copy(Path(__file__).parent / "data" / "bad_images" / bad, folder / f"x_{bad}")
+    module = _loaded_from(_exported(wb.Chain(seed=2).add("HorizontalFlip", p=0.5), "dali", tmp_path))
+    with pytest.raises(module.BadImageError, match=re.escape(f"x_{bad}: ")):
+        loader = module.make_loader(str(tmp_path / "train"), 7, gpu=True, threads=2)
+        list(module.training_epochs(loader, 1))
+    loader = module.make_loader(str(tmp_path / "train"), 3, gpu=True, threads=2, skip_bad=True)
+    batches = [batch[0]["images"] for _, batch in module.training_epochs(loader, 1)]
+    assert len(batches) == 2 and all(images.is_cuda and images.shape[0] == 3 for images in batches)
+
+
+def _exported(chain, backend, folder):
+    script = folder / f"aug_{backend}.py"
+    chain.export(backend, path=script.name, folder=folder)
+    return script

@@ -40,8 +40,8 @@ def test_without_a_gpu_it_runs_to_the_end_and_names_every_skipped_part(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     rows = summary_rows(report)
     assert list(rows) == list(PARTS)
-    # The tests part really ran pytest on the marked tests (twenty there, three parametrized), all skipped.
-    assert rows["tests"][0] == "skipped" and rows["tests"][2].startswith("0 passed, 0 failed, 0 errors, 27 skipped")
+    # The tests part really ran pytest on the marked tests (twenty-one there, four parametrized), all skipped.
+    assert rows["tests"][0] == "skipped" and rows["tests"][2].startswith("0 passed, 0 failed, 0 errors, 29 skipped")
     assert "torch sees no GPU" in rows["tests"][2]
     for bench in BENCHES:
         assert rows[bench.name][0] == "skipped" and "torch sees no GPU" in rows[bench.name][2], bench.name

@@ -328,7 +328,8 @@ def contract_parser(description, seed, workers_default, workers_help, shards=Fal
     parser.add_argument("--skip-bad", action="store_true",
                         help="skip files that cannot be decoded (truncated, empty, not an image) and name them at the "
                              "end of each epoch, instead of stopping at the first; training and --bench fill their "
-                             "place in the batch with the next readable file, --save leaves them out")
+                             "place in the batch with the next readable file (DALI: decodes every file ahead and "
+                             "leaves them out), --save leaves them out")
     parser.add_argument("--exclude", metavar="FILE",
                         help="leave out the files this list names (one per line, relative to --images, or "
                              "SHARD:KEY for a shard's sample), as `workbench check DIR --exclude-list FILE` writes it")

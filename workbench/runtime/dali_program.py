@@ -299,7 +299,7 @@ def checkpoint_path(folder, rank, epoch, batch):
 
 
 def nearest_checkpoint(folder, rank, epoch, batch):
-    """((epoch, batch), text) of rank `rank`'s latest checkpoint in `folder` at or before
+    """((epoch, batch), its bytes) of rank `rank`'s latest checkpoint in `folder` at or before
     (epoch, batch), or ((0, 0), None) when there is none (the run starts from the beginning)."""
     best = ((0, 0), None)
     for path in Path(folder).glob(f"dali-rank{rank}-epoch*-batch*.ckpt") if folder else ():
@@ -443,9 +443,9 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
 
     `checkpoints` (a folder): the loader writes DALI's checkpoint of its pipeline there every
     `checkpoint_every` batches and at each epoch's end; `resume=(epoch, batch)` starts from the
-    latest one at or before that batch (from the start without one) and `loader.ahead` says how
-    many batches to read and drop to reach it (training_epochs does): the batches and draws an
-    uninterrupted run has from there on.
+    latest one at or before that batch (from the start without one): `loader.position` is where
+    the pipeline stands, `loader.start` where the run starts, and training_epochs reads and drops
+    the batches between, then yields the batches and draws an uninterrupted run has from there on.
 
     Example:
         loader = make_loader("train/", 64, resize=(224, 224))   # or make_loader(shards="train-{0000..0099}.tar")
@@ -560,6 +560,12 @@ def training_epochs(loader, epochs):
     files --skip-bad left out named at the end of each epoch."""
     rank, world_size, _ = distributed_context()
     check_resume(loader.start, epochs)
+    if loader.position != loader.start:
+        origin = "the start" if loader.position == (0, 0) else "the checkpoint at epoch {}, batch {}".format(
+            *loader.position)
+        print(f"resuming at epoch {loader.start[0]}, batch {loader.start[1]}: reading the batches from {origin} "
+              "on again to get there" + ("" if loader.position != (0, 0) else
+                                         " (--checkpoints DIR writes checkpoints that save this)"), flush=True)
     while loader.position[0] < epochs:
         epoch = loader.position[0]
         for batch in loader:

@@ -711,11 +711,17 @@ class ImageFolderDataset(Dataset):
             self.label(i)
 
     def __getitem__(self, item):
-        i = sample_index(item)
-        if not self.skip_bad:
-            return (*self.decoded(i), ())
-        (image, label), skipped = readable(self.decoded, i, len(self))
-        return image, label, skipped
+        return readable_item(self, item)
+
+
+def readable_item(dataset, item):
+    """An item of a PIL-decoding dataset (ImageFolderDataset, TarShardDataset): (image, label,
+    skipped) of its `decoded` sample, or with its `skip_bad` of the next readable one (readable)."""
+    i = sample_index(item)
+    if not dataset.skip_bad:
+        return (*dataset.decoded(i), ())
+    (image, label), skipped = readable(dataset.decoded, i, len(dataset))
+    return image, label, skipped
 
 
 # Every JPEG file starts with these bytes (the start-of-image marker, then another marker).
@@ -781,11 +787,7 @@ class TarShardDataset(Dataset):
         return decode_bytes_with_pil(torch.from_numpy(self.read(i)), self.name(i)), self.labels[i]
 
     def __getitem__(self, item):
-        i = sample_index(item)
-        if not self.skip_bad:
-            return (*self.decoded(i), ())
-        (image, label), skipped = readable(self.decoded, i, len(self))
-        return image, label, skipped
+        return readable_item(self, item)
 
 
 class EncodedTarShardDataset(TarShardDataset):
