@@ -83,6 +83,16 @@ def test_decode_checked_names_the_file_what_is_wrong_and_both_fixes(name, proble
     assert caught.value.name == str(BAD / name) and caught.value.problem.startswith(problem)
 
 
+def test_a_file_gone_since_the_folder_was_listed_is_named_as_missing(modules, good_folder):
+    with pytest.raises(BadImageError, match=r"gone\.jpg: missing \(gone since its folder was listed\); to skip"):
+        decode_checked(good_folder / "gone.jpg")
+    dataset = modules["kornia"].ImageFolderDataset(good_folder, skip_bad=True)
+    (good_folder / "red" / "2.jpg").unlink()
+    image, label, skipped = dataset[8]  # red/2.jpg: the next readable file (wrapping: blue/0.jpg) instead
+    assert label == 0 == label_of_pixels(image) and skipped == ((str(good_folder / "red" / "2.jpg"),
+                                                                  "missing (gone since its folder was listed)"),)
+
+
 # ---------------------------------------------------------------------------------------
 # By default: one line naming the file, exit status 1, no traceback (the exported scripts)
 # ---------------------------------------------------------------------------------------

@@ -84,14 +84,15 @@ def _first_bytes(source):
 
 def decode_checked(source, name=None):
     """decode_image(source) (a path, or a file's bytes in a BytesIO), with a file it cannot
-    decode raised as a BadImageError that names it (`name`, default the path)."""
+    decode (or one gone since the folder was listed) raised as a BadImageError that names it
+    (`name`, default the path)."""
+    name = str(name if name is not None else source)
     try:
         return decode_image(source)
     except FileNotFoundError:
-        raise
+        raise BadImageError(name, "missing (gone since its folder was listed)") from None
     except DECODE_ERRORS as error:
-        raise BadImageError(str(name if name is not None else source), image_problem(error, _first_bytes(source))) \
-            from None
+        raise BadImageError(name, image_problem(error, _first_bytes(source))) from None
 
 
 def readable(read, i, count):
