@@ -8,6 +8,7 @@ Example:
     workbench estimate chain.yaml --backend dali --batch-size 64 --image-size 224 --target 800
     workbench estimate chain.yaml --images data/images --coco data/instances.json --masks data/masks
     workbench check data/train --full --exclude-list bad.txt
+    workbench index data/train -o data/train.index
     workbench ops --markdown -o docs/ops.md
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from PIL import Image
@@ -25,8 +27,9 @@ from .codegen import FORMS
 from .codegen.options import export_options, options_of
 from .data import load_images
 from .targets import annotation_sources, load_annotated
-from .errors import WorkbenchError
+from .errors import InputError, WorkbenchError
 from .estimate.files import image_size_from_text
+from .runtime.file_table import FileTable
 from .ops import REGISTRY
 from .render import preview_grid
 from .support_matrix import support_matrix_markdown
@@ -101,6 +104,19 @@ def _check(args) -> int:
         print(f"wrote {report.write_exclusions(args.exclude_list)}: {len(report.bad)} file(s) for the loaders' "
               f"--exclude {args.exclude_list}")
     return 1 if report.bad else 0
+
+
+def _index(args) -> int:
+    started = time.perf_counter()
+    table = FileTable.listed(args.folder)
+    listed = time.perf_counter() - started
+    if not len(table):
+        raise InputError(f"no image files under {args.folder}")
+    output = args.output or str(Path(args.folder).resolve()) + ".index"
+    table.save(output)
+    print(f"wrote {output}: {len(table):,} files in {len(table.classes)} class folder(s), listed in {listed:.1f} s; "
+          f"pass it to an exported loader as --index {output}")
+    return 0
 
 
 def _image_size(text: str):
@@ -209,6 +225,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--exclude", metavar="FILE", help="skip the files an earlier list names")
     c.add_argument("--no-dali", action="store_true", help="with --full: decode with PIL only")
     c.set_defaults(func=_check)
+
+    x = sub.add_parser("index", help="list a training folder once into an index file the loaders read (--index)",
+                       description="List the image files under FOLDER (recursive, as the exported loaders list it) "
+                                   "and their labels (first-level sub-folders) into one index file, which every "
+                                   "exported loader reads with --index FILE in place of listing the folder.")
+    x.add_argument("folder", help="the training folder")
+    x.add_argument("-o", "--output", help="the index file to write (default: FOLDER.index beside the folder)")
+    x.set_defaults(func=_index)
 
     o = sub.add_parser("ops", help="list the ops, their parameters and backends")
     o.add_argument("--markdown", action="store_true", help="the support matrix as Markdown (docs/ops.md)")

@@ -53,8 +53,9 @@ from .albumentations_mixing import mix_labels, mixes_batch, reads_boxes, split_a
 from .bad_files import (decode_checked, one_line_errors, one_line_on_bad_image, readable, report_skipped,
                         save_folder_inputs, without_excluded)
 from .common import (bench_batches, box_count, check_resume, contract_parser, derive_seed, distributed_context,
-                     list_image_files, print_rates, print_seen, record_arrays, run_command, soft_target_array,
+                     print_rates, print_seen, record_arrays, run_command, soft_target_array,
                      timed_rates)
+from .file_table import training_files
 from .sampling import EpochSampler
 from .targets import BOXES_NEEDED
 
@@ -239,22 +240,21 @@ class AugmentedImageFolder(Dataset):
     a resumed run (training_batches' resume=) draws what an uninterrupted one draws. A file that
     cannot be decoded is a BadImageError naming it; with `skip_bad` the next readable file (and its
     label) takes its place, the item's third part naming the files passed over. `exclude`: an
-    exclusion list (see read_exclusions) of files to leave out."""
+    exclusion list (see read_exclusions) of files to leave out; `index`: the folder's index file
+    (`workbench index`), read instead of listing the folder."""
 
-    def __init__(self, root, seed=SEED, coco=None, masks=None, skip_bad=False, exclude=None):
+    def __init__(self, root, seed=SEED, coco=None, masks=None, skip_bad=False, exclude=None, index=None):
         self.root, self.skip_bad = Path(root), skip_bad
         self.annotations = None if coco is None and masks is None else loader_annotations(root, coco, masks,
                                                                                           TARGETS_REFUSED)
-        files = list_image_files(self.root) if self.annotations is None else self.annotations["files"]
+        files = training_files(self.root, index, None if self.annotations is None else self.annotations["files"])
         self.files = without_excluded(files, self.root, exclude)
         if self.annotations is not None and len(self.files) != len(files):
             raise ValueError("--exclude with --coco/--masks: leave the files out of the annotations instead")
-        if not self.files:
+        if not len(self.files):
             raise FileNotFoundError(f"no image files under {self.root}")
-        folders = [f.relative_to(self.root).parts for f in self.files]
-        self.classes = sorted({parts[0] for parts in folders if len(parts) > 1})
-        index = {name: i for i, name in enumerate(self.classes)}
-        self.labels = [index[parts[0]] if len(parts) > 1 else 0 for parts in folders]
+        # Numpy arrays, not a list per file: workers read them without copying them (file_table.py).
+        self.classes, self.labels = self.files.classes, self.files.labels
         self.seed, self.compose = seed, build_compose()
         if self.annotations is None and any(reads_boxes(t) for t in self.compose.transforms):
             raise ValueError(BOXES_NEEDED)
@@ -293,11 +293,11 @@ class AugmentedImageFolder(Dataset):
             first = self.stages[0][1]
             alone = mixes_batch(first) or reads_boxes(first)  # (then collate runs every stage)
             out = image if alone else first(image=image)["image"]
-            label = self.labels[i] if self.annotations is None else {
+            label = int(self.labels[i]) if self.annotations is None else {
                 "targets": sample_targets(self.annotations, i), "size": image.shape[:2],
                 "drawn": [] if alone else [drawn_by(transform) for transform in first.transforms]}
         elif self.annotations is None:
-            out, label = self.compose(image=image)["image"], self.labels[i]
+            out, label = self.compose(image=image)["image"], int(self.labels[i])
         else:
             out, label = self.augment_annotated(image, i)
         return torch.from_numpy(np.ascontiguousarray(out)).permute(2, 0, 1), label
@@ -358,7 +358,7 @@ def to_device(value, device):
 
 
 def make_loader(root, batch_size, workers=4, seed=SEED, num_samples=None, pin_memory=False, coco=None, masks=None,
-                skip_bad=False, exclude=None):
+                skip_bad=False, exclude=None, index=None):
     """DataLoader over an image folder: shuffled (each epoch's order from (seed, epoch): call
     `loader.sampler.set_epoch(epoch)`), sharded by rank under torchrun, augmenting on `workers`
     processes; batches are (images, labels, skipped). `skip_bad`, `exclude`: see
@@ -369,7 +369,7 @@ def make_loader(root, batch_size, workers=4, seed=SEED, num_samples=None, pin_me
     A chain that mixes the batch (MixUp, CutMix) mixes it in the collate, in the worker that
     made it, labels with it (see AugmentedImageFolder.collate).
     """
-    dataset = AugmentedImageFolder(root, seed, coco, masks, skip_bad, exclude)
+    dataset = AugmentedImageFolder(root, seed, coco, masks, skip_bad, exclude, index)
     rank, world_size, _ = distributed_context()
     sampler = EpochSampler(dataset, batch_size, seed, rank, world_size, num_samples)
     return DataLoader(dataset, batch_size=batch_size, sampler=sampler, num_workers=workers, collate_fn=dataset.collate,
@@ -378,7 +378,7 @@ def make_loader(root, batch_size, workers=4, seed=SEED, num_samples=None, pin_me
 
 
 def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=None, num_samples=None, coco=None,
-                     masks=None, skip_bad=False, exclude=None, resume=None):
+                     masks=None, skip_bad=False, exclude=None, resume=None, index=None):
     """Yield (epoch, augmented batch NCHW on `device`, labels): the loop to train with.
 
     Labels are class ids; when a step mixes the batch (MixUp, CutMix) they are float32 soft
@@ -410,7 +410,7 @@ def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=No
         torch.cuda.set_device(device)  # pinned memory and copies use the current device: this rank's
     start_epoch, start_batch = check_resume(resume, epochs)
     loader = make_loader(root, batch_size, workers, seed, num_samples, pin_memory=device.type == "cuda", coco=coco,
-                         masks=masks, skip_bad=skip_bad, exclude=exclude)
+                         masks=masks, skip_bad=skip_bad, exclude=exclude, index=index)
     for epoch in range(start_epoch, epochs):
         loader.sampler.set_epoch(epoch, start_batch if epoch == start_epoch else 0)
         skipped_in_epoch = []
@@ -443,7 +443,7 @@ def _save(args):
 
 
 def bench_rates(root, batch_size, batches=20, warmup=3, runs=1, workers=4, seed=SEED, device=None,
-                progress=None, coco=None, masks=None, skip_bad=False, exclude=None):
+                progress=None, coco=None, masks=None, skip_bad=False, exclude=None, index=None):
     """Images/s of the training loader (decode and augment on workers, collate, hand over)
     over `runs` stretches of `batches` batches after `warmup`; --bench prints one, the
     workbench's estimate several. `coco`, `masks`: with targets; `skip_bad`, `exclude`: see
@@ -453,7 +453,7 @@ def bench_rates(root, batch_size, batches=20, warmup=3, runs=1, workers=4, seed=
     spare = 4 * max(1, workers) + 1
     total = batch_size * (warmup + batches * runs + spare)
     loop = training_batches(root, batch_size, epochs=1, workers=workers, seed=seed, device=device, num_samples=total,
-                            coco=coco, masks=masks, skip_bad=skip_bad, exclude=exclude)
+                            coco=coco, masks=masks, skip_bad=skip_bad, exclude=exclude, index=index)
     try:
         return timed_rates(loop, lambda batch: len(batch[2]), batches, warmup, runs, None, progress)
     finally:
@@ -464,7 +464,8 @@ def _bench(args):
     device = args.device or "cpu"
     batches = bench_batches(args.batch_size, args.batches)
     rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, device,
-                        coco=args.coco, masks=args.masks, skip_bad=args.skip_bad, exclude=args.exclude)
+                        coco=args.coco, masks=args.masks, skip_bad=args.skip_bad, exclude=args.exclude,
+                        index=args.index)
     print(f"device: {device}, batch size: {args.batch_size}, workers: {args.workers}, "
           f"{args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
     print_rates(rates)
@@ -477,7 +478,8 @@ def _train(args):
     seen = boxes = 0
     for epoch, images, labels in training_batches(args.images, args.batch_size, args.epochs, args.workers,
                                                   args.seed, args.device, coco=args.coco, masks=args.masks,
-                                                  skip_bad=args.skip_bad, exclude=args.exclude, resume=args.resume):
+                                                  skip_bad=args.skip_bad, exclude=args.exclude, resume=args.resume,
+                                                  index=args.index):
         # Your training step goes here: loss = criterion(model(images.float() / 255), labels) ...
         # (with --coco/--masks, `labels` holds each image's targets: see training_batches).
         seen += len(labels)

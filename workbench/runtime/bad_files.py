@@ -159,9 +159,14 @@ def excluded_file(path, root, names):
 
 
 def without_excluded(files, root, exclude):
-    """`files` (under `root`) less those the exclusion list `exclude` names, or all for None."""
+    """`files` (under `root`: a list of paths, or a FileTable) less those the exclusion list
+    `exclude` names, or all of them for None."""
     names = read_exclusions(exclude)
-    return [f for f in files if not excluded_file(f, root, names)] if names else list(files)
+    if not names:
+        return files
+    if hasattr(files, "select"):
+        return files.select([k for k, path in enumerate(files) if not excluded_file(path, root, names)])
+    return [f for f in files if not excluded_file(f, root, names)]
 
 
 def shard_sample_name(shard, key):

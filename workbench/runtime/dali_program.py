@@ -71,17 +71,18 @@ from nvidia.dali.pipeline import do_not_convert
 
 from .annotations import (annotated_inputs, batch_targets, loader_annotations, per_image, sample_targets,
                           target_arrays)
-from .bad_files import (check_files, dali_failure, excluded_file, one_line_on_bad_image, read_exclusions,
-                        report_skipped, save_inputs, shard_sample_name)
+from .bad_files import (check_files, dali_failure, one_line_on_bad_image, read_exclusions, report_skipped,
+                        save_inputs, shard_sample_name, without_excluded)
 from .common import (CLASS_ID_DIGITS, IMAGE_EXTENSIONS, add_resize_argument, bench_batches, box_count,
                      check_one_size, check_resume, check_shards_argument, contract_parser, derive_seed,
-                     distributed_context, first_two_sizes, index_shards, list_image_files, loader_resize,
+                     distributed_context, first_two_sizes, index_shards, loader_resize,
                      mixed_sizes_error, print_rates, print_seen, run_command, shard_paths, soft_target_array,
                      timed_rates)
 from .dali_chain import (CONDITIONALS, DRAWN_SIZES, DRAWS, FIXES_SIZE, GPU_ONLY, MIXING_STEPS, ONE_SIZE_BEFORE,
                          REGION_DECODE, REGION_STEPS, RESIZE_AT, SEED, SIZE_FIX, SIZE_NOTE, STEP_DRAWS,
                          STEP_FUNCTIONS, TARGETS_REFUSED, WINDOW_STEPS, augment_targets)
 from .dali_ops.geometric import window_input
+from .file_table import training_files
 from .targets import BOXES_NEEDED, iou_crop_window
 
 
@@ -261,18 +262,14 @@ def _threads():
 # Training: file reader or WebDataset reader (sharded per rank), DALI decoding, the chain, a
 # PyTorch iterator.
 # ---------------------------------------------------------------------------------------
-def image_folder(root, exclude=None):
+def image_folder(root, exclude=None, index=None):
     """(files, labels) under `root`: recursive, name order; the label is the index of the
     first-level sub-folder (ImageFolder layout), 0 for files directly in `root`. The exclusion
-    list `exclude` (read_exclusions) leaves files out (the labels count every folder)."""
-    root = Path(root)
-    files = list_image_files(root)
-    parts = [f.relative_to(root).parts for f in files]
-    classes = sorted({p[0] for p in parts if len(p) > 1})
-    index = {name: i for i, name in enumerate(classes)}
-    names = read_exclusions(exclude)
-    return ([str(f) for f in files if not excluded_file(f, root, names)],
-            [index[p[0]] if len(p) > 1 else 0 for f, p in zip(files, parts) if not excluded_file(f, root, names)])
+    list `exclude` (read_exclusions) leaves files out (the labels count every folder); `index`:
+    the folder's index file (`workbench index`), read instead of listing the folder. (The lists
+    go to DALI's reader, which keeps them in C++.)"""
+    table = without_excluded(training_files(root, index), root, exclude)
+    return [str(path) for path in table], table.labels.tolist()
 
 
 # DALI cannot skip a file once its pipeline runs (a decoding failure ends the pipeline): with
@@ -409,7 +406,7 @@ def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_se
 
 def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, augmented=True, resize=None,
                 shards=None, coco=None, masks=None, skip_bad=False, exclude=None, checkpoints=None,
-                checkpoint_every=CHECKPOINT_EVERY, resume=None):
+                checkpoint_every=CHECKPOINT_EVERY, resume=None, index=None):
     """A DALIGenericIterator over the training pipeline: shard = rank under torchrun, each
     rank seeded from (seed, rank); yields [{"images": tensor NHWC, "labels": tensor}]. It reads
     an image folder (`root`) or WebDataset tar shards (`shards`, e.g. "train-{0000..0099}.tar":
@@ -439,7 +436,8 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
     A file that cannot be decoded stops the loader with a BadImageError naming it. DALI cannot
     skip a file once its pipeline runs: with `skip_bad` every file is decoded ahead (on `threads`
     processes) and the unreadable ones are left out of the reader's list (`loader.skipped` names
-    them); `exclude`: an exclusion list (`workbench check` writes one) of files to leave out.
+    them); `exclude`: an exclusion list (`workbench check` writes one) of files to leave out;
+    `index`: the folder's index file (`workbench index`), read instead of listing the folder.
 
     `checkpoints` (a folder): the loader writes DALI's checkpoint of its pipeline there every
     `checkpoint_every` batches and at each epoch's end; `resume=(epoch, batch)` starts from the
@@ -525,7 +523,7 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
         if shards is not None:
             files, labels, reader, skipped = shard_reader(shards, folder, skip_bad, exclude, threads)
         else:
-            (files, labels), reader = image_folder(root, exclude), {}
+            (files, labels), reader = image_folder(root, exclude, index), {}
             if annotations is not None:
                 # Each sample's label is its file's position: its targets are read by it (moved_targets).
                 files = [str(f) for f in annotations["files"]]
@@ -662,13 +660,13 @@ def endless(loader):
 
 def bench_rates(root=None, batch_size=64, batches=20, warmup=3, runs=1, threads=None, seed=SEED, gpu=None,
                 progress=None, augmented=True, resize=None, shards=None, coco=None, masks=None, skip_bad=False,
-                exclude=None):
+                exclude=None, index=None):
     """Images/s of the training loader (read, decode, augment, hand to PyTorch) over `runs`
     stretches of `batches` batches after `warmup`; --bench prints one, the workbench's
     estimate several (and, with `augmented=False`, times decoding alone). `resize`, `shards`,
     `coco`, `masks`, `skip_bad`, `exclude`: see make_loader (--skip-bad's check ahead is not timed)."""
     loader = make_loader(root, batch_size, seed=seed, gpu=gpu, threads=threads, augmented=augmented, resize=resize,
-                         shards=shards, coco=coco, masks=masks, skip_bad=skip_bad, exclude=exclude)
+                         shards=shards, coco=coco, masks=masks, skip_bad=skip_bad, exclude=exclude, index=index)
     return timed_rates(endless(loader), lambda batch: batch[0]["images"].shape[0], batches, warmup, runs,
                        progress=progress)
 
@@ -678,7 +676,7 @@ def _bench(args):
     batches = bench_batches(args.batch_size, args.batches)
     rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, gpu,
                         resize=args.resize, shards=args.shards, coco=args.coco, masks=args.masks,
-                        skip_bad=args.skip_bad, exclude=args.exclude)
+                        skip_bad=args.skip_bad, exclude=args.exclude, index=args.index)
     print(f"batch size: {args.batch_size}, threads: {args.workers}, "
           f"{args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
     print_rates(rates)
@@ -689,7 +687,7 @@ def _train(args):
     loader = make_loader(args.images, args.batch_size, seed=args.seed,
                          gpu=None if args.device is None else args.device != "cpu", threads=args.workers,
                          resize=args.resize, shards=args.shards, coco=args.coco, masks=args.masks,
-                         skip_bad=args.skip_bad, exclude=args.exclude, checkpoints=args.checkpoints,
+                         skip_bad=args.skip_bad, exclude=args.exclude, index=args.index, checkpoints=args.checkpoints,
                          checkpoint_every=args.checkpoint_every, resume=args.resume)
     seen = boxes = 0
     for epoch, batch in training_epochs(loader, args.epochs):

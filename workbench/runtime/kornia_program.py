@@ -84,10 +84,11 @@ from .bad_files import (BadImageError, decode_checked, ends_whole, one_line_erro
                         read_exclusions, readable, report_skipped, save_inputs, shard_sample_name, without_excluded)
 from .common import (add_resize_argument, bench_batches, box_count, check_one_size, check_resume,
                      check_shards_argument, contract_parser, derive_seed, distributed_context, index_shards,
-                     left_out, list_image_files, loader_resize, print_rates, print_seen, read_member,
+                     left_out, loader_resize, print_rates, print_seen, read_member,
                      record_arrays, run_command, shard_paths, timed_rates)
 from .kornia_chain import (FIXES_SIZE, HEAD_STEPS, PER_IMAGE, RESIZE_AT, RESIZED_CROP, SEED, SIZE_FIX,
                            SIZE_NOTE, STEPS, TARGETS_REFUSED, augment_targets, build_augmentation)
+from .file_table import Strings, training_files
 from .sampling import EpochSampler, sample_index
 from .kornia_modules.fusion import (fused_colour, fused_geometry_plan, fused_output_size, fused_resample,
                                     fusion_chunk, fusion_gate, fusion_jitter_branches, fusion_segments, fusion_slice,
@@ -679,27 +680,26 @@ class ImageFolderDataset(Dataset):
     An item is (image, label, skipped). A file that cannot be decoded is a BadImageError naming
     it; with `skip_bad` the next readable file (and its label) takes its place, and `skipped`
     names the files passed over. `exclude`: an exclusion list (see read_exclusions) of files to
-    leave out. Items are asked for by EpochSampler's (index, epoch, batch) or by index."""
+    leave out; `index`: an index file of the folder (`workbench index`) instead of listing it.
+    Items are asked for by EpochSampler's (index, epoch, batch) or by index."""
 
-    def __init__(self, root, annotations=None, skip_bad=False, exclude=None):
+    def __init__(self, root, annotations=None, skip_bad=False, exclude=None, index=None):
         self.root, self.annotations, self.skip_bad = Path(root), annotations, skip_bad
-        files = list_image_files(self.root) if annotations is None else annotations["files"]
+        files = training_files(self.root, index, None if annotations is None else annotations["files"])
         self.files = without_excluded(files, self.root, exclude)
         if annotations is not None and len(self.files) != len(files):
             raise ValueError("--exclude with --coco/--masks: leave the files out of the annotations instead")
-        if not self.files:
+        if not len(self.files):
             raise FileNotFoundError(f"no image files under {self.root}")
-        folders = [f.relative_to(self.root).parts for f in self.files]
-        self.classes = sorted({parts[0] for parts in folders if len(parts) > 1})
-        index = {name: i for i, name in enumerate(self.classes)}
-        self.labels = [index[parts[0]] if len(parts) > 1 else 0 for parts in folders]
+        # Numpy arrays, not a list per file: workers read them without copying them (file_table.py).
+        self.classes, self.labels = self.files.classes, self.files.labels
 
     def __len__(self):
         return len(self.files)
 
     def label(self, i):
         """Sample i's class id, or its targets when the dataset is annotated."""
-        return self.labels[i] if self.annotations is None else sample_targets(self.annotations, i)
+        return int(self.labels[i]) if self.annotations is None else sample_targets(self.annotations, i)
 
     def name(self, i):
         """How errors and reports name sample i: its file."""
@@ -752,19 +752,20 @@ class TarShardDataset(Dataset):
 
     def __init__(self, shards, skip_bad=False, exclude=None):
         self.shards, self.skip_bad, excluded = shard_paths(shards), skip_bad, read_exclusions(exclude)
-        self.keys, self.labels, locations = [], [], []
+        keys, labels, locations = [], [], []
         for k, samples in enumerate(index_shards(self.shards)):
             for key, (_, offset, size), label, _ in samples:
                 if shard_sample_name(self.shards[k], key) in excluded:
                     continue
-                self.keys.append(key)
-                self.labels.append(label)
+                keys.append(key)
+                labels.append(label)
                 locations.append((k, offset, size))
-        # One array, not a tuple per sample: forked worker processes keep sharing its memory, where
-        # reading a list's tuples would copy their pages (touching their reference counts).
+        # Arrays, not a Python object per sample: forked worker processes keep sharing their memory,
+        # where reading a list's items would copy their pages (touching their reference counts).
+        self.keys, self.labels = Strings.of(keys), np.array(labels, dtype=np.int64)
         self.locations = np.array(locations, dtype=np.int64)
         # The class ids are the columns of a mixing step's soft targets: 0 up to the largest.
-        self.classes = list(range(max(self.labels) + 1))
+        self.classes = list(range(int(self.labels.max()) + 1))
         self.annotations = None  # targets come with a folder of images only (see loader_annotations)
         # No file per sample that could be named: an error at a batch of several sizes names the
         # samples by their position in the batch (check_one_size).
@@ -784,7 +785,7 @@ class TarShardDataset(Dataset):
 
     def decoded(self, i):
         """Sample i's image (uint8 CHW) and label; a BadImageError where it cannot be decoded."""
-        return decode_bytes_with_pil(torch.from_numpy(self.read(i)), self.name(i)), self.labels[i]
+        return decode_bytes_with_pil(torch.from_numpy(self.read(i)), self.name(i)), int(self.labels[i])
 
     def __getitem__(self, item):
         return readable_item(self, item)
@@ -800,7 +801,7 @@ class EncodedTarShardDataset(TarShardDataset):
         data = torch.from_numpy(self.read(i))
         if data[:3].numpy().tobytes() != JPEG_SIGNATURE or not ends_whole(data.numpy(), "JPEG"):
             return (*super().__getitem__(item), None)
-        return data, self.labels[i], (), self.name(i)
+        return data, int(self.labels[i]), (), self.name(i)
 
 
 def collate_uint8(batch):
@@ -1089,7 +1090,7 @@ def labels_to(labels, device):
 
 
 def make_loader(root=None, batch_size=64, workers=4, seed=SEED, device="cpu", num_samples=None, decoder="auto",
-                shards=None, coco=None, masks=None, decode_ahead=False, skip_bad=False, exclude=None):
+                shards=None, coco=None, masks=None, decode_ahead=False, skip_bad=False, exclude=None, index=None):
     """Loader over an image folder (`root`) or WebDataset tar shards (`shards`, e.g.
     "train-{0000..0099}.tar": see shard_paths and TarShardDataset), one of the two: shuffled
     (seeded), sharded by rank under torchrun, reading on `workers` processes. With the PIL
@@ -1122,7 +1123,8 @@ def make_loader(root=None, batch_size=64, workers=4, seed=SEED, device="cpu", nu
     if shards is not None:
         dataset = (EncodedTarShardDataset if on_gpu else TarShardDataset)(shards, skip_bad, exclude)
     else:
-        dataset = (EncodedImageFolderDataset if on_gpu else ImageFolderDataset)(root, annotations, skip_bad, exclude)
+        dataset = (EncodedImageFolderDataset if on_gpu else ImageFolderDataset)(root, annotations, skip_bad, exclude,
+                                                                                index)
     rank, world_size, _ = distributed_context()
     generator = torch.Generator().manual_seed(seed)  # the workers' base seed
     sampler = EpochSampler(dataset, batch_size, seed, rank, world_size, num_samples)
@@ -1379,7 +1381,7 @@ def join_record(pieces):
 
 def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, device=None, num_samples=None,
                      decoder="auto", resize=None, shards=None, torch_compile=False, coco=None, masks=None,
-                     decode_ahead=False, skip_bad=False, exclude=None, resume=None):
+                     decode_ahead=False, skip_bad=False, exclude=None, resume=None, index=None):
     """Yield (epoch, augmented float batch on `device`, labels): the loop to train with, over an
     image folder (`root`) or WebDataset tar shards (`shards`; see make_loader), one of the two.
 
@@ -1430,7 +1432,7 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
         raise ValueError(BOXES_NEEDED)
     start_epoch, start_batch = check_resume(resume, epochs)
     loader = make_loader(root, batch_size, workers, seed, device, num_samples, decoder, shards, coco, masks,
-                         decode_ahead, skip_bad, exclude)
+                         decode_ahead, skip_bad, exclude, index)
     # GPU-decoded batches are on the device already; PIL batches are copied ahead.
     batches = CudaPrefetcher(loader, device) if isinstance(loader, DataLoader) else loader
     annotated = loader.dataset.annotations is not None
@@ -1494,7 +1496,7 @@ def _save(args):
 
 def bench_rates(root=None, batch_size=64, batches=20, warmup=3, runs=1, workers=4, seed=SEED, device=None,
                 progress=None, decoder="auto", resize=None, shards=None, torch_compile=False, coco=None, masks=None,
-                decode_ahead=False, skip_bad=False, exclude=None):
+                decode_ahead=False, skip_bad=False, exclude=None, index=None):
     """Images/s of the training loop (read and decode, copy, augment) over `runs` stretches of
     `batches` batches after `warmup`; --bench prints one, the workbench's estimate several.
     `resize`, `shards`, `torch_compile`, `coco`, `masks`, `decode_ahead`, `skip_bad`, `exclude`:
@@ -1506,7 +1508,7 @@ def bench_rates(root=None, batch_size=64, batches=20, warmup=3, runs=1, workers=
     total = batch_size * (warmup + batches * runs + spare)
     loop = training_batches(root, batch_size, epochs=1, workers=workers, seed=seed, device=device, num_samples=total,
                             decoder=decoder, resize=resize, shards=shards, torch_compile=torch_compile, coco=coco,
-                            masks=masks, decode_ahead=decode_ahead, skip_bad=skip_bad, exclude=exclude)
+                            masks=masks, decode_ahead=decode_ahead, skip_bad=skip_bad, exclude=exclude, index=index)
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else None
     try:
         return timed_rates(loop, lambda batch: len(batch[1]), batches, warmup, runs, sync, progress)
@@ -1520,7 +1522,7 @@ def _bench(args):
     rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, device,
                         decoder=args.decoder, resize=args.resize, shards=args.shards, torch_compile=args.compile,
                         coco=args.coco, masks=args.masks, decode_ahead=args.decode_ahead, skip_bad=args.skip_bad,
-                        exclude=args.exclude)
+                        exclude=args.exclude, index=args.index)
     print(f"device: {device}, decoder: {resolve_decoder(args.decoder, device)}, batch size: {args.batch_size}, "
           f"workers: {args.workers}, {args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
     print_rates(rates)
@@ -1535,7 +1537,8 @@ def _train(args):
                                                   args.seed, args.device, decoder=args.decoder, resize=args.resize,
                                                   shards=args.shards, torch_compile=args.compile, coco=args.coco,
                                                   masks=args.masks, decode_ahead=args.decode_ahead,
-                                                  skip_bad=args.skip_bad, exclude=args.exclude, resume=args.resume):
+                                                  skip_bad=args.skip_bad, exclude=args.exclude, resume=args.resume,
+                                                  index=args.index):
         # Your training step goes here: loss = criterion(model(images), labels) ...
         # (with --coco/--masks, `labels` holds each image's targets: see training_batches).
         seen += len(labels)
