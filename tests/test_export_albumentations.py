@@ -118,7 +118,7 @@ def test_loader_labels_and_worker_seeding(tmp_path, small_folder):
     chain = wb.Chain.from_dict({**LIGHT_CHAIN, "steps": LIGHT_CHAIN["steps"][:2]})
     module = import_export(chain, "albumentations", tmp_path, "aug_alb_labels")
     ds = module.AugmentedImageFolder(root)
-    assert ds.classes == ["cats", "dogs"] and ds.labels == [0, 0, 1, 1, 1]
+    assert ds.classes == ["cats", "dogs"] and ds.labels.tolist() == [0, 0, 1, 1, 1]
 
     def run(seed):
         batches = module.training_batches(root, 2, epochs=2, workers=2, seed=seed, device="cpu", num_samples=8)

@@ -104,7 +104,7 @@ def test_image_folder_labels_and_worker_seeding(tmp_path, small_folder, design_c
                         {"cats": ["img_00.png", "img_01.png"], "dogs": ["img_02.png", "img_03.png", "img_04.png"]})
     aug_labels = import_export(design_chain, "kornia", tmp_path, "aug_labels")
     ds = aug_labels.ImageFolderDataset(root)
-    assert ds.classes == ["cats", "dogs"] and ds.labels == [0, 0, 1, 1, 1]
+    assert ds.classes == ["cats", "dogs"] and ds.labels.tolist() == [0, 0, 1, 1, 1]
 
     def epoch(seed):
         batches = aug_labels.training_batches(root, 2, epochs=2, workers=2, seed=seed, device="cpu", num_samples=8)

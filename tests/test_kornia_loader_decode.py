@@ -210,7 +210,7 @@ def jpeg_folder(tmp_path_factory, sample_images):
 def test_encoded_dataset_returns_exact_jpeg_bytes(crop_module, jpeg_folder):
     ds = crop_module.EncodedImageFolderDataset(jpeg_folder)
     plain = crop_module.ImageFolderDataset(jpeg_folder)
-    assert ds.files == plain.files and ds.labels == plain.labels
+    assert list(ds.files) == list(plain.files) and ds.labels.tolist() == plain.labels.tolist()
     for i, path in enumerate(ds.files):
         payload, label, skipped, name = ds[i]
         assert label == 0 and payload.dtype == torch.uint8 and skipped == ()

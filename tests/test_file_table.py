@@ -1,0 +1,125 @@
+"""The loaders' file lists at scale (issue 33): names and labels in numpy arrays, not a Python
+object per file; folders listed in one scandir pass; the index file (--index, `workbench index`)
+that every loader reads in place of listing the folder."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+import workbench as wb
+from workbench.codegen import emit, load_module
+from workbench.codegen.options import export_options
+from workbench.runtime.common import list_image_files
+from workbench.runtime.file_table import FileTable, Strings
+
+CHAIN = wb.Chain.from_dict({"seed": 3, "steps": [{"op": "HorizontalFlip", "p": 0.5},
+                                                 {"op": "Brightness", "params": {"factor": [0.7, 1.3]}}]})
+BACKENDS = ("kornia", "albumentations", "dali")
+
+
+@pytest.fixture()
+def folder(tmp_path):
+    """Nine images in three class folders (one nested deeper, one with a non-ASCII name), one file
+    directly in the root, and files that are not images."""
+    root = tmp_path / "train"
+    rng = np.random.default_rng(1)
+    names = ["b_dogs/1.jpg", "b_dogs/deep/2.png", "a_cats/0.jpg", "a_cats/é.jpg", "c_owls/x.JPG", "c_owls/y.jpeg",
+             "c_owls/z.png", "a_cats/w.webp", "top.png"]
+    for name in names:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(rng.integers(0, 255, (16, 20, 3), dtype=np.uint8)).save(root / name)
+    (root / "a_cats" / "notes.txt").write_text("not an image")
+    (root / "README").write_text("nor this")
+    return root
+
+
+def test_a_table_lists_what_the_loaders_listed_before_in_their_order_with_imagefolder_labels(folder):
+    table = FileTable.listed(folder)
+    assert list(table) == list_image_files(folder) == sorted(
+        (p for p in folder.rglob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png", ".webp")),
+        key=lambda p: p.relative_to(folder).as_posix())
+    assert table.classes == ["a_cats", "b_dogs", "c_owls"]
+    by_name = dict(zip((table.name(i) for i in range(len(table))), table.labels.tolist()))
+    assert by_name == {"a_cats/0.jpg": 0, "a_cats/w.webp": 0, "a_cats/é.jpg": 0, "b_dogs/1.jpg": 1,
+                       "b_dogs/deep/2.png": 1, "c_owls/x.JPG": 2, "c_owls/y.jpeg": 2, "c_owls/z.png": 2, "top.png": 0}
+    # The state a worker reads: a few numpy arrays, whatever the number of files.
+    assert isinstance(table.names.data, np.ndarray) and table.names.data.dtype == np.uint8
+    assert table.labels.dtype == np.int32 and table.names.offsets.dtype == np.int64
+
+
+def test_strings_keep_any_text_and_select_keeps_order():
+    texts = ["", "a", "é/ü.jpg", "x" * 300, "日本/猫.png"]
+    strings = Strings.of(texts)
+    assert list(strings) == texts and len(strings) == 5
+    assert list(strings.select([4, 0, 2])) == ["日本/猫.png", "", "é/ü.jpg"]
+
+
+def test_an_index_file_round_trips_and_refuses_what_is_not_one(folder, tmp_path):
+    table = FileTable.listed(folder)
+    path = table.save(tmp_path / "train.index")
+    assert path.name == "train.index"  # (not train.index.npz)
+    loaded = FileTable.load(path, folder)
+    assert list(loaded) == list(table) and loaded.labels.tolist() == table.labels.tolist()
+    assert loaded.classes == table.classes
+    (tmp_path / "junk.index").write_text("hello")
+    with pytest.raises(ValueError, match=r"junk\.index: not an index of image files .*workbench index"):
+        FileTable.load(tmp_path / "junk.index", folder)
+    elsewhere = tmp_path / "other"
+    elsewhere.mkdir()
+    with pytest.raises(ValueError, match=r"its first file a_cats/0\.jpg is not under .*other: an index of another"):
+        FileTable.load(path, elsewhere)
+
+
+def test_the_index_command_writes_what_the_loaders_read(folder, tmp_path):
+    run = subprocess.run([sys.executable, "-m", "workbench", "index", str(folder), "-o", str(tmp_path / "i.index")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "9 files in 3 class folder(s)" in run.stdout and "--index" in run.stdout
+    assert list(FileTable.load(tmp_path / "i.index", folder)) == list_image_files(folder)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_loader_reads_an_index_in_place_of_the_folder(backend, folder, tmp_path):
+    module = load_module(emit(CHAIN, backend), backend)
+    index = FileTable.listed(folder).save(tmp_path / "train.index")
+    # A file added after the index was written: the loader reads the index, not the folder.
+    Image.fromarray(np.zeros((16, 20, 3), np.uint8)).save(folder / "a_cats" / "late.png")
+
+    def batches(**options):
+        if backend == "dali":
+            loader = module.make_loader(str(folder), 3, seed=2, gpu=False, threads=1, **options)
+            return [(batch[0]["images"].clone(), batch[0]["labels"].clone()) for _, batch in
+                    module.training_epochs(loader, 1)]
+        return [(x.clone(), y.clone()) for _, x, y in
+                module.training_batches(str(folder), 3, epochs=1, workers=1, seed=2, device="cpu", **options)]
+
+    listed, indexed = batches(), batches(index=str(index))
+    assert len(listed) == len(indexed) == 3
+    counted = sorted(int(y) for _, labels in indexed for y in labels.reshape(-1))
+    assert counted == sorted(FileTable.load(index, folder).labels.tolist())
+    if backend != "dali":  # (10 files listed, 9 indexed: another order)
+        assert not all(torch.equal(a[0], b[0]) for a, b in zip(listed, indexed))
+
+
+@pytest.mark.parametrize("backend", ("kornia", "albumentations"))
+def test_the_datasets_hold_no_python_object_per_sample(backend, folder, tmp_path):
+    """Copy-on-access: a worker that reads a list of a Python object per file copies its pages.
+    No attribute of the datasets (or of their file tables) may be a list or tuple as long as the
+    dataset (folder and shard datasets)."""
+    module = load_module(emit(CHAIN, backend, options=export_options(CHAIN, backend, shards=backend == "kornia")),
+                         backend)
+    datasets = [module.ImageFolderDataset(folder) if backend == "kornia" else module.AugmentedImageFolder(folder)]
+    if backend == "kornia":
+        from test_bad_files import shard_with_a_bad_member
+
+        datasets.append(module.TarShardDataset(str(shard_with_a_bad_member(tmp_path / "shards"))))
+    for dataset in datasets:
+        parts = [vars(dataset)] + [vars(value) for value in vars(dataset).values() if hasattr(value, "__dict__")]
+        per_sample = [name for part in parts for name, value in part.items()
+                      if isinstance(value, (list, tuple)) and len(value) == len(dataset)]
+        assert not per_sample, (type(dataset).__name__, per_sample)
