@@ -118,3 +118,30 @@ def test_the_datasets_hold_no_python_object_per_sample(backend, folder, tmp_path
         per_sample = [name for part in parts for name, value in part.items()
                       if isinstance(value, (list, tuple)) and len(value) == len(dataset)]
         assert not per_sample, (type(dataset).__name__, per_sample)
+
+
+@pytest.mark.parametrize("backend", ("kornia", "albumentations"))
+def test_the_prefetch_is_said_and_kept_within_its_bound(backend, tmp_path, capsys):
+    """Each worker keeps 4 batches ready; a bound gives fewer batches, then fewer workers, and one
+    batch over the bound is one line on the command line. A batch of 8 of these 100x150 images:
+    8 x 100 x 150 x 3 bytes = 0.36 MB."""
+    root = tmp_path / "train"
+    root.mkdir()
+    for k in range(16):
+        Image.fromarray(np.full((100, 150, 3), k, np.uint8)).save(root / f"{k:02d}.png")
+    module = load_module(emit(CHAIN, backend), backend)
+    make = module.make_loader
+    options = {"device": "cpu"} if backend == "kornia" else {}
+    plain = make(str(root), 8, workers=2, **options)
+    assert (plain.num_workers, plain.prefetch_factor) == (2, 4)
+    assert plain.prefetch.startswith("prefetch: 2 worker(s) x 4 batch(es) x 0.4 MB") and "= 3 MB" in plain.prefetch
+    assert (lambda loader: (loader.num_workers, loader.prefetch_factor))(
+        make(str(root), 8, workers=2, max_prefetch_mb=1.5, **options)) == (2, 2)   # 2 x 2 x 0.36 <= 1.5
+    assert (lambda loader: (loader.num_workers, loader.prefetch_factor))(
+        make(str(root), 8, workers=2, max_prefetch_mb=0.5, **options)) == (1, 1)   # one batch is all that fits
+    with pytest.raises(SystemExit, match=r"--max-prefetch-mb 0\.1 is less than one batch \(0\.4 MB\)"):
+        module.main(["--images", str(root), "--bench", "--batch-size", "8", "--max-prefetch-mb", "0.1",
+                     "--device", "cpu"])
+    module.main(["--images", str(root), "--epochs", "1", "--batch-size", "8", "--workers", "2",
+                 "--max-prefetch-mb", "1.5", "--device", "cpu"])
+    assert "prefetch: 2 worker(s) x 2 batch(es) x 0.4 MB" in capsys.readouterr().out

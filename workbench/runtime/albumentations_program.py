@@ -52,9 +52,9 @@ from .albumentations_chain import SEED, STEPS, TARGETS_REFUSED, augment_targets,
 from .albumentations_mixing import mix_labels, mixes_batch, reads_boxes, split_at_mixing, stages_mix
 from .bad_files import (decode_checked, one_line_errors, one_line_on_bad_image, readable, report_skipped,
                         save_folder_inputs, without_excluded)
-from .common import (bench_batches, box_count, check_resume, contract_parser, derive_seed, distributed_context,
-                     print_rates, print_seen, record_arrays, run_command, soft_target_array,
-                     timed_rates)
+from .common import (SIZE_LOOKS, add_prefetch_argument, batch_megabytes, bench_batches, box_count, check_resume,
+                     contract_parser, derive_seed, distributed_context, prefetch_line, prefetch_plan, print_rates,
+                     print_seen, record_arrays, run_command, soft_target_array, timed_rates)
 from .file_table import training_files
 from .sampling import EpochSampler
 from .targets import BOXES_NEEDED
@@ -358,7 +358,7 @@ def to_device(value, device):
 
 
 def make_loader(root, batch_size, workers=4, seed=SEED, num_samples=None, pin_memory=False, coco=None, masks=None,
-                skip_bad=False, exclude=None, index=None):
+                skip_bad=False, exclude=None, index=None, max_prefetch_mb=None):
     """DataLoader over an image folder: shuffled (each epoch's order from (seed, epoch): call
     `loader.sampler.set_epoch(epoch)`), sharded by rank under torchrun, augmenting on `workers`
     processes; batches are (images, labels, skipped). `skip_bad`, `exclude`: see
@@ -366,19 +366,27 @@ def make_loader(root, batch_size, workers=4, seed=SEED, num_samples=None, pin_me
 
     `num_samples` draws that many samples with replacement (for benchmarks on small folders).
     `coco`, `masks`: the annotated images only, with their targets (see AugmentedImageFolder).
+    Each worker keeps PREFETCH_BATCHES batches ready, fewer (then fewer workers) to hold at most
+    `max_prefetch_mb` MB, reckoned at the files' decoded size (prefetch_plan); `loader.prefetch`
+    says what it holds.
     A chain that mixes the batch (MixUp, CutMix) mixes it in the collate, in the worker that
     made it, labels with it (see AugmentedImageFolder.collate).
     """
     dataset = AugmentedImageFolder(root, seed, coco, masks, skip_bad, exclude, index)
     rank, world_size, _ = distributed_context()
     sampler = EpochSampler(dataset, batch_size, seed, rank, world_size, num_samples)
-    return DataLoader(dataset, batch_size=batch_size, sampler=sampler, num_workers=workers, collate_fn=dataset.collate,
-                      pin_memory=pin_memory, drop_last=True, generator=torch.Generator().manual_seed(seed),
-                      prefetch_factor=4 if workers > 0 else None)
+    batch_mb = batch_megabytes([dataset.files[k] for k in range(min(SIZE_LOOKS, len(dataset)))], batch_size)
+    workers, factor = prefetch_plan(workers, batch_mb, max_prefetch_mb)
+    loader = DataLoader(dataset, batch_size=batch_size, sampler=sampler, num_workers=workers,
+                        collate_fn=dataset.collate, pin_memory=pin_memory, drop_last=True,
+                        generator=torch.Generator().manual_seed(seed), prefetch_factor=factor)
+    loader.prefetch = prefetch_line(workers, factor, batch_mb, pin_memory)
+    return loader
 
 
 def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=None, num_samples=None, coco=None,
-                     masks=None, skip_bad=False, exclude=None, resume=None, index=None):
+                     masks=None, skip_bad=False, exclude=None, resume=None, index=None, max_prefetch_mb=None,
+                     said=None):
     """Yield (epoch, augmented batch NCHW on `device`, labels): the loop to train with.
 
     Labels are class ids; when a step mixes the batch (MixUp, CutMix) they are float32 soft
@@ -410,7 +418,9 @@ def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=No
         torch.cuda.set_device(device)  # pinned memory and copies use the current device: this rank's
     start_epoch, start_batch = check_resume(resume, epochs)
     loader = make_loader(root, batch_size, workers, seed, num_samples, pin_memory=device.type == "cuda", coco=coco,
-                         masks=masks, skip_bad=skip_bad, exclude=exclude, index=index)
+                         masks=masks, skip_bad=skip_bad, exclude=exclude, index=index, max_prefetch_mb=max_prefetch_mb)
+    if said is not None:
+        said(loader.prefetch)
     for epoch in range(start_epoch, epochs):
         loader.sampler.set_epoch(epoch, start_batch if epoch == start_epoch else 0)
         skipped_in_epoch = []
@@ -443,7 +453,8 @@ def _save(args):
 
 
 def bench_rates(root, batch_size, batches=20, warmup=3, runs=1, workers=4, seed=SEED, device=None,
-                progress=None, coco=None, masks=None, skip_bad=False, exclude=None, index=None):
+                progress=None, coco=None, masks=None, skip_bad=False, exclude=None, index=None, max_prefetch_mb=None,
+                said=None):
     """Images/s of the training loader (decode and augment on workers, collate, hand over)
     over `runs` stretches of `batches` batches after `warmup`; --bench prints one, the
     workbench's estimate several. `coco`, `masks`: with targets; `skip_bad`, `exclude`: see
@@ -453,7 +464,8 @@ def bench_rates(root, batch_size, batches=20, warmup=3, runs=1, workers=4, seed=
     spare = 4 * max(1, workers) + 1
     total = batch_size * (warmup + batches * runs + spare)
     loop = training_batches(root, batch_size, epochs=1, workers=workers, seed=seed, device=device, num_samples=total,
-                            coco=coco, masks=masks, skip_bad=skip_bad, exclude=exclude, index=index)
+                            coco=coco, masks=masks, skip_bad=skip_bad, exclude=exclude, index=index,
+                            max_prefetch_mb=max_prefetch_mb, said=said)
     try:
         return timed_rates(loop, lambda batch: len(batch[2]), batches, warmup, runs, None, progress)
     finally:
@@ -465,7 +477,7 @@ def _bench(args):
     batches = bench_batches(args.batch_size, args.batches)
     rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, device,
                         coco=args.coco, masks=args.masks, skip_bad=args.skip_bad, exclude=args.exclude,
-                        index=args.index)
+                        index=args.index, max_prefetch_mb=args.max_prefetch_mb, said=print)
     print(f"device: {device}, batch size: {args.batch_size}, workers: {args.workers}, "
           f"{args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
     print_rates(rates)
@@ -479,7 +491,8 @@ def _train(args):
     for epoch, images, labels in training_batches(args.images, args.batch_size, args.epochs, args.workers,
                                                   args.seed, args.device, coco=args.coco, masks=args.masks,
                                                   skip_bad=args.skip_bad, exclude=args.exclude, resume=args.resume,
-                                                  index=args.index):
+                                                  index=args.index, max_prefetch_mb=args.max_prefetch_mb,
+                                                  said=print if rank == 0 else None):
         # Your training step goes here: loss = criterion(model(images.float() / 255), labels) ...
         # (with --coco/--masks, `labels` holds each image's targets: see training_batches).
         seen += len(labels)
@@ -491,6 +504,7 @@ def _train(args):
 
 def main(argv=None):
     parser = contract_parser(__doc__.splitlines()[0], SEED, min(4, os.cpu_count() or 1), "augmenting processes")
+    add_prefetch_argument(parser)
     args = parser.parse_args(argv)
     reading = any(reads_boxes(transform) for transform in build_compose().transforms)
     one_line_on_bad_image(run_command, args, _save, _bench, _train, BOXES_NEEDED if reading else None)

@@ -207,12 +207,15 @@ def run_command(args, save, bench, train, refused=None):
             check_resume(args.resume, args.epochs)
         except ValueError as error:
             raise SystemExit(str(error)) from None
-    if args.save:
-        save(args)
-    elif args.bench:
-        bench(args)
-    else:
-        train(args)
+    try:
+        if args.save:
+            save(args)
+        elif args.bench:
+            bench(args)
+        else:
+            train(args)
+    except PrefetchBoundError as error:
+        raise SystemExit(str(error)) from None
 
 
 def size_argument(text):
@@ -313,6 +316,73 @@ def add_resize_argument(parser, fixes_size, note):
                         help="training and --bench: resize every image to HxW (one number: square) where the batch "
                              "must first be one size" + ("" if fixes_size else "; needed for a folder of mixed sizes"))
     parser.epilog = note
+
+
+# Batches each DataLoader worker keeps ready (its prefetch_factor), unless --max-prefetch-mb bounds them.
+PREFETCH_BATCHES = 4
+# How many files' headers give the size a batch is reckoned at (the largest of them).
+SIZE_LOOKS = 64
+
+
+def batch_megabytes(sources, batch_size):
+    """The size (MB) of a batch of `batch_size` decoded uint8 RGB images as large as the largest
+    image among `sources` (paths or file objects: only their headers are read); 0 without any.
+
+    Example:
+        >>> round(batch_megabytes(["workbench/sample_data/astronaut.jpg"], 64), 1)  # 512 x 512
+        50.3
+    """
+    largest = 0
+    for source in sources:
+        try:
+            with Image.open(source) as image:
+                largest = max(largest, image.width * image.height)
+        except OSError:
+            continue
+    return largest * 3 * batch_size / 1e6
+
+
+class PrefetchBoundError(ValueError):
+    """A --max-prefetch-mb (max_prefetch_mb=) too small for one batch; the command line says it in one line."""
+
+
+def prefetch_plan(workers, batch_mb, max_mb=None):
+    """(workers, prefetch factor) for a DataLoader whose batches are about `batch_mb` MB: each
+    worker keeps PREFETCH_BATCHES ready, fewer (then fewer workers) to hold at most `max_mb` MB.
+    A bound below one batch is a PrefetchBoundError that says what to change.
+
+    Example:
+        >>> prefetch_plan(4, 10.0), prefetch_plan(4, 10.0, max_mb=100), prefetch_plan(4, 10.0, max_mb=25)
+        ((4, 4), (4, 2), (2, 1))
+    """
+    if workers == 0:
+        return 0, None
+    if max_mb is None or batch_mb <= 0:
+        return workers, PREFETCH_BATCHES
+    factor = min(PREFETCH_BATCHES, int(max_mb // (workers * batch_mb)))
+    if factor >= 1:
+        return workers, factor
+    if max_mb < batch_mb:
+        raise PrefetchBoundError(f"--max-prefetch-mb {max_mb:g} is less than one batch ({batch_mb:.1f} MB): lower "
+                                 "--batch-size or raise the bound")
+    return int(max_mb // batch_mb), 1
+
+
+def prefetch_line(workers, factor, batch_mb, pinned):
+    """What a loader's prefetch holds, in one line (said at start-up by --bench and training)."""
+    if not workers:
+        return "prefetch: none (--workers 0: the main process decodes each batch when it is needed)"
+    return (f"prefetch: {workers} worker(s) x {factor} batch(es) x {batch_mb:.1f} MB (the largest of the first "
+            f"{SIZE_LOOKS} images, decoded) = {workers * factor * batch_mb:.0f} MB of host memory"
+            + (", pinned for the copy to the GPU" if pinned else "") + "; --max-prefetch-mb bounds it")
+
+
+def add_prefetch_argument(parser):
+    """The DataLoader loaders' --max-prefetch-mb flag."""
+    parser.add_argument("--max-prefetch-mb", type=float, metavar="MB",
+                        help=f"host memory the prefetch may hold: each of --workers keeps {PREFETCH_BATCHES} batches "
+                             "ready (workers x batches x a batch's decoded bytes, pinned on a GPU, said at start-up); "
+                             "with a bound, fewer batches each, then fewer workers")
 
 
 def contract_parser(description, seed, workers_default, workers_help, shards=False):

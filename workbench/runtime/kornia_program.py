@@ -82,10 +82,10 @@ from .annotations import (annotated_inputs, batch_targets, loader_annotations, p
                           sample_targets, target_arrays)
 from .bad_files import (BadImageError, decode_checked, ends_whole, one_line_errors, one_line_on_bad_image,
                         read_exclusions, readable, report_skipped, save_inputs, shard_sample_name, without_excluded)
-from .common import (add_resize_argument, bench_batches, box_count, check_one_size, check_resume,
-                     check_shards_argument, contract_parser, derive_seed, distributed_context, index_shards,
-                     left_out, loader_resize, print_rates, print_seen, read_member,
-                     record_arrays, run_command, shard_paths, timed_rates)
+from .common import (SIZE_LOOKS, add_prefetch_argument, add_resize_argument, batch_megabytes, bench_batches,
+                     box_count, check_one_size, check_resume, check_shards_argument, contract_parser, derive_seed,
+                     distributed_context, index_shards, left_out, loader_resize, prefetch_line, prefetch_plan,
+                     print_rates, print_seen, read_member, record_arrays, run_command, shard_paths, timed_rates)
 from .kornia_chain import (FIXES_SIZE, HEAD_STEPS, PER_IMAGE, RESIZE_AT, RESIZED_CROP, SEED, SIZE_FIX,
                            SIZE_NOTE, STEPS, TARGETS_REFUSED, augment_targets, build_augmentation)
 from .file_table import Strings, training_files
@@ -705,6 +705,10 @@ class ImageFolderDataset(Dataset):
         """How errors and reports name sample i: its file."""
         return str(self.files[i])
 
+    def encoded(self, i):
+        """Sample i's image as a file to open (its header gives its size: batch_megabytes)."""
+        return self.files[i]
+
     def decoded(self, i):
         """Sample i's image (uint8 CHW) and label; a BadImageError where it cannot be decoded."""
         return torch.from_numpy(decode_checked(self.files[i], self.name(i))).permute(2, 0, 1).contiguous(), \
@@ -782,6 +786,10 @@ class TarShardDataset(Dataset):
     def name(self, i):
         """How errors and reports name sample i: SHARD_FILE_NAME:KEY."""
         return shard_sample_name(self.shards[int(self.locations[i][0])], self.keys[i])
+
+    def encoded(self, i):
+        """Sample i's image as a file object to open (its header gives its size: batch_megabytes)."""
+        return BytesIO(self.read(i).tobytes())
 
     def decoded(self, i):
         """Sample i's image (uint8 CHW) and label; a BadImageError where it cannot be decoded."""
@@ -1090,7 +1098,8 @@ def labels_to(labels, device):
 
 
 def make_loader(root=None, batch_size=64, workers=4, seed=SEED, device="cpu", num_samples=None, decoder="auto",
-                shards=None, coco=None, masks=None, decode_ahead=False, skip_bad=False, exclude=None, index=None):
+                shards=None, coco=None, masks=None, decode_ahead=False, skip_bad=False, exclude=None, index=None,
+                max_prefetch_mb=None):
     """Loader over an image folder (`root`) or WebDataset tar shards (`shards`, e.g.
     "train-{0000..0099}.tar": see shard_paths and TarShardDataset), one of the two: shuffled
     (seeded), sharded by rank under torchrun, reading on `workers` processes. With the PIL
@@ -1106,7 +1115,10 @@ def make_loader(root=None, batch_size=64, workers=4, seed=SEED, device="cpu", nu
     the count a multiple of world_size x batch_size.
     Batches are (images, labels, skipped). `skip_bad`: a file that cannot be decoded gives its
     place to the next readable one (`skipped` names it), where it would stop the loader with a
-    BadImageError naming it; `exclude`: an exclusion list of files to leave out (read_exclusions).
+    BadImageError naming it; `exclude`: an exclusion list of files to leave out (read_exclusions);
+    `index`: the folder's index file (`workbench index`), read instead of listing the folder.
+    Each worker keeps PREFETCH_BATCHES batches ready, fewer (then fewer workers) to hold at most
+    `max_prefetch_mb` MB (prefetch_plan); `loader.prefetch` says what it holds.
     `num_samples` draws that many samples with replacement (for benchmarks on small folders).
     `coco`, `masks`: a folder's annotated images only, labelled with their targets (see
     ImageFolderDataset and training_batches). `decode_ahead`: a GPU decoder decodes the next
@@ -1128,13 +1140,16 @@ def make_loader(root=None, batch_size=64, workers=4, seed=SEED, device="cpu", nu
     rank, world_size, _ = distributed_context()
     generator = torch.Generator().manual_seed(seed)  # the workers' base seed
     sampler = EpochSampler(dataset, batch_size, seed, rank, world_size, num_samples)
+    batch_mb = batch_megabytes([dataset.encoded(k) for k in range(min(SIZE_LOOKS, len(dataset)))], batch_size)
+    workers, factor = prefetch_plan(workers, batch_mb, max_prefetch_mb)
+    # Pinned for the copy to the GPU; file bytes go to the GPU decoder, which stages them itself.
+    pinned = torch.device(device).type == "cuda" and not on_gpu
     loader = DataLoader(
         dataset, batch_size=batch_size, sampler=sampler, num_workers=workers,
-        collate_fn=collate_encoded if on_gpu else collate_uint8,
-        # Pinned for the copy to the GPU; file bytes go to the GPU decoder, which stages them itself.
-        pin_memory=torch.device(device).type == "cuda" and not on_gpu, drop_last=True, worker_init_fn=seed_worker,
-        generator=generator, persistent_workers=workers > 0, prefetch_factor=4 if workers > 0 else None,
+        collate_fn=collate_encoded if on_gpu else collate_uint8, pin_memory=pinned, drop_last=True,
+        worker_init_fn=seed_worker, generator=generator, persistent_workers=workers > 0, prefetch_factor=factor,
     )
+    loader.prefetch = prefetch_line(workers, factor, batch_mb, pinned)
     if not on_gpu:
         return loader
     device = torch.device(device)
@@ -1381,7 +1396,8 @@ def join_record(pieces):
 
 def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, device=None, num_samples=None,
                      decoder="auto", resize=None, shards=None, torch_compile=False, coco=None, masks=None,
-                     decode_ahead=False, skip_bad=False, exclude=None, resume=None, index=None):
+                     decode_ahead=False, skip_bad=False, exclude=None, resume=None, index=None, max_prefetch_mb=None,
+                     said=None):
     """Yield (epoch, augmented float batch on `device`, labels): the loop to train with, over an
     image folder (`root`) or WebDataset tar shards (`shards`; see make_loader), one of the two.
 
@@ -1394,7 +1410,9 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
     A file that cannot be decoded stops the loop with a BadImageError naming it; with `skip_bad`
     the next readable file takes its place (batches stay full and every rank keeps its number of
     batches) and the files passed over are named at the end of each epoch. `exclude`: an
-    exclusion list (`workbench check` writes one) of files to leave out.
+    exclusion list (`workbench check` writes one) of files to leave out; `index`: the folder's
+    index file (`workbench index`); `max_prefetch_mb`: see make_loader; `said(line)` is given its
+    line on what the prefetch holds (the command line prints it).
     `decoder`: see resolve_decoder ("auto": on the GPU when the device is CUDA); `decode_ahead`:
     see make_loader.
     `resize` (height, width): every image is resized to it where the batch must first be one
@@ -1432,7 +1450,9 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
         raise ValueError(BOXES_NEEDED)
     start_epoch, start_batch = check_resume(resume, epochs)
     loader = make_loader(root, batch_size, workers, seed, device, num_samples, decoder, shards, coco, masks,
-                         decode_ahead, skip_bad, exclude, index)
+                         decode_ahead, skip_bad, exclude, index, max_prefetch_mb)
+    if said is not None:
+        said(loader.prefetch if isinstance(loader, DataLoader) else loader.loader.prefetch)
     # GPU-decoded batches are on the device already; PIL batches are copied ahead.
     batches = CudaPrefetcher(loader, device) if isinstance(loader, DataLoader) else loader
     annotated = loader.dataset.annotations is not None
@@ -1496,7 +1516,7 @@ def _save(args):
 
 def bench_rates(root=None, batch_size=64, batches=20, warmup=3, runs=1, workers=4, seed=SEED, device=None,
                 progress=None, decoder="auto", resize=None, shards=None, torch_compile=False, coco=None, masks=None,
-                decode_ahead=False, skip_bad=False, exclude=None, index=None):
+                decode_ahead=False, skip_bad=False, exclude=None, index=None, max_prefetch_mb=None, said=None):
     """Images/s of the training loop (read and decode, copy, augment) over `runs` stretches of
     `batches` batches after `warmup`; --bench prints one, the workbench's estimate several.
     `resize`, `shards`, `torch_compile`, `coco`, `masks`, `decode_ahead`, `skip_bad`, `exclude`:
@@ -1508,7 +1528,8 @@ def bench_rates(root=None, batch_size=64, batches=20, warmup=3, runs=1, workers=
     total = batch_size * (warmup + batches * runs + spare)
     loop = training_batches(root, batch_size, epochs=1, workers=workers, seed=seed, device=device, num_samples=total,
                             decoder=decoder, resize=resize, shards=shards, torch_compile=torch_compile, coco=coco,
-                            masks=masks, decode_ahead=decode_ahead, skip_bad=skip_bad, exclude=exclude, index=index)
+                            masks=masks, decode_ahead=decode_ahead, skip_bad=skip_bad, exclude=exclude, index=index,
+                            max_prefetch_mb=max_prefetch_mb, said=said)
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else None
     try:
         return timed_rates(loop, lambda batch: len(batch[1]), batches, warmup, runs, sync, progress)
@@ -1522,7 +1543,7 @@ def _bench(args):
     rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, device,
                         decoder=args.decoder, resize=args.resize, shards=args.shards, torch_compile=args.compile,
                         coco=args.coco, masks=args.masks, decode_ahead=args.decode_ahead, skip_bad=args.skip_bad,
-                        exclude=args.exclude, index=args.index)
+                        exclude=args.exclude, index=args.index, max_prefetch_mb=args.max_prefetch_mb, said=print)
     print(f"device: {device}, decoder: {resolve_decoder(args.decoder, device)}, batch size: {args.batch_size}, "
           f"workers: {args.workers}, {args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
     print_rates(rates)
@@ -1538,7 +1559,8 @@ def _train(args):
                                                   shards=args.shards, torch_compile=args.compile, coco=args.coco,
                                                   masks=args.masks, decode_ahead=args.decode_ahead,
                                                   skip_bad=args.skip_bad, exclude=args.exclude, resume=args.resume,
-                                                  index=args.index):
+                                                  index=args.index, max_prefetch_mb=args.max_prefetch_mb,
+                                                  said=print if rank == 0 else None):
         # Your training step goes here: loss = criterion(model(images), labels) ...
         # (with --coco/--masks, `labels` holds each image's targets: see training_batches).
         seen += len(labels)
@@ -1556,6 +1578,7 @@ def main(argv=None):
                              "nvImageCodec or torchvision imports, else PIL), pil (in the worker processes), "
                              "nvimgcodec or torchvision (batched on the GPU); --save always decodes with PIL")
     add_resize_argument(parser, FIXES_SIZE, SIZE_NOTE)
+    add_prefetch_argument(parser)
     parser.add_argument("--decode-ahead", action="store_true",
                         help="with a GPU decoder, decode the next batch on a thread while this one is augmented "
                              "(the same batches; off by default: 0.79x the plain loader on an H100)")
