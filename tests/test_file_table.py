@@ -145,3 +145,33 @@ def test_the_prefetch_is_said_and_kept_within_its_bound(backend, tmp_path, capsy
     module.main(["--images", str(root), "--epochs", "1", "--batch-size", "8", "--workers", "2",
                  "--max-prefetch-mb", "1.5", "--device", "cpu"])
     assert "prefetch: 2 worker(s) x 2 batch(es) x 0.4 MB" in capsys.readouterr().out
+
+
+def test_the_host_memory_of_a_process_tree_counts_its_children():
+    """tree_mb sums this process and every process under it (PSS): a child holding 200 MB shows."""
+    from workbench.estimate.host_memory import tree_mb
+
+    before = tree_mb()
+    if before is None:
+        pytest.skip("no /proc here (the estimate then reports no memory)")
+    child = subprocess.Popen([sys.executable, "-c", "import sys, time; b = b'x' * 200_000_000; print(1, flush=True); "
+                              "time.sleep(60)"], stdout=subprocess.PIPE)
+    try:
+        child.stdout.readline()  # (the 200 MB are written)
+        during = tree_mb()
+    finally:
+        child.kill()
+        child.wait()
+    assert during[1] == before[1] + 1 and during[0] - before[0] > 180
+
+
+def test_the_estimate_reports_the_loaders_peak_host_memory_and_the_app_shows_it():
+    from workbench.ui.estimate_panel import _report_html
+
+    est = CHAIN.estimate(backend="kornia", batch_size=4, image_size=32, workers=2, runs=1, batches=2, warmup=1,
+                         progress=False)
+    if est.peak_host_mb is None:
+        pytest.skip("no /proc here")
+    assert est.processes == 3 and est.peak_host_mb > 50  # the measuring process and its two workers
+    assert est.memory_line in est.summary() and est.memory_line in est._repr_markdown_()
+    assert "host memory at its peak" in _report_html(est, None) and est.to_dict()["peak_host_mb"] == est.peak_host_mb

@@ -206,7 +206,7 @@ def _estimate_from(chain, inp: BenchInput, s: Settings, m) -> Estimate:
              for (i, step), sec, (size_in, size_out) in zip(chain.enabled_steps(), m.step_seconds, sizes)]
     return Estimate(s.backend, s.device, s.batch_size, inp.size, s.workers, statistics.median(m.loader_rates),
                     list(m.loader_rates), stages, steps, inp.notes + m.notes, machine_info(s.device),
-                    m.compile_seconds)
+                    m.compile_seconds, m.peak_host_mb, m.processes)
 
 
 __all__ = ["Advice", "BenchInput", "Comparison", "Estimate", "RateSpread", "StageCost", "StepCost", "advise",

@@ -14,6 +14,7 @@ from ..errors import InputError
 from ..runtime.bad_files import BadImageError, bad_image_line
 from ..runtime.common import timed_rates
 from .files import BenchInput, annotated_batch, first_batch
+from .host_memory import PeakMemory
 from .progress import Phases
 from .timing import median_seconds
 
@@ -48,6 +49,9 @@ class Measurement:
     step_seconds: list[float]
     notes: list[str] = field(default_factory=list)
     compile_seconds: float | None = None
+    # The whole loader's largest host memory (PSS, MB) and over how many processes; None off Linux.
+    peak_host_mb: float | None = None
+    processes: int | None = None
 
 
 def measure(chain, inp: BenchInput, settings: Settings, phases: Phases) -> Measurement:
@@ -66,8 +70,9 @@ def measure(chain, inp: BenchInput, settings: Settings, phases: Phases) -> Measu
 def _measure_albumentations(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measurement:
     module = load_module(emit(chain, "albumentations"), "albumentations")
     root = str(inp.folder)
+    peak = PeakMemory()  # the host memory of the loader's run (this process and its workers)
     rates = module.bench_rates(root, s.batch_size, s.batches, s.warmup, s.runs, s.workers, chain.seed, s.device,
-                               progress=phases.tick("whole loader"), **loader_options(inp, s))
+                               progress=peak.wrap(phases.tick("whole loader")), **loader_options(inp, s))
 
     # Decoding alone: the same loader and workers with an empty pipeline (workers receive
     # their copy of the dataset when iteration starts, so the swap reaches them).
@@ -109,7 +114,7 @@ def _measure_albumentations(chain, inp: BenchInput, s: Settings, phases: Phases)
         stages["targets"] = targets_seconds(module, inp, chain.seed, s, phases)
         details["targets"] = (f"moving a batch's {target_kinds(inp)} on one CPU core, as each worker moves its "
                               f"sample's (the loader runs {max(1, s.workers)} at once)")
-    return Measurement(rates, stages, details, steps)
+    return Measurement(rates, stages, details, steps, peak_host_mb=peak.peak_mb, processes=peak.processes)
 
 
 def _albumentations_step(module, transform, images: list) -> list:
@@ -138,8 +143,9 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
         with torch.random.fork_rng(devices=[device] if cuda else []), torch.no_grad():
             compile_seconds = median_seconds(lambda: module.augment_batch(augmentation, x, device, torch_compile=True),
                                              1, 0, sync)
+    peak = PeakMemory()  # the host memory of the loader's run (this process and its workers)
     rates = module.bench_rates(root, s.batch_size, s.batches, s.warmup, s.runs, s.workers, chain.seed, s.device,
-                               progress=phases.tick("whole loader"), torch_compile=s.torch_compile,
+                               progress=peak.wrap(phases.tick("whole loader")), torch_compile=s.torch_compile,
                                **loader_options(inp, s))
 
     # (with targets: the annotated files, each read with its targets, which the loader moves later)
@@ -186,7 +192,8 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
     if inp.annotated:
         stages["targets"] = targets_seconds(module, inp, chain.seed, s, phases, s.device if cuda else None)
         details["targets"] = moving_detail(inp, cuda)
-    return Measurement(rates, stages, details, steps, compile_seconds=compile_seconds)
+    return Measurement(rates, stages, details, steps, compile_seconds=compile_seconds, peak_host_mb=peak.peak_mb,
+                       processes=peak.processes)
 
 
 def _each(module, step, batch):
@@ -206,8 +213,9 @@ def _measure_dali(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measur
     notes = [] if s.workers else [f"DALI needs at least one thread: workers=0 runs its default of {threads}, "
                                   f"as --bench --workers 0 does"]
     root = str(inp.folder)
+    peak = PeakMemory()  # the host memory of the loader's run (this process and its workers)
     rates = module.bench_rates(root, s.batch_size, s.batches, s.warmup, s.runs, s.workers, chain.seed, gpu,
-                               progress=phases.tick("whole loader"), **loader_options(inp, s))
+                               progress=peak.wrap(phases.tick("whole loader")), **loader_options(inp, s))
     # Decoding alone: the export's own training pipeline stopped after decoding, run bare (its
     # PyTorch iterator wants one size per batch, which only the chain gives a folder of mixed sizes).
     files, labels = module.image_folder(root, s.exclude)
@@ -246,7 +254,7 @@ def _measure_dali(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measur
     if inp.annotated:  # (the DALI loader's images, and so its masks, are on GPU 0)
         stages["targets"] = targets_seconds(module, inp, chain.seed, s, phases, "cuda:0" if gpu else None)
         details["targets"] = moving_detail(inp, gpu)
-    return Measurement(rates, stages, details, steps, notes)
+    return Measurement(rates, stages, details, steps, notes, peak_host_mb=peak.peak_mb, processes=peak.processes)
 
 
 def loader_options(inp: BenchInput, s: Settings, targets: bool = True) -> dict:

@@ -86,6 +86,8 @@ class Estimate:
     notes: list[str] = field(default_factory=list)
     machine: dict[str, str] = field(default_factory=dict)
     compile_seconds: float | None = None
+    peak_host_mb: float | None = None
+    processes: int | None = None
 
     @property
     def spread(self) -> RateSpread:
@@ -104,6 +106,20 @@ class Estimate:
     @property
     def label(self) -> str:
         return f"{self.backend} on {self.device}" + (", torch.compile" if self.compile_seconds is not None else "")
+
+    @property
+    def memory_line(self) -> str | None:
+        """The loader's peak host memory in words, or None where it could not be read (not Linux).
+
+        Example:
+            >>> Estimate("kornia", "cpu", 8, (64, 64), 2, 100.0, [100.0], {}, [], peak_host_mb=812.4,
+            ...          processes=3).memory_line
+            'host memory at its peak: 812 MB (the loader and its workers: 3 processes, proportional set size)'
+        """
+        if self.peak_host_mb is None:
+            return None
+        return (f"host memory at its peak: {self.peak_host_mb:.0f} MB (the loader and its workers: "
+                f"{self.processes} process{'es' if self.processes != 1 else ''}, proportional set size)")
 
     @property
     def compile_line(self) -> str | None:
@@ -129,7 +145,7 @@ class Estimate:
         """A few lines of text: rate, stages, steps."""
         lines = [f"{self.label}, batch {self.batch_size}, {self.image_size[0]}x{self.image_size[1]} images, "
                  f"{self.workers} worker(s): {self.images_per_s:.1f} images/s",
-                 f"  whole loader: {self.spread.describe()}"]
+                 f"  whole loader: {self.spread.describe()}"] + ([f"  {self.memory_line}"] if self.memory_line else [])
         for stage in self.stages.values():
             lines.append(f"  {STAGE_LABELS[stage.name]:<15} {stage.images_per_s:10.1f} images/s "
                          f"{stage.ms_per_batch:9.2f} ms/batch  ({stage.detail})")
@@ -147,7 +163,7 @@ class Estimate:
     def _repr_markdown_(self) -> str:
         rows = [f"**{self.images_per_s:.1f} images/s**: {self.label}, batch {self.batch_size}, "
                 f"{self.image_size[0]}x{self.image_size[1]} images, {self.workers} worker(s) "
-                f"({self.spread.describe()})", "",
+                f"({self.spread.describe()})" + (f"; {self.memory_line}" if self.memory_line else ""), "",
                 "| stage (alone) | images/s | ms/batch | how |", "|---|---|---|---|"]
         rows += [f"| {STAGE_LABELS[s.name]} | {s.images_per_s:.1f} | {s.ms_per_batch:.2f} | {s.detail} |"
                  for s in self.stages.values()]

@@ -213,7 +213,8 @@ def _report_html(result: Estimate | Comparison, advice, left_out: str = "") -> s
                         f"<td>{100 * s.share:.0f}%</td></tr>" for s in est.steps)
         parts.append(
             f"<p><b>{est.images_per_s:.1f} images/s</b>: {e(est.label)}, batch {est.batch_size}, "
-            f"{est.image_size[0]}x{est.image_size[1]}, {est.workers} worker(s); {e(est.spread.describe())}</p>"
+            f"{est.image_size[0]}x{est.image_size[1]}, {est.workers} worker(s); {e(est.spread.describe())}"
+            + (f"; {e(est.memory_line)}" if est.memory_line else "") + "</p>"
             f"<table><tr><th>stage alone</th><th>images/s</th><th>ms/batch</th><th>how</th></tr>{stages}</table>"
             f"<table><tr><th>step alone</th><th>ms/batch</th><th>share</th></tr>{steps}</table>"
             + (f"<div><small>{e(est.compile_line)}</small></div>" if est.compile_line else "")
