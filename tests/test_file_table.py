@@ -14,7 +14,9 @@ import workbench as wb
 from workbench.codegen import emit, load_module
 from workbench.codegen.options import export_options
 from workbench.runtime.common import list_image_files
+from workbench.data import SAMPLE_DATA
 from workbench.runtime.file_table import FileTable, Strings
+from workbench.targets import SAMPLE_TARGETS
 
 CHAIN = wb.Chain.from_dict({"seed": 3, "steps": [{"op": "HorizontalFlip", "p": 0.5},
                                                  {"op": "Brightness", "params": {"factor": [0.7, 1.3]}}]})
@@ -109,12 +111,24 @@ def test_the_datasets_hold_no_python_object_per_sample(backend, folder, tmp_path
     module = load_module(emit(CHAIN, backend, options=export_options(CHAIN, backend, shards=backend == "kornia")),
                          backend)
     datasets = [module.ImageFolderDataset(folder) if backend == "kornia" else module.AugmentedImageFolder(folder)]
+    # With COCO targets (the sample photos' boxes and keypoints) and masks.
+    coco, masks = SAMPLE_TARGETS / "instances.json", SAMPLE_TARGETS / "masks"
+    annotated = export_options(CHAIN, backend, targets=True, shards=backend == "kornia")
+    with_targets = load_module(emit(CHAIN, backend, options=annotated), backend)
+    if backend == "kornia":
+        datasets.append(with_targets.ImageFolderDataset(SAMPLE_DATA, with_targets.loader_annotations(
+            SAMPLE_DATA, str(coco), str(masks))))
+    else:
+        datasets.append(with_targets.AugmentedImageFolder(SAMPLE_DATA, coco=str(coco), masks=str(masks)))
+    assert len(datasets[-1]) == 4  # the four annotated photos
     if backend == "kornia":
         from test_bad_files import shard_with_a_bad_member
 
         datasets.append(module.TarShardDataset(str(shard_with_a_bad_member(tmp_path / "shards"))))
     for dataset in datasets:
-        parts = [vars(dataset)] + [vars(value) for value in vars(dataset).values() if hasattr(value, "__dict__")]
+        values = list(vars(dataset).values()) + list((getattr(dataset, "annotations", None) or {}).values())
+        parts = [vars(dataset)] + [vars(value) for value in values if hasattr(value, "__dict__")]
+        parts += [dataset.annotations] if getattr(dataset, "annotations", None) else []
         per_sample = [name for part in parts for name, value in part.items()
                       if isinstance(value, (list, tuple)) and len(value) == len(dataset)]
         assert not per_sample, (type(dataset).__name__, per_sample)

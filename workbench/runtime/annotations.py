@@ -11,6 +11,7 @@ from PIL import Image
 
 from .bad_files import decode_files, report_left_out
 from .common import list_image_files
+from .file_table import FileTable
 
 
 def coco_index(path):
@@ -144,11 +145,47 @@ def annotated_folder(root, coco=None, masks=None):
     return files, index, any_keypoints(files, root, index)
 
 
+class PackedTargets:
+    """Every annotated image's COCO boxes, labels and keypoints in a few numpy arrays (one row per
+    box or keypoint, and where each image's rows start), not the COCO file's dicts per image: a
+    DataLoader worker reads them without copying their pages (see file_table.py).
+
+    Example:
+        >>> index = {"a.jpg": ({}, [{"bbox": [1, 2, 3, 4], "category_id": 5}]), "b.jpg": ({}, [])}
+        >>> packed = PackedTargets([Path("a.jpg"), Path("b.jpg")], Path("."), index, keypoints=False)
+        >>> packed.of(0)["boxes"].tolist(), packed.of(1)["boxes"].shape
+        ([[1.0, 2.0, 4.0, 6.0]], (0, 4))
+    """
+
+    def __init__(self, files, root, index, keypoints):
+        each = [coco_targets(index[coco_name(file, root, index)][1]) for file in files]
+        self.keypoints = keypoints
+        self.boxes = np.concatenate([boxes for boxes, _, _, _ in each] or [np.zeros((0, 4))])
+        self.box_labels = np.concatenate([labels for _, labels, _, _ in each] or [np.zeros(0, np.int64)])
+        self.box_starts = np.cumsum([0] + [len(labels) for _, labels, _, _ in each])
+        if keypoints:
+            points = [np.zeros((0, 2)) if points is None else points for _, _, points, _ in each]
+            self.points = np.concatenate(points)
+            self.visible = np.concatenate([np.zeros(0, bool) if visible is None else visible
+                                           for _, _, _, visible in each])
+            self.point_starts = np.cumsum([0] + [len(p) for p in points])
+
+    def of(self, i):
+        """Image i's targets, as image_targets gives them (copies)."""
+        box = slice(self.box_starts[i], self.box_starts[i + 1])
+        targets = {"boxes": self.boxes[box].copy(), "box_labels": self.box_labels[box].copy()}
+        if self.keypoints:
+            point = slice(self.point_starts[i], self.point_starts[i + 1])
+            targets["keypoints"], targets["keypoints_visible"] = self.points[point].copy(), self.visible[point].copy()
+        return targets
+
+
 def loader_annotations(root, coco=None, masks=None, refused=None, shards=None):
     """What a training loader reads targets from: None without `coco` and `masks`, else
-    {"root", "files" (the annotated images, see annotated_folder), "index" (COCO), "masks",
-    "keypoints"}, which sample_targets reads. A ValueError saying why when the chain cannot
-    move targets (`refused`) or the images come as `shards`."""
+    {"root", "files" (the annotated images, see annotated_folder, as a FileTable), "packed" (their
+    COCO targets as PackedTargets, or None), "masks", "keypoints"}, which sample_targets reads:
+    arrays, not a Python object per image. A ValueError saying why when the chain cannot move
+    targets (`refused`) or the images come as `shards`."""
     if coco is None and masks is None:
         return None
     if refused:
@@ -156,13 +193,19 @@ def loader_annotations(root, coco=None, masks=None, refused=None, shards=None):
     if shards is not None or root is None:
         raise ValueError("coco= and masks= (--coco, --masks) annotate a folder of images (root=, --images), not shards")
     files, index, keypoints = annotated_folder(root, coco, masks)
-    return {"root": Path(root), "files": files, "index": index, "masks": masks, "keypoints": keypoints}
+    packed = None if index is None else PackedTargets(files, Path(root), index, keypoints)
+    return {"root": Path(root), "files": FileTable.of_paths(root, files), "packed": packed, "masks": masks,
+            "keypoints": keypoints}
 
 
 def sample_targets(annotations, i):
-    """The targets of the training loader's sample i (see loader_annotations, image_targets)."""
-    return image_targets(annotations["files"][i], annotations["root"], annotations["index"], annotations["masks"],
-                         annotations["keypoints"])
+    """The targets of the training loader's sample i (see loader_annotations), as image_targets
+    gives them."""
+    targets = {} if annotations["packed"] is None else annotations["packed"].of(i)
+    if annotations["masks"] is not None:
+        file = annotations["files"][i]
+        targets["mask"] = read_mask(Path(annotations["masks"]) / f"{Path(file).stem}.png", file)
+    return targets
 
 
 def annotated_inputs(args, refused=None):
