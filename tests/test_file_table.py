@@ -189,3 +189,18 @@ def test_the_estimate_reports_the_loaders_peak_host_memory_and_the_app_shows_it(
     assert est.processes == 3 and est.peak_host_mb > 50  # the measuring process and its two workers
     assert est.memory_line in est.summary() and est.memory_line in est._repr_markdown_()
     assert "host memory at its peak" in _report_html(est, None) and est.to_dict()["peak_host_mb"] == est.peak_host_mb
+
+
+def test_the_dali_loader_says_its_queue_and_keeps_it_within_the_bound(tmp_path):
+    root = tmp_path / "train"
+    root.mkdir()
+    for k in range(16):
+        Image.fromarray(np.full((100, 150, 3), k, np.uint8)).save(root / f"{k:02d}.png")
+    module = load_module(emit(CHAIN, "dali"), "dali")
+    assert module.make_loader(str(root), 8, gpu=False, threads=1).prefetch.startswith(
+        "prefetch: DALI's queue of 2 batch(es) x 0.4 MB")
+    bounded = module.make_loader(str(root), 8, gpu=False, threads=1, max_prefetch_mb=0.5)
+    assert "queue of 1 batch(es)" in bounded.prefetch
+    with pytest.raises(SystemExit, match=r"--max-prefetch-mb 0\.1 is less than one batch \(0\.4 MB\)"):
+        module.main(["--images", str(root), "--epochs", "1", "--batch-size", "8", "--max-prefetch-mb", "0.1",
+                     "--device", "cpu"])

@@ -377,12 +377,12 @@ def prefetch_line(workers, factor, batch_mb, pinned):
             + (", pinned for the copy to the GPU" if pinned else "") + "; --max-prefetch-mb bounds it")
 
 
-def add_prefetch_argument(parser):
-    """The DataLoader loaders' --max-prefetch-mb flag."""
+def add_prefetch_argument(parser, how=None):
+    """The loaders' --max-prefetch-mb flag; `how` says what the prefetch holds (default: a DataLoader's)."""
+    how = how or (f"each of --workers keeps {PREFETCH_BATCHES} batches ready (workers x batches x a batch's decoded "
+                  "bytes, pinned on a GPU); with a bound, fewer batches each, then fewer workers")
     parser.add_argument("--max-prefetch-mb", type=float, metavar="MB",
-                        help=f"host memory the prefetch may hold: each of --workers keeps {PREFETCH_BATCHES} batches "
-                             "ready (workers x batches x a batch's decoded bytes, pinned on a GPU, said at start-up); "
-                             "with a bound, fewer batches each, then fewer workers")
+                        help=f"memory the prefetch may hold, said at start-up: {how}")
 
 
 def contract_parser(description, seed, workers_default, workers_help, shards=False):

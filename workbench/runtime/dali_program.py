@@ -73,7 +73,8 @@ from .annotations import (annotated_inputs, batch_targets, loader_annotations, p
                           target_arrays)
 from .bad_files import (check_files, dali_failure, one_line_on_bad_image, read_exclusions, report_skipped,
                         save_inputs, shard_sample_name, without_excluded)
-from .common import (CLASS_ID_DIGITS, IMAGE_EXTENSIONS, add_resize_argument, bench_batches, box_count,
+from .common import (CLASS_ID_DIGITS, IMAGE_EXTENSIONS, SIZE_LOOKS, PrefetchBoundError, add_prefetch_argument,
+                     add_resize_argument, batch_megabytes, bench_batches, box_count,
                      check_one_size, check_resume, check_shards_argument, contract_parser, derive_seed,
                      distributed_context, first_two_sizes, index_shards, loader_resize,
                      mixed_sizes_error, print_rates, print_seen, run_command, shard_paths, soft_target_array,
@@ -285,6 +286,9 @@ def readable_only(names, paths, threads):
 # Said at each epoch's end, after the files --skip-bad left out.
 LEFT_OUT_AHEAD = "left out of the reader's list by a full decode before training (DALI cannot skip a file mid-epoch)"
 
+# Batches DALI's pipeline keeps ready (its prefetch_queue_depth) unless --max-prefetch-mb bounds them.
+DALI_PREFETCH = 2
+
 # --checkpoints: where the loader writes DALI's checkpoint of its pipeline (reader position and
 # every random state), so that --resume EPOCH:BATCH can start from the nearest one.
 CHECKPOINT_EVERY = 100
@@ -406,7 +410,7 @@ def training_pipeline(files, labels, shard_id=0, num_shards=1, gpu=False, aug_se
 
 def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, augmented=True, resize=None,
                 shards=None, coco=None, masks=None, skip_bad=False, exclude=None, checkpoints=None,
-                checkpoint_every=CHECKPOINT_EVERY, resume=None, index=None):
+                checkpoint_every=CHECKPOINT_EVERY, resume=None, index=None, max_prefetch_mb=None):
     """A DALIGenericIterator over the training pipeline: shard = rank under torchrun, each
     rank seeded from (seed, rank); yields [{"images": tensor NHWC, "labels": tensor}]. It reads
     an image folder (`root`) or WebDataset tar shards (`shards`, e.g. "train-{0000..0099}.tar":
@@ -438,6 +442,8 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
     processes) and the unreadable ones are left out of the reader's list (`loader.skipped` names
     them); `exclude`: an exclusion list (`workbench check` writes one) of files to leave out;
     `index`: the folder's index file (`workbench index`), read instead of listing the folder.
+    DALI keeps DALI_PREFETCH batches ready (its prefetch queue; on a GPU in GPU memory), one when
+    `max_prefetch_mb` MB cannot hold more; `loader.prefetch` says what it holds.
 
     `checkpoints` (a folder): the loader writes DALI's checkpoint of its pipeline there every
     `checkpoint_every` batches and at each epoch's end; `resume=(epoch, batch)` starts from the
@@ -534,12 +540,17 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
             if not files:
                 raise SystemExit(f"no readable image files ({', '.join(IMAGE_EXTENSIONS)}) under {root}")
         (start, checkpoint) = nearest_checkpoint(checkpoints, rank, *resume) if resume else ((0, 0), None)
+        batch_mb = batch_megabytes(files[:SIZE_LOOKS], batch_size) if files else 0.0
+        depth = DALI_PREFETCH if max_prefetch_mb is None or DALI_PREFETCH * batch_mb <= max_prefetch_mb else 1
+        if max_prefetch_mb is not None and batch_mb > max_prefetch_mb:
+            raise PrefetchBoundError(f"--max-prefetch-mb {max_prefetch_mb:g} is less than one batch ({batch_mb:.1f} "
+                                     "MB): lower --batch-size or raise the bound")
         pipe = training_pipeline(files, labels, shard_id=rank, num_shards=world_size, gpu=gpu, aug_seed=rank_seed,
                                  augmented=augmented, resize=resize, batch_size=batch_size,
                                  num_threads=threads or _threads(), device_id=local_rank if gpu else None,
                                  seed=rank_seed, annotated=annotations is not None,
                                  enable_checkpointing=checkpoints is not None or resume is not None,
-                                 checkpoint=checkpoint, **reader)
+                                 checkpoint=checkpoint, prefetch_queue_depth=depth, **reader)
         pipe.build()
     # Drop the ragged last batch, unless a shard holds less than one batch (small folders):
     # then fill it by repeating samples, or there would be nothing to train on.
@@ -549,6 +560,9 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
     loader = OneSizeIterator([pipe], outputs, reader_name="Reader", last_batch_policy=policy, auto_reset=True)
     # Where the pipeline stands (the checkpoint's batch), where the run starts, and what lies between.
     loader.position, loader.start, loader.skipped = start, tuple(resume or start), skipped
+    loader.prefetch = (f"prefetch: DALI's queue of {depth} batch(es) x {batch_mb:.1f} MB (the largest of the first "
+                       f"{SIZE_LOOKS} images, decoded) = {depth * batch_mb:.0f} MB of "
+                       + ("GPU memory" if gpu else "host memory") + "; --max-prefetch-mb bounds it")
     return loader
 
 
@@ -660,13 +674,17 @@ def endless(loader):
 
 def bench_rates(root=None, batch_size=64, batches=20, warmup=3, runs=1, threads=None, seed=SEED, gpu=None,
                 progress=None, augmented=True, resize=None, shards=None, coco=None, masks=None, skip_bad=False,
-                exclude=None, index=None):
+                exclude=None, index=None, max_prefetch_mb=None, said=None):
     """Images/s of the training loader (read, decode, augment, hand to PyTorch) over `runs`
     stretches of `batches` batches after `warmup`; --bench prints one, the workbench's
     estimate several (and, with `augmented=False`, times decoding alone). `resize`, `shards`,
-    `coco`, `masks`, `skip_bad`, `exclude`: see make_loader (--skip-bad's check ahead is not timed)."""
+    `coco`, `masks`, `skip_bad`, `exclude`, `index`, `max_prefetch_mb`: see make_loader (--skip-bad's
+    check ahead is not timed); `said(line)` is given its line on what the prefetch holds."""
     loader = make_loader(root, batch_size, seed=seed, gpu=gpu, threads=threads, augmented=augmented, resize=resize,
-                         shards=shards, coco=coco, masks=masks, skip_bad=skip_bad, exclude=exclude, index=index)
+                         shards=shards, coco=coco, masks=masks, skip_bad=skip_bad, exclude=exclude, index=index,
+                         max_prefetch_mb=max_prefetch_mb)
+    if said is not None:
+        said(loader.prefetch)
     return timed_rates(endless(loader), lambda batch: batch[0]["images"].shape[0], batches, warmup, runs,
                        progress=progress)
 
@@ -676,7 +694,8 @@ def _bench(args):
     batches = bench_batches(args.batch_size, args.batches)
     rates = bench_rates(args.images, args.batch_size, batches, args.warmup, args.runs, args.workers, args.seed, gpu,
                         resize=args.resize, shards=args.shards, coco=args.coco, masks=args.masks,
-                        skip_bad=args.skip_bad, exclude=args.exclude, index=args.index)
+                        skip_bad=args.skip_bad, exclude=args.exclude, index=args.index,
+                        max_prefetch_mb=args.max_prefetch_mb, said=print)
     print(f"batch size: {args.batch_size}, threads: {args.workers}, "
           f"{args.runs} run(s) of {batches} batches after {args.warmup} warm-up")
     print_rates(rates)
@@ -688,7 +707,10 @@ def _train(args):
                          gpu=None if args.device is None else args.device != "cpu", threads=args.workers,
                          resize=args.resize, shards=args.shards, coco=args.coco, masks=args.masks,
                          skip_bad=args.skip_bad, exclude=args.exclude, index=args.index, checkpoints=args.checkpoints,
-                         checkpoint_every=args.checkpoint_every, resume=args.resume)
+                         checkpoint_every=args.checkpoint_every, resume=args.resume,
+                         max_prefetch_mb=args.max_prefetch_mb)
+    if rank == 0:
+        print(loader.prefetch, flush=True)
     seen = boxes = 0
     for epoch, batch in training_epochs(loader, args.epochs):
         images, labels = batch[0]["images"], batch[0]["labels"]
@@ -702,6 +724,7 @@ def _train(args):
 def main(argv=None):
     parser = contract_parser(__doc__.splitlines()[0], SEED, _threads(), "DALI CPU threads", shards=True)
     add_resize_argument(parser, FIXES_SIZE, SIZE_NOTE)
+    add_prefetch_argument(parser, "DALI's pipeline keeps 2 batches ready (on a GPU in GPU memory); with a bound, one")
     parser.add_argument("--checkpoints", metavar="DIR",
                         help="training: write DALI's checkpoint of the pipeline (reader position, random states) into "
                              "DIR every --checkpoint-every batches and at each epoch's end, so that --resume starts "
