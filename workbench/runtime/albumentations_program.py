@@ -42,6 +42,7 @@ from pathlib import Path
 os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 
 import albumentations as A
+import cv2
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
@@ -333,6 +334,13 @@ class AugmentedImageFolder(Dataset):
         return (torch.stack(out) if len({tuple(o.shape) for o in out}) == 1 else out), targets, sum(skipped, ())
 
 
+def opencv_alone(worker_id):
+    """A worker runs OpenCV without its thread pool: the parent's pool does not survive the fork (a
+    forked worker entering it can wait forever), and workers x cores threads would only contend
+    for the cores the workers already share."""
+    cv2.setNumThreads(0)
+
+
 def collate(batch):
     """Stack same-size images into one NCHW tensor (a list when sizes differ); the labels as one
     tensor, or the targets as a list of dicts of tensors, one per image; and the files skipped
@@ -378,7 +386,7 @@ def make_loader(root, batch_size, workers=4, seed=SEED, num_samples=None, pin_me
     batch_mb = batch_megabytes([dataset.files[k] for k in range(min(SIZE_LOOKS, len(dataset)))], batch_size)
     workers, factor = prefetch_plan(workers, batch_mb, max_prefetch_mb)
     loader = DataLoader(dataset, batch_size=batch_size, sampler=sampler, num_workers=workers,
-                        collate_fn=dataset.collate, pin_memory=pin_memory, drop_last=True,
+                        collate_fn=dataset.collate, pin_memory=pin_memory, drop_last=True, worker_init_fn=opencv_alone,
                         generator=torch.Generator().manual_seed(seed), prefetch_factor=factor)
     loader.prefetch = prefetch_line(workers, factor, batch_mb, pin_memory)
     return loader
