@@ -3,11 +3,14 @@ object per file; folders listed in one scandir pass; the index file (--index, `w
 that every loader reads in place of listing the folder."""
 from __future__ import annotations
 
+import gc
+import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+import torch.utils.data as torch_data
 from PIL import Image
 
 import workbench as wb
@@ -204,3 +207,41 @@ def test_the_dali_loader_says_its_queue_and_keeps_it_within_the_bound(tmp_path):
     with pytest.raises(SystemExit, match=r"--max-prefetch-mb 0\.1 is less than one batch \(0\.4 MB\)"):
         module.main(["--images", str(root), "--epochs", "1", "--batch-size", "8", "--max-prefetch-mb", "0.1",
                      "--device", "cpu"])
+
+
+class _Noted:
+    """Writes the pid of the process that finalizes it (a stand-in for a DALI pipeline, whose
+    destructor waits forever in a forked process)."""
+
+    def __init__(self, path):
+        self.path, self.cycle = path, self
+
+    def __del__(self):
+        with open(self.path, "a") as file:
+            file.write(f"{os.getpid()}\n")
+
+
+class _Collecting(torch_data.Dataset):
+    """Each item collects garbage in the worker that makes it."""
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        gc.collect()
+        return i
+
+
+def test_loader_workers_never_finalize_the_parents_garbage(tmp_path):
+    from workbench.runtime.common import forking_cleanly
+
+    noted = tmp_path / "finalized"
+    gc.disable()  # (so that the cycle is still garbage, not yet collected, when the workers fork)
+    try:
+        _Noted(noted)
+        loader = torch_data.DataLoader(_Collecting(), batch_size=2, num_workers=1)
+        assert [batch.tolist() for batch in forking_cleanly(loader)] == [[0, 1], [2, 3]]
+    finally:
+        gc.enable()
+    assert noted.read_text().split() == [str(os.getpid())]  # here, before the worker forked; not in it
+    assert gc.get_freeze_count() == 0

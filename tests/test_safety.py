@@ -568,7 +568,9 @@ ALLOWED_IMPORTS = {"argparse", "os", "random", "time", "pathlib", "kornia", "kor
                    # --decode-ahead: one thread decodes the next batch on the GPU (GpuDecodingLoader).
                    "concurrent.futures",
                    # A file that cannot be decoded: what PIL raises for it (DECODE_ERRORS).
-                   "zlib", "struct"}
+                   "zlib", "struct",
+                   # The parent's garbage collected, the rest frozen, before DataLoader workers fork (forking_cleanly).
+                   "gc"}
 KORNIA_MODULES = {name for spec in REGISTRY.values() if spec.kornia is not None
                   for name in (spec.kornia.module, *spec.kornia.local_modules())}
 FORBIDDEN_NAMES = {"eval", "exec", "compile", "__import__", "breakpoint", "globals", "locals", "vars"}

@@ -54,8 +54,8 @@ from .albumentations_mixing import mix_labels, mixes_batch, reads_boxes, split_a
 from .bad_files import (decode_checked, one_line_errors, one_line_on_bad_image, readable, report_skipped,
                         save_folder_inputs, without_excluded)
 from .common import (SIZE_LOOKS, add_prefetch_argument, batch_megabytes, bench_batches, box_count, check_resume,
-                     contract_parser, derive_seed, distributed_context, prefetch_line, prefetch_plan, print_rates,
-                     print_seen, record_arrays, run_command, soft_target_array, timed_rates)
+                     contract_parser, derive_seed, distributed_context, forking_cleanly, prefetch_line, prefetch_plan,
+                     print_rates, print_seen, record_arrays, run_command, soft_target_array, timed_rates)
 from .file_table import training_files
 from .sampling import EpochSampler
 from .targets import BOXES_NEEDED
@@ -432,7 +432,7 @@ def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=No
     for epoch in range(start_epoch, epochs):
         loader.sampler.set_epoch(epoch, start_batch if epoch == start_epoch else 0)
         skipped_in_epoch = []
-        for images, labels, skipped in one_line_errors(loader):
+        for images, labels, skipped in one_line_errors(forking_cleanly(loader)):
             skipped_in_epoch += skipped
             yield epoch, to_device(images, device), to_device(labels, device)
         report_skipped(skipped_in_epoch, epoch, rank, world_size)

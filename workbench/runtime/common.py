@@ -6,6 +6,7 @@ same files the same way (PIL, RGB, files in name order), and every export takes 
 command-line flags.
 """
 import argparse
+import gc
 import os
 import tarfile
 import time
@@ -383,6 +384,32 @@ def add_prefetch_argument(parser, how=None):
                   "bytes, pinned on a GPU); with a bound, fewer batches each, then fewer workers")
     parser.add_argument("--max-prefetch-mb", type=float, metavar="MB",
                         help=f"memory the prefetch may hold, said at start-up: {how}")
+
+
+def forking_cleanly(batches):
+    """The batches of a DataLoader whose worker processes start (fork) when it is first read, with
+    the garbage collected and everything else frozen (gc.freeze) until the first batch is in.
+    Garbage the parent holds would otherwise be finalized in a worker, where objects with threads
+    of their own cannot be: a worker that collected a DALI pipeline (from a preview, an earlier
+    loader) waited forever in its destructor. Frozen, the parent's objects are also not traversed
+    by the workers' collections, which would copy their pages (see file_table.py).
+
+    Example:
+        >>> list(forking_cleanly([1, 2])), gc.get_freeze_count()
+        ([1, 2], 0)
+    """
+    gc.collect()
+    gc.freeze()
+    frozen = True
+    try:
+        for batch in batches:
+            if frozen:
+                gc.unfreeze()
+                frozen = False
+            yield batch
+    finally:
+        if frozen:
+            gc.unfreeze()
 
 
 def contract_parser(description, seed, workers_default, workers_help, shards=False):

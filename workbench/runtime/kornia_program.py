@@ -84,8 +84,9 @@ from .bad_files import (BadImageError, decode_checked, ends_whole, one_line_erro
                         read_exclusions, readable, report_skipped, save_inputs, shard_sample_name, without_excluded)
 from .common import (SIZE_LOOKS, add_prefetch_argument, add_resize_argument, batch_megabytes, bench_batches,
                      box_count, check_one_size, check_resume, check_shards_argument, contract_parser, derive_seed,
-                     distributed_context, index_shards, left_out, loader_resize, prefetch_line, prefetch_plan,
-                     print_rates, print_seen, read_member, record_arrays, run_command, shard_paths, timed_rates)
+                     distributed_context, forking_cleanly, index_shards, left_out, loader_resize, prefetch_line,
+                     prefetch_plan, print_rates, print_seen, read_member, record_arrays, run_command, shard_paths,
+                     timed_rates)
 from .kornia_chain import (FIXES_SIZE, HEAD_STEPS, PER_IMAGE, RESIZE_AT, RESIZED_CROP, SEED, SIZE_FIX,
                            SIZE_NOTE, STEPS, TARGETS_REFUSED, augment_targets, build_augmentation)
 from .file_table import Strings, training_files
@@ -1463,7 +1464,7 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
         first = start_batch if epoch == start_epoch else 0
         loader.sampler.set_epoch(epoch, first)
         skipped_in_epoch = []
-        for number, (images, labels, skipped) in enumerate(one_line_errors(batches), start=first):
+        for number, (images, labels, skipped) in enumerate(one_line_errors(forking_cleanly(batches)), start=first):
             # Each batch's draws from (seed, rank, epoch, batch) alone: a resumed run draws the same.
             seed_generators(derive_seed(seed, rank, epoch, number), device)
             skipped_in_epoch += skipped
