@@ -432,7 +432,7 @@ def training_batches(root, batch_size, epochs=1, workers=4, seed=SEED, device=No
     for epoch in range(start_epoch, epochs):
         loader.sampler.set_epoch(epoch, start_batch if epoch == start_epoch else 0)
         skipped_in_epoch = []
-        for images, labels, skipped in one_line_errors(forking_cleanly(loader)):
+        for images, labels, skipped in one_line_errors(forking_cleanly(loader, workers > 0)):
             skipped_in_epoch += skipped
             yield epoch, to_device(images, device), to_device(labels, device)
         report_skipped(skipped_in_epoch, epoch, rank, world_size)

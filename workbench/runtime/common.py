@@ -386,18 +386,23 @@ def add_prefetch_argument(parser, how=None):
                         help=f"memory the prefetch may hold, said at start-up: {how}")
 
 
-def forking_cleanly(batches):
+def forking_cleanly(batches, forks=True):
     """The batches of a DataLoader whose worker processes start (fork) when it is first read, with
     the garbage collected and everything else frozen (gc.freeze) until the first batch is in.
     Garbage the parent holds would otherwise be finalized in a worker, where objects with threads
     of their own cannot be: a worker that collected a DALI pipeline (from a preview, an earlier
     loader) waited forever in its destructor. Frozen, the parent's objects are also not traversed
-    by the workers' collections, which would copy their pages (see file_table.py).
+    by the workers' collections, which would copy their pages (see file_table.py). `forks`: whether
+    reading `batches` starts workers (not with --workers 0, nor in a persistent loader's later
+    epochs): the batches as they come otherwise (a collection costs up to a second in a big process).
 
     Example:
         >>> list(forking_cleanly([1, 2])), gc.get_freeze_count()
         ([1, 2], 0)
     """
+    if not forks:
+        yield from batches
+        return
     gc.collect()
     gc.freeze()
     frozen = True

@@ -1464,7 +1464,10 @@ def training_batches(root=None, batch_size=64, epochs=1, workers=4, seed=SEED, d
         first = start_batch if epoch == start_epoch else 0
         loader.sampler.set_epoch(epoch, first)
         skipped_in_epoch = []
-        for number, (images, labels, skipped) in enumerate(one_line_errors(forking_cleanly(batches)), start=first):
+        # (Persistent workers: they fork in the first epoch only.)
+        forks = workers > 0 and epoch == start_epoch
+        for number, (images, labels, skipped) in enumerate(one_line_errors(forking_cleanly(batches, forks)),
+                                                           start=first):
             # Each batch's draws from (seed, rank, epoch, batch) alone: a resumed run draws the same.
             seed_generators(derive_seed(seed, rank, epoch, number), device)
             skipped_in_epoch += skipped
