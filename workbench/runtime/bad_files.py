@@ -151,11 +151,16 @@ def read_exclusions(path):
     return names
 
 
-def excluded_file(path, root, names):
+def excluded_file(path, root, names, absolute=None):
     """Whether the file `path` under `root` is in `names` (by its path relative to root, as
-    given, or absolute)."""
+    given, or absolute). Its path is resolved (a system call per file, for millions of files) only
+    where `names` holds absolute paths (`absolute`; looked up when not given)."""
     path = Path(path)
-    return bool({path.relative_to(root).as_posix(), str(path), str(path.resolve())} & names)
+    if {path.relative_to(root).as_posix(), str(path)} & names:
+        return True
+    if absolute is None:
+        absolute = any(os.path.isabs(name) for name in names)
+    return absolute and str(path.resolve()) in names
 
 
 def without_excluded(files, root, exclude):
@@ -164,9 +169,10 @@ def without_excluded(files, root, exclude):
     names = read_exclusions(exclude)
     if not names:
         return files
+    absolute = any(os.path.isabs(name) for name in names)
     if hasattr(files, "select"):
-        return files.select([k for k, path in enumerate(files) if not excluded_file(path, root, names)])
-    return [f for f in files if not excluded_file(f, root, names)]
+        return files.select([k for k, path in enumerate(files) if not excluded_file(path, root, names, absolute)])
+    return [f for f in files if not excluded_file(f, root, names, absolute)]
 
 
 def shard_sample_name(shard, key):
@@ -222,11 +228,11 @@ def _check_file(task):
 def check_tasks(source, exclude=None):
     """What the check reads: (name, path, offset, size) per file of a folder (names relative to
     it) or per sample of shards (a list of tar paths; names SHARD:KEY), less those excluded."""
-    names = read_exclusions(exclude)
     if isinstance(source, (str, Path)) and Path(source).is_dir():
         root = Path(source)
         return [(f.relative_to(root).as_posix(), str(f), None, None)
-                for f in list_image_files(root) if not excluded_file(f, root, names)]
+                for f in without_excluded(list_image_files(root), root, exclude)]
+    names = read_exclusions(exclude)
     paths = [Path(p) for p in ([source] if isinstance(source, (str, Path)) else source)]
     return [(shard_sample_name(path, key), str(path), offset, size)
             for path, samples in zip(paths, index_shards(paths))

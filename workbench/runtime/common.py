@@ -347,9 +347,9 @@ class PrefetchBoundError(ValueError):
     """A --max-prefetch-mb (max_prefetch_mb=) too small for one batch; the command line says it in one line."""
 
 
-def prefetch_plan(workers, batch_mb, max_mb=None):
-    """(workers, prefetch factor) for a DataLoader whose batches are about `batch_mb` MB: each
-    worker keeps PREFETCH_BATCHES ready, fewer (then fewer workers) to hold at most `max_mb` MB.
+def prefetch_plan(workers, batch_mb, max_mb=None, batches=PREFETCH_BATCHES):
+    """(workers, prefetch factor) for a loader whose batches are about `batch_mb` MB: each worker
+    keeps `batches` ready, fewer (then fewer workers) to hold at most `max_mb` MB.
     A bound below one batch is a PrefetchBoundError that says what to change.
 
     Example:
@@ -359,8 +359,8 @@ def prefetch_plan(workers, batch_mb, max_mb=None):
     if workers == 0:
         return 0, None
     if max_mb is None or batch_mb <= 0:
-        return workers, PREFETCH_BATCHES
-    factor = min(PREFETCH_BATCHES, int(max_mb // (workers * batch_mb)))
+        return workers, batches
+    factor = min(batches, int(max_mb // (workers * batch_mb)))
     if factor >= 1:
         return workers, factor
     if max_mb < batch_mb:
@@ -394,7 +394,7 @@ def forking_cleanly(batches, forks=True):
     loader) waited forever in its destructor. Frozen, the parent's objects are also not traversed
     by the workers' collections, which would copy their pages (see file_table.py). `forks`: whether
     reading `batches` starts workers (not with --workers 0, nor in a persistent loader's later
-    epochs): the batches as they come otherwise (a collection costs up to a second in a big process).
+    epochs): the batches as they come otherwise (a full collection in a big process is slow).
 
     Example:
         >>> list(forking_cleanly([1, 2])), gc.get_freeze_count()

@@ -73,10 +73,10 @@ from .annotations import (annotated_inputs, batch_targets, loader_annotations, p
                           target_arrays)
 from .bad_files import (check_files, dali_failure, one_line_on_bad_image, read_exclusions, report_skipped,
                         save_inputs, shard_sample_name, without_excluded)
-from .common import (CLASS_ID_DIGITS, IMAGE_EXTENSIONS, SIZE_LOOKS, PrefetchBoundError, add_prefetch_argument,
+from .common import (CLASS_ID_DIGITS, IMAGE_EXTENSIONS, SIZE_LOOKS, add_prefetch_argument,
                      add_resize_argument, batch_megabytes, bench_batches, box_count,
                      check_one_size, check_resume, check_shards_argument, contract_parser, derive_seed,
-                     distributed_context, first_two_sizes, index_shards, loader_resize,
+                     distributed_context, first_two_sizes, index_shards, loader_resize, prefetch_plan,
                      mixed_sizes_error, print_rates, print_seen, run_command, shard_paths, soft_target_array,
                      timed_rates)
 from .dali_chain import (CONDITIONALS, DRAWN_SIZES, DRAWS, FIXES_SIZE, GPU_ONLY, MIXING_STEPS, ONE_SIZE_BEFORE,
@@ -541,10 +541,7 @@ def make_loader(root=None, batch_size=64, seed=SEED, gpu=None, threads=None, aug
                 raise SystemExit(f"no readable image files ({', '.join(IMAGE_EXTENSIONS)}) under {root}")
         (start, checkpoint) = nearest_checkpoint(checkpoints, rank, *resume) if resume else ((0, 0), None)
         batch_mb = batch_megabytes(files[:SIZE_LOOKS], batch_size) if files else 0.0
-        depth = DALI_PREFETCH if max_prefetch_mb is None or DALI_PREFETCH * batch_mb <= max_prefetch_mb else 1
-        if max_prefetch_mb is not None and batch_mb > max_prefetch_mb:
-            raise PrefetchBoundError(f"--max-prefetch-mb {max_prefetch_mb:g} is less than one batch ({batch_mb:.1f} "
-                                     "MB): lower --batch-size or raise the bound")
+        _, depth = prefetch_plan(1, batch_mb, max_prefetch_mb, DALI_PREFETCH)  # (DALI's queue: one "worker")
         pipe = training_pipeline(files, labels, shard_id=rank, num_shards=world_size, gpu=gpu, aug_seed=rank_seed,
                                  augmented=augmented, resize=resize, batch_size=batch_size,
                                  num_threads=threads or _threads(), device_id=local_rank if gpu else None,
