@@ -7,7 +7,14 @@ of the sizes the sweep's chains meet:
 - 32 RandomResizedCrop windows of 128-256 pixels resized to 224^2, uint8 then converted, against
   converted then resized;
 - hue_turns' maximal-channel mask on a plane of 16 x 224^2: sign(x - high) + 1 against (x == high)
-  made floats.
+  made floats;
+- a ColorJitter with all four adjustments on 32 images of 224^2: on their uint8 levels with OpenCV
+  (kornia_modules/levels.py, what a CPU runs now where a ColorJitter meets levels) against the fused
+  colour run's float arithmetic (brightness, contrast_in_place, saturation_in_place, hue_turns), each
+  followed by the conversion to floats the next step needs.
+And one pair of processes: the chain Resize 256, CenterCrop 224, Normalize on 128 images of 320^2, in
+a process that keeps the memory it frees (keep_freed_memory, what a CPU run does now) against one
+that hands it back (the function replaced by a no-op), alternating, with the page faults per run.
 Usage:
 
     python bench/cpu_kernels.py            # every pair, 21 runs each
@@ -18,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,6 +34,9 @@ os.environ.setdefault("KORNIA_INSTALLATION_MODE", "RAISE")
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+
+from workbench.runtime.kornia_modules.color import contrast_in_place, hue_turns, saturation_in_place  # noqa: E402
+from workbench.runtime.kornia_modules.levels import jitter_levels  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import machine_line  # noqa: E402
@@ -47,7 +58,19 @@ def pairs() -> dict[str, tuple]:
 
     floats = torch.rand(16, 3, 224, 224, generator=generator)
     plane, high = floats[:, :1], floats.amax(1, keepdim=True)
+    photos = torch.randint(0, 256, (32, 224, 224, 3), dtype=torch.uint8, generator=generator).permute(0, 3, 1, 2)
+    factors = {key: torch.rand(32, generator=generator, dtype=torch.float64) * 0.8 + 0.6
+               for key in ("brightness_factor", "contrast_factor", "saturation_factor")}
+    factors["hue_factor"] = torch.rand(32, generator=generator, dtype=torch.float64) * 0.2 - 0.1
+
+    def jitter_floats():
+        x = photos.float().div_(255.0).mul_(factors["brightness_factor"].float().view(-1, 1, 1, 1)).clamp_(0.0, 1.0)
+        x = saturation_in_place(contrast_in_place(x, factors["contrast_factor"]), factors["saturation_factor"])
+        return hue_turns(x, factors["hue_factor"].float()).clamp_(0.0, 1.0)
+
     return {
+        "ColorJitter, 4 adjustments, 32 images 224^2": (
+            lambda: jitter_levels(photos, factors, None, (0, 1, 2, 3)).float().div_(255.0), jitter_floats),
         "antialiased resize 512^2 -> 256^2, 32 images": (
             lambda: resize(levels, (256, 256), True).float().div_(255.0),
             lambda: resize(levels.float().div_(255.0), (256, 256), True)),
@@ -75,6 +98,40 @@ def medians(now, before, runs: int) -> tuple[float, float]:
     return statistics.median(times[0]) * 1000, statistics.median(times[1]) * 1000
 
 
+# One process's runs of a chain (see the docstring): milliseconds and page faults of each of 5 runs after 2.
+_PROCESS_RUNS = """
+import resource, sys, time
+import numpy as np
+import workbench as wb
+from workbench.codegen import emit, load_module
+chain = wb.Chain().add("Resize", size=[256, 256]).add("CenterCrop", size=[224, 224]).add("Normalize")
+module = load_module(emit(chain, "kornia"), "kornia")
+if sys.argv[1] == "before":
+    module.keep_freed_memory = lambda *args: False
+images = [np.random.default_rng(k).integers(0, 256, (320, 320, 3), dtype=np.uint8) for k in range(128)]
+for _ in range(2):
+    module.augment_images(images)
+for _ in range(5):
+    faults, start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, time.perf_counter()
+    module.augment_images(images)
+    print((time.perf_counter() - start) * 1000, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults)
+"""
+
+
+def kept_memory_row(rounds: int = 3) -> str:
+    """The table row of the process pair (see the docstring): medians of every run of `rounds` processes each."""
+    runs = {"now": [], "before": []}
+    for _ in range(rounds):
+        for mode in runs:
+            done = subprocess.run([sys.executable, "-c", _PROCESS_RUNS, mode], capture_output=True, text=True,
+                                  check=True, env={**os.environ, "KORNIA_INSTALLATION_MODE": "RAISE"})
+            runs[mode] += [tuple(float(v) for v in line.split()) for line in done.stdout.split("\n") if line]
+    (now, now_faults), (old, old_faults) = ((statistics.median(r[0] for r in runs[m]),
+                                             statistics.median(r[1] for r in runs[m])) for m in ("now", "before"))
+    return (f"| Resize, CenterCrop, Normalize, 128 images 320^2, memory kept (page faults per run: {now_faults:.0f} "
+            f"vs {old_faults:.0f}) | {now:.2f} | {old:.2f} | {old / now:.1f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
@@ -86,6 +143,7 @@ def main() -> None:
         for name, (now, before) in pairs().items():
             new, old = medians(now, before, args.runs)
             print(f"| {name} | {new:.2f} | {old:.2f} | {old / new:.1f} |")
+    print(kept_memory_row())
 
 
 if __name__ == "__main__":

@@ -51,20 +51,25 @@ def test_cached_previews_equal_chain_run_over_edits(backend, mixed, small_images
 
 
 def test_kornia_cache_never_resumes_inside_the_steps_run_on_levels(small_images):
-    """On a CPU the chain's first crops, flips and resizes run on the uint8 levels (LEVEL_STEPS): a
-    state kept between two of them would be floats, which the resize after it rounds otherwise.
-    Editing the second resize recomputes from the images, and gives chain.run's pixels."""
+    """On a CPU the chain's first crops, flips and resizes run on the uint8 levels (LEVEL_STEPS), and
+    so does a colour run's ColorJitter after them (Brightness here): a state kept between two of them
+    would be floats, which the step after it rounds otherwise. Editing the second resize, or the
+    Brightness, recomputes from the images, and gives chain.run's pixels; a step after the levels
+    resumes there."""
     chain = (wb.Chain(seed=4).add("Resize", size=[120, 130]).add("HorizontalFlip", p=0.5)
-             .add("RandomResizedCrop", size=[64, 72], scale=[0.3, 1.0]).add("Brightness"))
+             .add("RandomResizedCrop", size=[64, 72], scale=[0.3, 1.0]).add("Brightness").add("Rotate"))
     cache = PrefixCache()
     for scale in ([0.3, 1.0], [0.5, 0.9], [0.2, 0.6]):
         chain.steps[2].params["scale"] = scale
         got = cache.run(chain, small_images[:4])
         assert np.array_equal(got.images, chain.run(small_images[:4], backend="kornia").images), scale
-        assert cache.resumed_at in (0, 3), cache.resumed_at  # the images, or after the levels' last step
+        assert cache.resumed_at in (0, 4), cache.resumed_at  # the images, or after the levels' last step
     chain.steps[3].params["factor"] = [1.1, 1.2]
     got = cache.run(chain, small_images[:4])
-    assert cache.resumed_at == 3 and np.array_equal(got.images, chain.run(small_images[:4], backend="kornia").images)
+    assert cache.resumed_at == 0 and np.array_equal(got.images, chain.run(small_images[:4], backend="kornia").images)
+    chain.steps[4].params["degrees"] = [-5, 5]
+    got = cache.run(chain, small_images[:4])
+    assert cache.resumed_at == 4 and np.array_equal(got.images, chain.run(small_images[:4], backend="kornia").images)
 
 
 @pytest.mark.parametrize("backend", ["kornia", "dali"])

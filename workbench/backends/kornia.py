@@ -62,21 +62,29 @@ BUILT: dict = {}
 def levels_head(module, steps, device) -> int:
     """How many of `steps`, from the first, the exported `module` runs on a same-size uint8 batch's
     levels on `device` (its apply_steps with fuse): on a CPU, the first steps that its runs_on_levels
-    takes, each on its own (in no fused run).
+    takes, each on its own (in no fused run), and then a colour run that starts with a ColorJitter
+    on levels (jitter_on_levels), whole: a state before it or inside it would be floats.
 
     Example:
         >>> import workbench as wb
-        >>> chain = wb.Chain().add("Resize", size=[64, 64]).add("CenterCrop", size=[32, 32]).add("Brightness")
+        >>> chain = wb.Chain().add("Resize", size=[64, 64]).add("CenterCrop", size=[32, 32]).add("GaussianBlur")
         >>> module = load_module(emit(chain, "kornia"), "kornia")
         >>> levels_head(module, module.build_augmentation(), "cpu")
         2
+        >>> chain = wb.Chain().add("Resize", size=[64, 64]).add("Brightness").add("Normalize").add("Rotate")
+        >>> module = load_module(emit(chain, "kornia"), "kornia")
+        >>> levels_head(module, module.build_augmentation(), "cpu")
+        3
     """
     levels = torch.empty((0, 3, 1, 1), dtype=torch.uint8, device=device)
     count = 0
     for kind, modules in module.fusion_segments(steps):
-        if kind is not None or not module.runs_on_levels(modules[0], levels):
-            break
-        count += 1
+        if kind is None and module.runs_on_levels(modules[0], levels):
+            count += 1
+            continue
+        if kind == "colour" and module.jitter_on_levels(modules[0], levels):
+            count += len(modules)
+        break
     return count
 
 

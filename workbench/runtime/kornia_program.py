@@ -95,6 +95,7 @@ from .sampling import EpochSampler, sample_index
 from .kornia_modules.fusion import (fused_colour, fused_geometry_plan, fused_output_size, fused_resample,
                                     fusion_chunk, fusion_gate, fusion_jitter_branches, fusion_segments, fusion_slice,
                                     shares_memory)
+from .kornia_modules.levels import jitters_on_levels
 from .targets import BOXES_NEEDED
 
 
@@ -503,12 +504,18 @@ def empty_record(module, size):
 def run_kernels(arguments, plans, batch, torch_compile):
     """The kernels of `plans` applied in turn to `batch`, each with its `arguments` (the plan's
     own, or cut to the batch's chunk). A uint8 batch stays uint8 through the first steps that
-    runs_on_levels, which never write into it (it may be the caller's), and is converted before
-    the first other step (uint8 comes back where every step ran on levels: see apply_steps)."""
+    runs_on_levels, which never write into it (it may be the caller's), and through the ColorJitters
+    that start a colour run (jitters_on_levels: OpenCV on each image's levels, a new batch); it is
+    converted before the first other step (uint8 comes back where every step ran on levels: see
+    apply_steps)."""
     for (kernel, *_), kernel_arguments in zip(plans, arguments):
         if kernel is run_step and runs_on_levels(kernel_arguments[0], batch):
             batch = run_step(batch, *kernel_arguments[:2], owned=False)
             continue
+        if kernel is fused_colour:
+            batch, kernel_arguments = jitters_on_levels(batch, kernel_arguments)
+            if not kernel_arguments[0]:  # every step of the run ran on levels
+                continue
         batch = as_unit(batch)
         # On a CPU torch.compile's grid_sample (gathers) is slower than ATen's vectorised one
         # and the grid is already built in place: only colour runs are compiled there.

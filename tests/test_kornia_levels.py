@@ -1,0 +1,120 @@
+"""On a CPU, ColorJitter steps that meet the images' uint8 levels run on them with OpenCV
+(workbench/runtime/kornia_modules/levels.py): each adjustment against Kornia's own float function,
+the chain against the same module's float run (fuse=False, the same draws), and where it applies."""
+import kornia
+import numpy as np
+import pytest
+import torch
+
+import workbench as wb
+from workbench.codegen import emit, load_module
+from workbench.runtime.kornia_modules import levels
+
+LEVEL = 1 / 255
+
+
+@pytest.fixture(scope="module")
+def photos(sample_images):
+    return [np.ascontiguousarray(image[:200, :200]) for image in sample_images]
+
+
+def kornia_float(k, image, factor):
+    """Kornia's own adjustment `k` (0 brightness, 1 contrast, 2 saturation, 3 hue in turns) of a uint8
+    HxWx3 image, as floats in [0, 1] HxWx3."""
+    x = torch.from_numpy(image).permute(2, 0, 1)[None].float() / 255.0
+    f = torch.tensor([factor])
+    out = (kornia.enhance.adjust_brightness_accumulative(x, f), kornia.enhance.adjust_contrast_with_mean_subtraction(x, f),
+           kornia.enhance.adjust_saturation_with_gray_subtraction(x, f),
+           kornia.enhance.adjust_hue(x, f * 2 * np.pi))[k]
+    return out.clamp(0, 1)[0].permute(1, 2, 0).numpy()
+
+
+# Each adjustment's bound against Kornia's float result, in levels: half a level (a rounding) for the
+# lookup tables and OpenCV's float HSV; saturation's grey is OpenCV's fixed-point luma, rounded first.
+BOUNDS = {0: 0.5, 1: 0.5, 2: 1.0, 3: 0.5}
+FACTORS = {0: (0.6, 1.37), 1: (0.55, 1.4), 2: (0.0, 0.6, 1.45), 3: (-0.5, -0.13, 0.021, 0.3)}
+
+
+@pytest.mark.parametrize("k", sorted(BOUNDS))
+def test_each_adjustment_on_levels_is_kornias_within_its_bound(k, photos):
+    for factor in FACTORS[k]:
+        for image in photos:
+            ours = levels.LEVEL_ADJUSTMENTS[k](np.ascontiguousarray(image), factor)
+            assert ours.dtype == np.uint8 and ours.shape == image.shape
+            error = np.abs(ours / 255.0 - kornia_float(k, image, factor)).max()
+            assert error <= BOUNDS[k] * LEVEL + 1e-6, (k, factor, error * 255)
+
+
+def module_of(chain):
+    return load_module(emit(chain, "kornia"), "kornia")
+
+
+def test_a_colour_jitter_after_levels_runs_on_them_within_its_bound_with_the_same_draws(photos):
+    """RandomResizedCrop and HorizontalFlip keep levels, ColorJitter adjusts them: the preview's values
+    are levels; against the float run of the same draws (Kornia's float resize too) at most 5 levels
+    (contrast and saturation widen an earlier rounding, a hue near grey moves far), 0.5 on average, on
+    the sample photos (measured: 4.3 and 0.45)."""
+    chain = (wb.Chain(seed=3).add("RandomResizedCrop", size=[96, 96]).add("HorizontalFlip")
+             .add("ColorJitter", p=0.7, brightness=[0.6, 1.4], contrast=[0.6, 1.4], saturation=[0.6, 1.4],
+                  hue=[-0.1, 0.1]))
+    module = module_of(chain)
+    ours, records = module.augment_images(photos, seed=3)
+    floats, float_records = module.augment_images(photos, seed=3, fuse=False)
+    np.testing.assert_array_equal(ours * 255, np.round(ours * 255))
+    for a, b in zip(records, float_records, strict=True):
+        for key in a:
+            np.testing.assert_array_equal(a[key], b[key])
+    # p = 0.7 left some samples out: they are the cropped, flipped levels, unadjusted.
+    applied = records[2]["batch_prob"].astype(bool)
+    assert applied.any() and not applied.all()
+    unadjusted, _ = module_of(wb.Chain(seed=3).add("RandomResizedCrop", size=[96, 96]).add("HorizontalFlip")) \
+        .augment_images(photos, seed=3)
+    np.testing.assert_array_equal(ours[~applied], unadjusted[~applied])
+    difference = np.abs(ours[applied] - floats[applied])
+    assert 0 < difference.max() <= 5 * LEVEL and difference.mean() <= 0.5 * LEVEL, (difference.max() * 255, difference.mean() * 255)
+
+
+def test_jitters_run_on_levels_up_to_the_first_other_colour_step_then_floats(photos):
+    """Brightness and Contrast (ColorJitters) at the chain's head run on levels; the Gamma after them, in
+    the same colour run, on floats: the result is not levels, but equals the float Gamma of the levels."""
+    chain = wb.Chain(seed=5).add("Brightness", factor=[1.2, 1.2]).add("Contrast", factor=[0.8, 0.8]).add("Gamma")
+    module = module_of(chain)
+    steps = module.build_augmentation()
+    assert [len(m) for _, m in module.fusion_segments(steps)] == [3]
+    ours, records = module.augment_images(photos, seed=5)
+    head, _ = module_of(wb.Chain(seed=5).add("Brightness", factor=[1.2, 1.2]).add("Contrast", factor=[0.8, 0.8])) \
+        .augment_images(photos, seed=5)
+    np.testing.assert_array_equal(head * 255, np.round(head * 255))
+    gamma = torch.from_numpy(records[2]["gamma_factor"]).float().view(-1, 1, 1, 1)
+    expected = torch.from_numpy(head).permute(0, 3, 1, 2).clamp(0, 1).pow(gamma).clamp(0, 1).permute(0, 2, 3, 1)
+    np.testing.assert_allclose(ours, expected.numpy(), atol=1e-6)
+    assert not np.array_equal(ours * 255, np.round(ours * 255))
+
+
+def test_only_a_cpu_uint8_rgb_batch_and_kornias_own_colorjitter_run_on_levels():
+    import kornia.augmentation as K
+
+    jitter = K.ColorJitter(0.2, 0.2, 0.2, 0.1)
+    rgb = torch.zeros(2, 3, 4, 4, dtype=torch.uint8)
+    assert levels.jitter_on_levels(jitter, rgb)
+    assert not levels.jitter_on_levels(jitter, rgb.float())  # floats (after a warp or a Normalize)
+    assert not levels.jitter_on_levels(jitter, torch.zeros(2, 1, 4, 4, dtype=torch.uint8))  # one channel
+    assert not levels.jitter_on_levels(K.RandomGamma((0.5, 1.5)), rgb)
+    # The workbench's ColorJitter with an order drawn per sample (order "random") keeps Kornia's floats.
+    random_order = module_of(wb.Chain().add("ColorJitter", order="random")).build_augmentation()[0]
+    assert not levels.jitter_on_levels(random_order, rgb)
+
+
+def test_jitter_levels_reads_any_layout_and_leaves_the_batch_alone():
+    generator = torch.Generator().manual_seed(0)
+    batch = torch.randint(0, 256, (3, 3, 8, 9), dtype=torch.uint8, generator=generator)
+    before = batch.clone()
+    drawn = {"brightness_factor": torch.tensor([1.1, 0.9, 1.3]), "hue_factor": torch.tensor([0.1, -0.2, 0.0])}
+    gate = torch.tensor([True, False, True]).view(3, 1, 1, 1)
+    out = levels.jitter_levels(batch, drawn, gate, (0, 3))
+    assert torch.equal(batch, before)
+    channels_last = levels.jitter_levels(batch.contiguous(memory_format=torch.channels_last), drawn, gate, (0, 3))
+    assert torch.equal(out, channels_last) and torch.equal(out[1], batch[1])
+    brightness, hue = float(drawn["brightness_factor"][0]), float(drawn["hue_factor"][0])  # (float32 values)
+    expected = levels.hue_levels(levels.brightness_levels(batch[0].permute(1, 2, 0).numpy().copy(), brightness), hue)
+    np.testing.assert_array_equal(out[0].permute(1, 2, 0).numpy(), expected)
