@@ -197,11 +197,17 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
 
 
 def _each(module, step, batch):
-    """A Kornia step of the exported `module` on a batch (uint8 levels as its apply_step runs them,
-    floats through Kornia's forward), or on each one-image batch of a list."""
+    """A Kornia step of the exported `module` on a batch (uint8 levels as its apply_step runs them, or a
+    ColorJitter as its colour run does: jitter_on_levels; floats through Kornia's forward), or on each
+    one-image batch of a list."""
     if isinstance(batch, list):
         return [step(image) for image in batch]
-    return step(batch) if batch.is_floating_point() else module.apply_step(step, batch, None, None)[0]
+    if batch.is_floating_point():
+        return step(batch)
+    if module.jitter_on_levels(step, batch):
+        plans, _ = module.fused_plans([("colour", [step])], batch.shape, batch.device, batch.dtype)
+        return module.run_kernels([arguments for *_, arguments in plans], plans, batch, False)
+    return module.apply_step(step, batch, None, None)[0]
 
 
 def _measure_dali(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measurement:
