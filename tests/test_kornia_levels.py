@@ -118,3 +118,53 @@ def test_jitter_levels_reads_any_layout_and_leaves_the_batch_alone():
     brightness, hue = float(drawn["brightness_factor"][0]), float(drawn["hue_factor"][0])  # (float32 values)
     expected = levels.hue_levels(levels.brightness_levels(batch[0].permute(1, 2, 0).numpy().copy(), brightness), hue)
     np.testing.assert_array_equal(out[0].permute(1, 2, 0).numpy(), expected)
+
+
+def run_steps(module, batch, seed):
+    """The module's fused steps on `batch` (uint8 levels, or the same values as floats) with `seed`."""
+    module.seed_generators(seed, torch.device("cpu"))
+    with torch.no_grad():
+        return module.apply_steps(module.build_augmentation(), batch)
+
+
+GEOMETRY = {  # fused geometric runs OpenCV resamples: no window or frame, a window and its frame, a frame
+    "rotate_flip": lambda: wb.Chain(seed=1).add("Rotate", degrees=[-30, 30]).add("HorizontalFlip"),
+    "crop_rotate": lambda: wb.Chain(seed=2).add("RandomResizedCrop", size=[96, 96]).add("Rotate", degrees=[-30, 30]),
+    "flip_affine": lambda: wb.Chain(seed=3).add("HorizontalFlip").add("Affine"),
+    "resize_rotate": lambda: wb.Chain(seed=5).add("Resize", size=[150, 170], antialias=False).add("Rotate"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GEOMETRY))
+def test_a_fused_warp_on_levels_is_the_float_warp_rounded(name, photos):
+    """OpenCV's warp of the levels against the same fused run on the same values as floats (the same draws):
+    a level each, within 0.6 of a level of the float's (a rounding of fixed-point weights: 0.503 measured),
+    and not the float's."""
+    chain = GEOMETRY[name]()
+    module = module_of(chain)
+    assert [kind for kind, _ in module.fusion_segments(module.build_augmentation())] == ["geometry"]
+    batch = torch.from_numpy(np.stack(photos)).permute(0, 3, 1, 2)
+    ours, floats = run_steps(module, batch, chain.seed), run_steps(module, batch.float() / 255.0, chain.seed)
+    assert torch.equal(ours * 255, (ours * 255).round())
+    difference = (ours - floats).abs()
+    assert 0 < difference.max() <= 0.6 * LEVEL, difference.max() * 255
+
+
+def test_a_nearest_warp_on_levels_picks_the_float_warps_pixels_but_at_rare_ties(photos):
+    chain = wb.Chain(seed=4).add("Rotate", interpolation="nearest").add("VerticalFlip")
+    module = module_of(chain)
+    batch = torch.from_numpy(np.stack(photos)).permute(0, 3, 1, 2)
+    ours, floats = run_steps(module, batch, chain.seed), run_steps(module, batch.float() / 255.0, chain.seed)
+    assert torch.equal(ours * 255, (ours * 255).round())
+    assert (ours != floats).any(dim=1).float().mean() < 1e-4  # a pixel in ten thousand or fewer
+
+
+def test_what_opencv_cannot_warp_stays_floats(photos):
+    """A perspective, and a frame that is no box (a translation after a shear), resample floats: the
+    run's values are the float run's, bit for bit."""
+    batch = torch.from_numpy(np.stack(photos)).permute(0, 3, 1, 2)
+    for chain in (wb.Chain(seed=6).add("Perspective").add("HorizontalFlip"),
+                  wb.Chain(seed=7).add("Shear").add("Translate")):
+        module = module_of(chain)
+        ours, floats = run_steps(module, batch, chain.seed), run_steps(module, batch.float() / 255.0, chain.seed)
+        assert torch.equal(ours, floats)

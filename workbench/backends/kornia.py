@@ -60,10 +60,12 @@ BUILT: dict = {}
 
 
 def levels_head(module, steps, device) -> int:
-    """How many of `steps`, from the first, the exported `module` runs on a same-size uint8 batch's
+    """How many of `steps`, from the first, the exported `module` may run on a same-size uint8 batch's
     levels on `device` (its apply_steps with fuse): on a CPU, the first steps that its runs_on_levels
-    takes, each on its own (in no fused run), and then a colour run that starts with a ColorJitter
-    on levels (jitter_on_levels), whole: a state before it or inside it would be floats.
+    takes, each on its own (in no fused run), the fused geometric runs among them (resample_levels takes
+    most, by their draws), and a colour run that starts with a ColorJitter on levels (jitter_on_levels),
+    whole; the levels go on past a colour run of ColorJitters only. A state before or inside these
+    could be floats where the chain's run has levels.
 
     Example:
         >>> import workbench as wb
@@ -71,10 +73,10 @@ def levels_head(module, steps, device) -> int:
         >>> module = load_module(emit(chain, "kornia"), "kornia")
         >>> levels_head(module, module.build_augmentation(), "cpu")
         2
-        >>> chain = wb.Chain().add("Resize", size=[64, 64]).add("Brightness").add("Normalize").add("Rotate")
+        >>> chain = wb.Chain().add("Rotate").add("HorizontalFlip").add("Brightness").add("Normalize").add("Invert")
         >>> module = load_module(emit(chain, "kornia"), "kornia")
         >>> levels_head(module, module.build_augmentation(), "cpu")
-        3
+        5
     """
     levels = torch.empty((0, 3, 1, 1), dtype=torch.uint8, device=device)
     count = 0
@@ -82,8 +84,13 @@ def levels_head(module, steps, device) -> int:
         if kind is None and module.runs_on_levels(modules[0], levels):
             count += 1
             continue
+        if kind == "geometry" and levels.device.type == "cpu":
+            count += len(modules)
+            continue
         if kind == "colour" and module.jitter_on_levels(modules[0], levels):
             count += len(modules)
+            if all(module.jitter_on_levels(step, levels) for step in modules):
+                continue
         break
     return count
 

@@ -197,17 +197,22 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
 
 
 def _each(module, step, batch):
-    """A Kornia step of the exported `module` on a batch (uint8 levels as its apply_step runs them, or a
-    ColorJitter as its colour run does: jitter_on_levels; floats through Kornia's forward), or on each
-    one-image batch of a list."""
+    """A Kornia step of the exported `module` on a batch, or on each one-image batch of a list: floats
+    through Kornia's forward; uint8 levels as the module's runs take them (apply_step for its LEVEL_STEPS,
+    a fused run of the one step for a ColorJitter or a geometric step, which run_kernels gives OpenCV where
+    it can, else converts: see levels_head), or converted first."""
     if isinstance(batch, list):
         return [step(image) for image in batch]
     if batch.is_floating_point():
         return step(batch)
-    if module.jitter_on_levels(step, batch):
-        plans, _ = module.fused_plans([("colour", [step])], batch.shape, batch.device, batch.dtype)
-        return module.run_kernels([arguments for *_, arguments in plans], plans, batch, False)
-    return module.apply_step(step, batch, None, None)[0]
+    if module.runs_on_levels(step, batch):
+        return module.apply_step(step, batch, None, None)[0]
+    kind = "colour" if module.jitter_on_levels(step, batch) else \
+        "geometry" if module.fusion_geometry(step) is not None else None
+    if kind is None:
+        return step(module.as_unit(batch))
+    plans, _ = module.fused_plans([(kind, [step])], batch.shape, batch.device, batch.dtype)
+    return module.run_kernels([arguments for *_, arguments in plans], plans, batch, False)
 
 
 def _measure_dali(chain, inp: BenchInput, s: Settings, phases: Phases) -> Measurement:
