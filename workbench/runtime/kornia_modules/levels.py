@@ -167,10 +167,11 @@ def resample_levels(batch, theta, frames, boxes, clamps, size, mode, affine):
         warped = warped.reshape(results[n].shape)
         if masks is not None:  # 0 where a position falls outside the frame (its pixels' outer edges)
             x0, x1, y0, y1 = masks[n]
-            inside = cv2.warpAffine(np.ones((y1 - y0 + 1, x1 - x0 + 1), np.uint8), shifted(maps[n].numpy(), x0, y0)[:2],
-                                    (size[1], size[0]), flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP,
-                                    borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-            warped *= inside.reshape(*size, 1)
+            inside = cv2.warpAffine(np.full((y1 - y0 + 1, x1 - x0 + 1), 255, np.uint8),
+                                    shifted(maps[n].numpy(), x0, y0)[:2], (size[1], size[0]),
+                                    flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_CONSTANT,
+                                    borderValue=0)
+            warped = cv2.bitwise_and(warped, warped, mask=inside).reshape(results[n].shape)
         results[n] = warped
     return out
 
