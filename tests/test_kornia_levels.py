@@ -74,21 +74,40 @@ def test_a_colour_jitter_after_levels_runs_on_them_within_its_bound_with_the_sam
     assert 0 < difference.max() <= 5 * LEVEL and difference.mean() <= 0.5 * LEVEL, (difference.max() * 255, difference.mean() * 255)
 
 
-def test_jitters_run_on_levels_up_to_the_first_other_colour_step_then_floats(photos):
-    """Brightness and Contrast (ColorJitters) at the chain's head run on levels; the Gamma after them, in
-    the same colour run, on floats: the result is not levels, but equals the float Gamma of the levels."""
-    chain = wb.Chain(seed=5).add("Brightness", factor=[1.2, 1.2]).add("Contrast", factor=[0.8, 0.8]).add("Gamma")
+LOOKUPS = [("Gamma", {"gamma": [0.5, 2.0]}), ("Invert", {}), ("Solarize", {"threshold": [0.3, 0.7]}),
+           ("Posterize", {"bits": [2, 6]})]
+
+
+@pytest.mark.parametrize("op,params", LOOKUPS, ids=[op for op, _ in LOOKUPS])
+def test_a_pointwise_colour_step_on_levels_is_its_float_arithmetic_rounded(op, params, photos):
+    """Gamma, Invert, Solarize and Posterize on levels look their float values up (a table of the 256
+    levels): levels, within half a level of Kornia's float step on the same draws; p = 0.5 leaves some
+    samples as they came."""
+    chain = wb.Chain(seed=8).add(op, p=0.5, **params)
     module = module_of(chain)
-    steps = module.build_augmentation()
-    assert [len(m) for _, m in module.fusion_segments(steps)] == [3]
-    ours, records = module.augment_images(photos, seed=5)
-    head, _ = module_of(wb.Chain(seed=5).add("Brightness", factor=[1.2, 1.2]).add("Contrast", factor=[0.8, 0.8])) \
-        .augment_images(photos, seed=5)
-    np.testing.assert_array_equal(head * 255, np.round(head * 255))
-    gamma = torch.from_numpy(records[2]["gamma_factor"]).float().view(-1, 1, 1, 1)
-    expected = torch.from_numpy(head).permute(0, 3, 1, 2).clamp(0, 1).pow(gamma).clamp(0, 1).permute(0, 2, 3, 1)
-    np.testing.assert_allclose(ours, expected.numpy(), atol=1e-6)
+    ours, records = module.augment_images(photos, seed=8)
+    floats, _ = module.augment_images(photos, seed=8, fuse=False)
+    np.testing.assert_array_equal(ours * 255, np.round(ours * 255))
+    np.testing.assert_allclose(ours, floats, atol=0.5 * LEVEL + 1e-6)
+    applied = records[0]["batch_prob"].astype(bool)
+    assert applied.any() and not applied.all()
+    np.testing.assert_array_equal(ours[~applied] * 255, np.stack(photos)[~applied])
+
+
+def test_colour_steps_run_on_levels_up_to_the_first_other_one_then_floats(photos):
+    """Brightness (a ColorJitter) and Gamma at the chain's head run on levels; the RGBShift after them, in
+    the same colour run, on floats: the head's result is levels, the chain's is not; each within its
+    rounding of the float run with the same draws."""
+    head = wb.Chain(seed=5).add("Brightness", factor=[1.2, 1.2]).add("Gamma")
+    chain = head.copy().add("RGBShift")
+    module = module_of(chain)
+    assert [len(m) for _, m in module.fusion_segments(module.build_augmentation())] == [3]
+    levels_only, _ = module_of(head).augment_images(photos, seed=5)
+    np.testing.assert_array_equal(levels_only * 255, np.round(levels_only * 255))
+    ours, _ = module.augment_images(photos, seed=5)
+    floats, _ = module.augment_images(photos, seed=5, fuse=False)
     assert not np.array_equal(ours * 255, np.round(ours * 255))
+    assert 0 < np.abs(ours - floats).max() <= 2 * LEVEL
 
 
 def test_only_a_cpu_uint8_rgb_batch_and_kornias_own_colorjitter_run_on_levels():

@@ -63,9 +63,9 @@ def levels_head(module, steps, device) -> int:
     """How many of `steps`, from the first, the exported `module` may run on a same-size uint8 batch's
     levels on `device` (its apply_steps with fuse): on a CPU, the first steps that its runs_on_levels
     takes, each on its own (in no fused run), the fused geometric runs among them (resample_levels takes
-    most, by their draws), and a colour run that starts with a ColorJitter on levels (jitter_on_levels),
-    whole; the levels go on past a colour run of ColorJitters only. A state before or inside these
-    could be floats where the chain's run has levels.
+    most, by their draws), and a colour run that starts with a step on levels (colour_on_levels), whole;
+    the levels go on past a colour run of such steps only. A state before or inside these could be
+    floats where the chain's run has levels.
 
     Example:
         >>> import workbench as wb
@@ -87,9 +87,9 @@ def levels_head(module, steps, device) -> int:
         if kind == "geometry" and levels.device.type == "cpu":
             count += len(modules)
             continue
-        if kind == "colour" and module.jitter_on_levels(modules[0], levels):
+        if kind == "colour" and module.colour_on_levels(modules[0], levels):
             count += len(modules)
-            if all(module.jitter_on_levels(step, levels) for step in modules):
+            if all(module.colour_on_levels(step, levels) for step in modules):
                 continue
         break
     return count

@@ -8,6 +8,7 @@ from ..errors import UnsupportedOpError
 from ..literals import call, comment, group_options, identifier, literal
 from ..model import ChainModel
 from .. import runtime
+from ..runtime.kornia_modules.fusion import LONE_COLOUR_RUNS
 from .loader_sizes import resize_position, size_section
 from .layout import wrapped
 from .program_file import program_file
@@ -120,10 +121,10 @@ def per_image_head(enabled) -> tuple[int, bool]:
 
 
 def _may_fuse(chain) -> bool:
-    """Whether apply_steps may fuse a run (fusion_segments): it takes two steps, or a ColorJitter or
-    Normalize alone."""
+    """Whether apply_steps may fuse a run (fusion_segments): it takes two steps, or one of
+    LONE_COLOUR_RUNS alone (a ColorJitter, a Normalize, a step a CPU's levels look up)."""
     ops = chain.enabled_ops()
-    return len(ops) > 1 or any(op.spec.kornia.module_for(op.params)[0] in ("ColorJitter", "Normalize") for op in ops)
+    return len(ops) > 1 or any(op.spec.kornia.module_for(op.params)[0] in LONE_COLOUR_RUNS for op in ops)
 
 
 def _checks_one_size(chain) -> bool:
@@ -136,7 +137,8 @@ def _checks_one_size(chain) -> bool:
 # Code of the program that only some chains run (see options.ChainFeature).
 CHAIN_FEATURES = (
     ChainFeature("fused runs of steps", _may_fuse,
-                 ("fused_geometry_plan", "fused_resample", "fusion_gate", "fusion_jitter_branches", "fused_colour")),
+                 ("fused_geometry_plan", "fused_resample", "fusion_gate", "fusion_jitter_branches", "fused_colour",
+                  "colours_on_levels", "colour_on_levels", "resample_levels")),
     ChainFeature("batch mixing", lambda chain: any(op.spec.mixes_batch for op in chain.enabled_ops()),
                  ("mix_draws", "mix_labels", "soft_targets")),
     ChainFeature("groups", lambda chain: any(step.is_group for _, step in chain.enabled_steps()), ("run_group",)),

@@ -95,7 +95,7 @@ from .sampling import EpochSampler, sample_index
 from .kornia_modules.fusion import (fused_colour, fused_geometry_plan, fused_output_size, fused_resample,
                                     fusion_chunk, fusion_gate, fusion_jitter_branches, fusion_segments, fusion_slice,
                                     shares_memory)
-from .kornia_modules.levels import jitters_on_levels, resample_levels
+from .kornia_modules.levels import colours_on_levels, resample_levels
 from .targets import BOXES_NEEDED
 
 
@@ -504,17 +504,17 @@ def empty_record(module, size):
 def run_kernels(arguments, plans, batch, torch_compile):
     """The kernels of `plans` applied in turn to `batch`, each with its `arguments` (the plan's
     own, or cut to the batch's chunk). A uint8 batch stays uint8 through the first steps that
-    runs_on_levels, which never write into it (it may be the caller's), through the ColorJitters
-    that start a colour run (jitters_on_levels: OpenCV on each image's levels, a new batch) and the
-    fused geometric runs that OpenCV can resample (resample_levels); it is
-    converted before the first other step (uint8 comes back where every step ran on levels: see
+    runs_on_levels, which never write into it (it may be the caller's), through the colour steps
+    that start a colour run (colours_on_levels: ColorJitters and lookup tables, OpenCV on each image's
+    levels, a new batch) and the fused geometric runs that OpenCV can resample (resample_levels); it
+    is converted before the first other step (uint8 comes back where every step ran on levels: see
     apply_steps)."""
     for (kernel, *_), kernel_arguments in zip(plans, arguments):
         if kernel is run_step and runs_on_levels(kernel_arguments[0], batch):
             batch = run_step(batch, *kernel_arguments[:2], owned=False)
             continue
         if kernel is fused_colour:
-            batch, kernel_arguments = jitters_on_levels(batch, kernel_arguments)
+            batch, kernel_arguments = colours_on_levels(batch, kernel_arguments)
             if not kernel_arguments[0]:  # every step of the run ran on levels
                 continue
         if kernel is fused_resample:

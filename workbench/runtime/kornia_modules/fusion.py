@@ -61,14 +61,19 @@ def fusion_colour(module):
                     "RandomHueSaturationValue")
 
 
+# Colour steps that run as a colour run even alone (see fusion_segments).
+LONE_COLOUR_RUNS = ("ColorJitter", "Normalize", "RandomGamma", "RandomInvert", "RandomSolarize", "RandomPosterize")
+
+
 def fusion_segments(steps):
     """The steps cut into runs, in order: ("geometry" or "colour", [modules]) for a run that
     fuses, (None, [module]) for a step that runs alone.
 
     A geometric run needs two steps and one resample mode, and either two resampling steps or
     a warp (a rotation, affine, shear, translation or perspective); a resize alone among exact
-    steps leaves them exact, run as they are. A colour run needs at least two steps, or a ColorJitter
-    (whose hue a colour run moves in a third of Kornia's time: hue_turns) or a Normalize (in place).
+    steps leaves them exact, run as they are. A colour run needs at least two steps, or one of
+    LONE_COLOUR_RUNS: a ColorJitter (whose hue a colour run moves in a third of Kornia's time:
+    hue_turns), a Normalize (in place), or a step a CPU's levels look up.
     Example: [flip, resize, rotate, ColorJitter, Normalize, GaussianBlur] ->
     [("geometry", [flip, resize, rotate]), ("colour", [ColorJitter, Normalize]),
      (None, [GaussianBlur])].
@@ -95,9 +100,9 @@ def fusion_segments(steps):
             while end < len(steps) and fusion_colour(steps[end]):
                 end += 1
             # A lone ColorJitter runs as a colour run too: its hue then moves by hue_turns; so does
-            # a lone Normalize, which a run computes in place, a chunk at a time.
-            kind = "colour" if end - start > 1 or type(steps[start]).__name__ in ("ColorJitter", "Normalize") \
-                else None
+            # a lone Normalize, which a run computes in place, a chunk at a time, and a lone step that a
+            # CPU's uint8 levels look up (levels.py's LOOKUP_STEPS).
+            kind = "colour" if end - start > 1 or type(steps[start]).__name__ in LONE_COLOUR_RUNS else None
         else:
             kind = None
         if kind is None:

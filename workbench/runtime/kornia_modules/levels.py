@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import cv2
 import kornia
+import kornia.augmentation as K  # noqa: F401 (the examples')
 import numpy as np
 import torch
 
-from .fusion import fusion_frame
+from .fusion import fused_colour, fusion_frame
 
 # BT.601 luma, the weights of kornia.color.rgb_to_grayscale (and of OpenCV's RGB2GRAY).
 LUMA = np.array([0.299, 0.587, 0.114])
@@ -113,15 +114,58 @@ def hue_levels(image, turns):
 LEVEL_ADJUSTMENTS = (brightness_levels, contrast_levels, saturation_levels, hue_levels)
 
 
-def jitters_on_levels(batch, arguments):
-    """The leading ColorJitters of a colour run (its fused_colour `arguments`: modules, draws, gates,
-    branches, owned) applied to the levels of `batch` where jitter_on_levels allows: (the batch they
-    leave, the arguments of the run's remaining steps, which then run on floats).
-    Example: a run of ColorJitter then Normalize on a uint8 CPU batch leaves uint8 levels and Normalize."""
+# Colour steps that map each channel's level to a level on its own (no mean, no other channel): a lookup
+# table of the step's float arithmetic on the 256 levels gives their values, rounded.
+LOOKUP_STEPS = ("RandomGamma", "RandomInvert", "RandomSolarize", "RandomPosterize")
+
+
+def colour_on_levels(module, batch):
+    """Whether a colour run's `module` runs on the levels of `batch` (a uint8 batch on a CPU): a
+    ColorJitter (jitter_on_levels) or one of LOOKUP_STEPS.
+    Example: colour_on_levels(K.RandomGamma((0.5, 1.5)), torch.zeros(1, 3, 4, 4, dtype=torch.uint8)) is True."""
+    if jitter_on_levels(module, batch):
+        return True
+    return type(module).__name__ in LOOKUP_STEPS and batch.dtype == torch.uint8 and batch.device.type == "cpu" \
+        and 1 <= batch.shape[-3] <= 4
+
+
+def lookup_levels(batch, module, drawn, gate):
+    """A step of LOOKUP_STEPS with its draws `drawn` on the uint8 N x C x H x W `batch`: its own float
+    arithmetic (fused_colour's) on a ramp of the 256 levels, rounded, looked up per sample and channel with
+    cv2.LUT: within half a level of the float step. Samples the gate leaves out keep their levels. A new
+    uint8 batch laid out N x H x W x C in memory.
+
+    Example:
+        >>> batch = torch.tensor([0, 100, 255], dtype=torch.uint8).view(1, 1, 1, 3)
+        >>> lookup_levels(batch, K.RandomInvert(p=1.0), {}, None).flatten().tolist()
+        [255, 155, 0]
+    """
+    count, channels = int(batch.shape[0]), int(batch.shape[1])
+    ramp = torch.arange(256, dtype=torch.float32).div_(255.0).view(1, 1, 1, 256).repeat(count, channels, 1, 1)
+    values = fused_colour(ramp, [module], [drawn], [None], [None], owned=True)
+    tables = values.mul(255.0).round_().clamp_(0.0, 255.0).to(torch.uint8).permute(0, 2, 3, 1).contiguous().numpy()
+    images = batch.contiguous(memory_format=torch.channels_last)
+    out = images.clone() if images is batch else images
+    results = out.permute(0, 2, 3, 1).numpy()
+    applies = [True] * count if gate is None else gate.flatten().tolist()
+    for n, applied in enumerate(applies):
+        if applied:
+            results[n] = cv2.LUT(results[n], tables[n] if channels > 1 else tables[n][..., 0]).reshape(results[n].shape)
+    return out
+
+
+def colours_on_levels(batch, arguments):
+    """The leading steps of a colour run (its fused_colour `arguments`: modules, draws, gates, branches,
+    owned) that colour_on_levels takes, applied to the levels of `batch`: (the batch they leave, the
+    arguments of the run's remaining steps, which then run on floats).
+    Example: a run of ColorJitter, Gamma, Normalize on a uint8 CPU batch leaves uint8 levels and Normalize."""
     modules, draws, gates, branches, owned = arguments
     count = 0
-    while count < len(modules) and jitter_on_levels(modules[count], batch):
-        batch = jitter_levels(batch, draws[count], gates[count], branches[count])
+    while count < len(modules) and colour_on_levels(modules[count], batch):
+        if jitter_on_levels(modules[count], batch):
+            batch = jitter_levels(batch, draws[count], gates[count], branches[count])
+        else:
+            batch = lookup_levels(batch, modules[count], draws[count], gates[count])
         count += 1
     if count == 0:
         return batch, arguments
