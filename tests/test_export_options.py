@@ -49,10 +49,10 @@ def test_a_one_step_program_is_a_fraction_of_the_whole_program():
     # (Measured at this change: 1,431 / 857 / 735; Kornia 1,471 with issue 30's uint8 levels; 1,806 / 1,318 /
     # 1,057 with issue 32's unreadable files, exclusion lists and resuming, which every loader has; 2,053 /
     # 1,534 / 1,299 with issue 33's file tables, index files and prefetch bound, 2,094 / 1,559 / 1,345 with the
-    # workers' fork made safe (forking_cleanly, opencv_alone) and DALI's bound by prefetch_plan; Kornia 2,133 with
-    # issue 30's kept memory (keep_freed_memory) and the hooks of its OpenCV levels, which a flip never runs; the
-    # target is 600.)
-    ceilings = {"kornia": 2133, "dali": 1560, "albumentations": 1345}
+    # workers' fork made safe (forking_cleanly, opencv_alone) and DALI's bound by prefetch_plan; Kornia 2,186 with
+    # issue 30's kept memory (keep_freed_memory) and its OpenCV levels (the blurs' and greys', which every chain
+    # that runs steps in chunks reaches; the fused runs' are left out); the target is 600.)
+    ceilings = {"kornia": 2186, "dali": 1560, "albumentations": 1345}
     for backend, (plain, whole) in sizes.items():
         assert plain <= ceilings[backend] and whole > plain + 700, (backend, plain, whole)
 

@@ -310,14 +310,15 @@ def test_hue_turns_is_kornias_adjust_hue():
 def test_steps_gated_by_p_transform_only_their_samples_with_kornias_values(cuts):
     """On the CPU a step whose p left samples out transforms only the others (apply_to_rows):
     the values and draws Kornia's own forward gives, whole-batch transform and torch.where blend."""
-    chain = (wb.Chain(seed=3).add("HorizontalFlip", p=0.5).add("GaussianBlur", p=0.5).add("Grayscale", p=0.5)
+    # (A first Normalize by 0 and 1 makes floats of the levels, unchanged: Kornia's forward takes no uint8.)
+    chain = (wb.Chain(seed=3).add("Normalize", mean=[0.0, 0.0, 0.0], std=[1.0, 1.0, 1.0])
+             .add("HorizontalFlip", p=0.5).add("GaussianBlur", p=0.5).add("Grayscale", p=0.5)
              .add("GaussianNoise", p=0.5).add("VerticalFlip", p=0.5).add("Equalize", p=0.5).add("Normalize"))
     images = cuts * 3
     module = module_of(chain)
     rows, records = module.augment_images(images, seed=chain.seed)
-    assert all(0 < record["batch_prob"].sum() < len(images) for record in records[:6])
-    module.rows_to_apply = lambda *args: None  # Kornia's forward for every step,
-    module.LEVEL_STEPS = ()  # on floats (it takes no uint8): the flips copy levels either way
+    assert all(0 < record["batch_prob"].sum() < len(images) for record in records[1:7])
+    module.rows_to_apply = lambda *args: None  # Kornia's forward for every step
     whole, whole_records = module.augment_images(images, seed=chain.seed)
     assert_same_records(records, whole_records)
     assert np.array_equal(rows, whole)

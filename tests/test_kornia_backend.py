@@ -9,12 +9,19 @@ import pytest
 import torch
 
 import workbench as wb
+from workbench.codegen import emit, load_module
 
 LUMA = np.array([0.299, 0.587, 0.114], np.float32)
 
 
 def run1(images, op, p=1.0, seed=0, **params):
     return wb.Chain(seed=seed).add(op, p=p, **params).run(images, backend="kornia", device="cpu")
+
+
+def unfused(images, op, p=1.0, seed=0, **params):
+    """The chain of one step run as Kornia's module runs it, on floats (the program's fuse=False)."""
+    chain = wb.Chain(seed=seed).add(op, p=p, **params)
+    return load_module(emit(chain, "kornia"), "kornia").augment_images(images, seed=seed, fuse=False)[0]
 
 
 def as_float(images):
@@ -96,9 +103,11 @@ def test_color_jitter_fixed_order_equals_separate_steps(small_images):
 
 
 def test_grayscale_luma(small_images):
+    # Kornia's float luma (the module run step by step); on a CPU's levels OpenCV's, rounded.
     x = as_float(small_images)
-    out = run1(small_images, "Grayscale").images
-    np.testing.assert_allclose(out, np.repeat((x @ LUMA)[..., None], 3, axis=3), atol=1e-5)
+    expected = np.repeat((x @ LUMA)[..., None], 3, axis=3)
+    np.testing.assert_allclose(unfused(small_images, "Grayscale"), expected, atol=1e-5)
+    assert_levels_near(run1(small_images, "Grayscale").images, expected, atol=0.6 / 255)
 
 
 def test_normalize(small_images):
@@ -158,8 +167,12 @@ def reference_blur(x, sigma, k):
 
 
 def test_gaussian_blur_matches_reference(small_images):
-    out = run1(small_images, "GaussianBlur", sigma=[1.5, 1.5], kernel_size=7).images
-    np.testing.assert_allclose(out, reference_blur(as_float(small_images), 1.5, 7), atol=2e-6)
+    # Kornia's float blur (the module run step by step); on a CPU's levels OpenCV's fixed-point one, rounded.
+    expected = reference_blur(as_float(small_images), 1.5, 7)
+    np.testing.assert_allclose(unfused(small_images, "GaussianBlur", sigma=[1.5, 1.5], kernel_size=7), expected,
+                               atol=2e-6)
+    assert_levels_near(run1(small_images, "GaussianBlur", sigma=[1.5, 1.5], kernel_size=7).images, expected,
+                       atol=1.5 / 255)
 
 
 def test_erase_fills_the_reported_rectangle(small_images):

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import workbench as wb
+from workbench.backends.kornia import levels_head
 from workbench.codegen import emit, load_module
 from workbench.runtime.kornia_modules import levels
 
@@ -187,3 +188,36 @@ def test_what_opencv_cannot_warp_stays_floats(photos):
         module = module_of(chain)
         ours, floats = run_steps(module, batch, chain.seed), run_steps(module, batch.float() / 255.0, chain.seed)
         assert torch.equal(ours, floats)
+
+
+FILTERS = [("GaussianBlur", {"kernel_size": [3, 9], "sigma": [0.1, 2.0]}, 1.5),
+           ("GaussianBlur", {"kernel_size": [9, 9], "sigma": [0.1, 2.0]}, 1.5), ("Grayscale", {}, 0.6)]
+
+
+@pytest.mark.parametrize("op,params,bound", FILTERS, ids=["blur-sizes", "blur-9", "grey"])
+def test_a_blur_or_grey_on_levels_is_opencvs_within_its_bound(op, params, bound, photos):
+    """cv2.GaussianBlur (fixed-point 8-bit kernels; measured 1.19 levels at most) and cv2.cvtColor's luma
+    (0.50) on the levels, against Kornia's float step on the same draws; p = 0.7 leaves some samples."""
+    chain = wb.Chain(seed=2).add(op, p=0.7, **params)
+    module = module_of(chain)
+    ours, records = module.augment_images(photos, seed=2)
+    floats, _ = module.augment_images(photos, seed=2, fuse=False)
+    np.testing.assert_array_equal(ours * 255, np.round(ours * 255))
+    difference = np.abs(ours - floats)
+    assert 0 < difference.max() <= bound * LEVEL, difference.max() * 255
+    applied = records[0]["batch_prob"].astype(bool)
+    assert applied.any() and not applied.all()
+    np.testing.assert_array_equal(ours[~applied] * 255, np.stack(photos)[~applied])
+
+
+def test_a_self_supervised_view_stays_on_levels_up_to_its_normalize(photos):
+    """RandomResizedCrop, flip, ColorJitter, Grayscale, GaussianBlur on levels, then Normalize: the levels
+    head is five steps, and the result is the Normalize of levels."""
+    chain = (wb.Chain(seed=9).add("RandomResizedCrop", size=[96, 96]).add("HorizontalFlip").add("ColorJitter", p=0.8)
+             .add("Grayscale", p=0.2).add("GaussianBlur", p=0.5, kernel_size=[9, 9]).add("Normalize"))
+    module = module_of(chain)
+    assert levels_head(module, module.build_augmentation(), "cpu") == 5
+    ours, _ = module.augment_images(photos, seed=9)
+    mean, std = np.array([0.485, 0.456, 0.406], np.float32), np.array([0.229, 0.224, 0.225], np.float32)
+    levels = (ours * std + mean) * 255
+    np.testing.assert_allclose(levels, np.round(levels), atol=1e-3)

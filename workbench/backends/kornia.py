@@ -61,15 +61,15 @@ BUILT: dict = {}
 
 def levels_head(module, steps, device) -> int:
     """How many of `steps`, from the first, the exported `module` may run on a same-size uint8 batch's
-    levels on `device` (its apply_steps with fuse): on a CPU, the first steps that its runs_on_levels
-    takes, each on its own (in no fused run), the fused geometric runs among them (resample_levels takes
+    levels on `device` (its apply_steps with fuse): on a CPU, the first steps that its runs_on_levels or
+    filter_on_levels takes, each on its own (in no fused run), the fused geometric runs among them (resample_levels takes
     most, by their draws), and a colour run that starts with a step on levels (colour_on_levels), whole;
     the levels go on past a colour run of such steps only. A state before or inside these could be
     floats where the chain's run has levels.
 
     Example:
         >>> import workbench as wb
-        >>> chain = wb.Chain().add("Resize", size=[64, 64]).add("CenterCrop", size=[32, 32]).add("GaussianBlur")
+        >>> chain = wb.Chain().add("Resize", size=[64, 64]).add("CenterCrop", size=[32, 32]).add("MotionBlur")
         >>> module = load_module(emit(chain, "kornia"), "kornia")
         >>> levels_head(module, module.build_augmentation(), "cpu")
         2
@@ -81,7 +81,7 @@ def levels_head(module, steps, device) -> int:
     levels = torch.empty((0, 3, 1, 1), dtype=torch.uint8, device=device)
     count = 0
     for kind, modules in module.fusion_segments(steps):
-        if kind is None and module.runs_on_levels(modules[0], levels):
+        if kind is None and (module.runs_on_levels(modules[0], levels) or module.filter_on_levels(modules[0], levels)):
             count += 1
             continue
         if kind == "geometry" and levels.device.type == "cpu":

@@ -199,14 +199,17 @@ def _measure_kornia(chain, inp: BenchInput, s: Settings, phases: Phases) -> Meas
 def _each(module, step, batch):
     """A Kornia step of the exported `module` on a batch, or on each one-image batch of a list: floats
     through Kornia's forward; uint8 levels as the module's runs take them (apply_step for its LEVEL_STEPS,
-    a fused run of the one step for a colour step on levels or a geometric step, which run_kernels gives OpenCV where
-    it can, else converts: see levels_head), or converted first."""
+    filter_levels for the blurs and greys of filter_on_levels, a fused run of the one step for a colour
+    step on levels or a geometric step, which run_kernels gives OpenCV where it can, else converts: see
+    levels_head), or converted first."""
     if isinstance(batch, list):
         return [step(image) for image in batch]
     if batch.is_floating_point():
         return step(batch)
     if module.runs_on_levels(step, batch):
         return module.apply_step(step, batch, None, None)[0]
+    if module.filter_on_levels(step, batch):
+        return module.filter_levels(batch, step, step.forward_parameters(batch.shape))
     kind = "colour" if module.colour_on_levels(step, batch) else \
         "geometry" if module.fusion_geometry(step) is not None else None
     if kind is None:

@@ -95,7 +95,7 @@ from .sampling import EpochSampler, sample_index
 from .kornia_modules.fusion import (fused_colour, fused_geometry_plan, fused_output_size, fused_resample,
                                     fusion_chunk, fusion_gate, fusion_jitter_branches, fusion_segments, fusion_slice,
                                     shares_memory)
-from .kornia_modules.levels import colours_on_levels, resample_levels
+from .kornia_modules.levels import colours_on_levels, filter_levels, filter_on_levels, resample_levels
 from .targets import BOXES_NEEDED
 
 
@@ -506,12 +506,15 @@ def run_kernels(arguments, plans, batch, torch_compile):
     own, or cut to the batch's chunk). A uint8 batch stays uint8 through the first steps that
     runs_on_levels, which never write into it (it may be the caller's), through the colour steps
     that start a colour run (colours_on_levels: ColorJitters and lookup tables, OpenCV on each image's
-    levels, a new batch) and the fused geometric runs that OpenCV can resample (resample_levels); it
-    is converted before the first other step (uint8 comes back where every step ran on levels: see
+    levels, a new batch), the fused geometric runs that OpenCV can resample (resample_levels) and the
+    blurs and greys that filter_on_levels takes; it is converted before the first other step (uint8 comes back where every step ran on levels: see
     apply_steps)."""
     for (kernel, *_), kernel_arguments in zip(plans, arguments):
         if kernel is run_step and runs_on_levels(kernel_arguments[0], batch):
             batch = run_step(batch, *kernel_arguments[:2], owned=False)
+            continue
+        if kernel is run_step and filter_on_levels(kernel_arguments[0], batch):
+            batch = filter_levels(batch, *kernel_arguments[:2])
             continue
         if kernel is fused_colour:
             batch, kernel_arguments = colours_on_levels(batch, kernel_arguments)

@@ -31,6 +31,7 @@ import kornia.augmentation as K  # noqa: F401 (the examples')
 import numpy as np
 import torch
 
+from .filters import WbGaussianBlur  # noqa: F401 (the examples')
 from .fusion import fused_colour, fusion_frame
 
 # BT.601 luma, the weights of kornia.color.rgb_to_grayscale (and of OpenCV's RGB2GRAY).
@@ -245,4 +246,51 @@ def shifted(matrix, x0, y0):
     out = matrix.copy()
     out[0] -= x0 * out[2]
     out[1] -= y0 * out[2]
+    return out
+
+
+def filter_on_levels(module, batch):
+    """Whether a step that runs on its own runs on the levels of `batch` (a uint8 batch on a CPU) with
+    OpenCV: a GaussianBlur (WbGaussianBlur) on 1 to 4 channels, or a luma grey (RandomGrayscaleMethod,
+    weighted_average) of 3.
+    Example: filter_on_levels(WbGaussianBlur((3, 3)), torch.zeros(1, 3, 8, 8, dtype=torch.uint8)) is True."""
+    if batch.dtype != torch.uint8 or batch.device.type != "cpu":
+        return False
+    name = type(module).__name__
+    if name == "WbGaussianBlur":
+        return 1 <= batch.shape[-3] <= 4
+    return name == "RandomGrayscaleMethod" and module.method == "weighted_average" and batch.shape[-3] == 3
+
+
+def filter_levels(batch, module, drawn):
+    """A step that filter_on_levels takes, with its draws `drawn`, on the uint8 N x C x H x W `batch`: a
+    Gaussian blur by cv2.GaussianBlur (each sample's kernel size and sigma, mirrored borders as Kornia's
+    "reflect": BORDER_REFLECT_101; OpenCV's 8-bit kernels are fixed point: within a level of Kornia's
+    float blur), a grey by cv2.cvtColor (OpenCV's luma, as kornia.color.rgb_to_grayscale gives uint8
+    images). Samples its p left out keep their levels. A new uint8 batch laid out N x H x W x C.
+
+    Example:
+        >>> batch = torch.full((1, 3, 6, 6), 90, dtype=torch.uint8)
+        >>> drawn = {"sigma": torch.tensor([1.0]), "kernel_size": torch.tensor([3.0])}
+        >>> int(filter_levels(batch, WbGaussianBlur((3, 3), p=1.0), drawn).max())   # a flat image stays flat
+        90
+    """
+    images = batch.contiguous(memory_format=torch.channels_last)
+    out = images.clone() if images is batch else images
+    results = out.permute(0, 2, 3, 1).numpy()
+    applied = drawn.get("batch_prob")
+    applies = [True] * len(batch) if applied is None else applied.to(torch.bool).flatten().tolist()
+    blur = type(module).__name__ == "WbGaussianBlur"
+    if blur:
+        sizes, sigmas = drawn["kernel_size"].flatten().tolist(), drawn["sigma"].double().flatten().tolist()
+    for n, apply in enumerate(applies):
+        if not apply:
+            continue
+        if blur:
+            size = int(round(sizes[n]))
+            filtered = cv2.GaussianBlur(results[n], (size, size), sigmas[n], sigmaY=sigmas[n],
+                                        borderType=cv2.BORDER_REFLECT_101)
+        else:
+            filtered = cv2.cvtColor(cv2.cvtColor(results[n], cv2.COLOR_RGB2GRAY), cv2.COLOR_GRAY2RGB)
+        results[n] = filtered.reshape(results[n].shape)
     return out
