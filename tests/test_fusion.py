@@ -133,7 +133,8 @@ def test_colour_runs_give_the_step_by_step_values(cuts):
     single-factor ops are ColorJitters that draw their order; the full one has a fixed order. (A first
     Normalize by 0 and 1 makes the batch floats unchanged: ColorJitters that meet uint8 levels run on them,
     tests/test_kornia_levels.py.)"""
-    chain = (wb.Chain(seed=1).add("Normalize", mean=[0.0, 0.0, 0.0], std=[1.0, 1.0, 1.0]).add("ColorJitter", p=0.5).add("Invert", p=0.5).add("Gamma").add("Solarize")
+    chain = (wb.Chain(seed=1).add("Normalize", mean=[0.0, 0.0, 0.0], std=[1.0, 1.0, 1.0]).add("ColorJitter", p=0.5)
+             .add("Invert", p=0.5).add("Gamma").add("Solarize")
              .add("Posterize").add("BrightnessContrast").add("HueSaturationValue").add("RGBShift")
              .add("ChannelShuffle").add("Normalize").add("Brightness").add("Contrast", p=0.5)
              .add("Saturation").add("Hue").add("Normalize", mean=[0.5, 0.4, 0.3], std=[0.25, 0.5, 2.0]))

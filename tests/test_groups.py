@@ -264,7 +264,7 @@ def test_kornia_runs_each_child_only_on_the_samples_that_chose_it():
     """A child costs what its samples cost: it sees only their sub-batch."""
     import torch
 
-    module = load_module(emit(wb.Chain(seed=1).add("OneOf", steps=[Step.create("Invert", p=1.0),
+    module = load_module(emit(wb.Chain(seed=1).add("OneOf", steps=[Step.create("Rotate", p=1.0),
                                                                     Step.create("VerticalFlip", p=1.0)]), "kornia"),
                          "kornia")
     group = module.place(module.build_augmentation(), "cpu")[0]

@@ -24,7 +24,8 @@ def kornia_float(k, image, factor):
     HxWx3 image, as floats in [0, 1] HxWx3."""
     x = torch.from_numpy(image).permute(2, 0, 1)[None].float() / 255.0
     f = torch.tensor([factor])
-    out = (kornia.enhance.adjust_brightness_accumulative(x, f), kornia.enhance.adjust_contrast_with_mean_subtraction(x, f),
+    out = (kornia.enhance.adjust_brightness_accumulative(x, f),
+           kornia.enhance.adjust_contrast_with_mean_subtraction(x, f),
            kornia.enhance.adjust_saturation_with_gray_subtraction(x, f),
            kornia.enhance.adjust_hue(x, f * 2 * np.pi))[k]
     return out.clamp(0, 1)[0].permute(1, 2, 0).numpy()
@@ -72,7 +73,8 @@ def test_a_colour_jitter_after_levels_runs_on_them_within_its_bound_with_the_sam
         .augment_images(photos, seed=3)
     np.testing.assert_array_equal(ours[~applied], unadjusted[~applied])
     difference = np.abs(ours[applied] - floats[applied])
-    assert 0 < difference.max() <= 5 * LEVEL and difference.mean() <= 0.5 * LEVEL, (difference.max() * 255, difference.mean() * 255)
+    assert 0 < difference.max() <= 5 * LEVEL and difference.mean() <= 0.5 * LEVEL, \
+        (difference.max() * 255, difference.mean() * 255)
 
 
 LOOKUPS = [("Gamma", {"gamma": [0.5, 2.0]}), ("Invert", {}), ("Solarize", {"threshold": [0.3, 0.7]}),

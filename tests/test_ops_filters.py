@@ -474,8 +474,8 @@ def test_gaussian_blur_draws_an_odd_size_per_image_and_applies_it(small_images, 
     for image, out, rows in zip(small_images * 2, levels(res.images), res.params):
         assert 0.8 - 1e-6 <= rows[0]["sigma"] <= 2.5 + 1e-6
         expected = gaussian_reference(image, int(rows[0]["kernel_size"]), rows[0]["sigma"])
-        # Kornia in float; DALI and OpenCV round to whole levels.
-        assert np.abs(out - expected).max() <= 0.5 + 0.02, (backend, rows[0])
+        # DALI and OpenCV round to whole levels; Kornia on a CPU's levels is OpenCV's fixed-point blur.
+        assert np.abs(out - expected).max() <= (1.5 if backend == "kornia" else 0.5 + 0.02), (backend, rows[0])
 
 
 def test_gaussian_blur_at_one_size_gives_the_images_it_gave_before(small_images, monkeypatch):
@@ -511,7 +511,10 @@ def test_gaussian_blur_at_one_size_gives_the_images_it_gave_before(small_images,
     for backend in BACKENDS:
         new = chain("GaussianBlur").run(small_images, backend=backend, device="cpu")
         old = chain("GaussianBlurBefore").run(small_images, backend=backend, device="cpu")
-        assert np.array_equal(np.asarray(new.images), np.asarray(old.images)), backend
+        if backend == "kornia":  # now OpenCV's blur of a CPU's uint8 levels (levels.py), within 1.5 of a level
+            assert np.abs(np.asarray(new.images) - np.asarray(old.images)).max() <= 1.5 / 255, backend
+        else:
+            assert np.array_equal(np.asarray(new.images), np.asarray(old.images)), backend
         assert [r[1].get("sigma") for r in new.params] == [r[1].get("sigma") for r in old.params], backend
     assert "window_size=7" in chain("GaussianBlur").export("dali")
 

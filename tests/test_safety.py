@@ -552,8 +552,9 @@ def test_unknown_export_backend_is_refused(backend):
 # 2. Exported source: allowlisted imports, registered modules, literal-only arguments
 # ---------------------------------------------------------------------------------------
 ALLOWED_IMPORTS = {"argparse", "os", "random", "time", "pathlib", "kornia", "kornia.augmentation", "numpy", "torch",
-                   # A CPU run keeps the memory it frees for the next batch (keep_freed_memory: mallopt).
-                   "ctypes",
+                   # A CPU run keeps the memory it frees for the next batch (keep_freed_memory: mallopt), and
+                   # runs its first steps on the images' uint8 levels with OpenCV (kornia_modules/levels.py).
+                   "ctypes", "cv2",
                    "PIL", "torch.utils.data", "torch.utils.data.distributed",
                    # The training loader's GPU decoders (imported on the CUDA path only) and its PIL
                    # fallback for bytes a GPU decoder refuses.

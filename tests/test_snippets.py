@@ -34,8 +34,8 @@ CHAINS = {
 }
 RESAMPLES_TWICE_IN_A_ROW = {"fused_warps"}
 # Chains whose preview on a CPU resizes the uint8 levels first (the program's LEVEL_STEPS): "imagenet" then
-# jitters colours on those levels too (and a hue moves far for a level's change near grey: the mean bound), "own_classes" blurs,
-# greys and adds noise (which never widen a difference: the one-level bound).
+# jitters colours on those levels too (and a hue moves far for a level's change near grey: the mean bound),
+# "own_classes" blurs and greys them too and adds noise (which never widen a difference: the one-level bound).
 FIRST_RESIZE_ON_LEVELS = {"imagenet": "mean", "own_classes": "max"}
 
 

@@ -62,10 +62,10 @@ BUILT: dict = {}
 def levels_head(module, steps, device) -> int:
     """How many of `steps`, from the first, the exported `module` may run on a same-size uint8 batch's
     levels on `device` (its apply_steps with fuse): on a CPU, the first steps that its runs_on_levels or
-    filter_on_levels takes, each on its own (in no fused run), the fused geometric runs among them (resample_levels takes
-    most, by their draws), and a colour run that starts with a step on levels (colour_on_levels), whole;
-    the levels go on past a colour run of such steps only. A state before or inside these could be
-    floats where the chain's run has levels.
+    filter_on_levels takes, each on its own (in no fused run), the fused geometric runs among them
+    (resample_levels takes most, by their draws), and a colour run that starts with a step on levels
+    (colour_on_levels), whole; the levels go on past a colour run of such steps only. A state before or
+    inside these could be floats where the chain's run has levels.
 
     Example:
         >>> import workbench as wb

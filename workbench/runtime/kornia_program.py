@@ -507,8 +507,8 @@ def run_kernels(arguments, plans, batch, torch_compile):
     runs_on_levels, which never write into it (it may be the caller's), through the colour steps
     that start a colour run (colours_on_levels: ColorJitters and lookup tables, OpenCV on each image's
     levels, a new batch), the fused geometric runs that OpenCV can resample (resample_levels) and the
-    blurs and greys that filter_on_levels takes; it is converted before the first other step (uint8 comes back where every step ran on levels: see
-    apply_steps)."""
+    blurs and greys that filter_on_levels takes; it is converted before the first other step (uint8
+    comes back where every step ran on levels: see apply_steps)."""
     for (kernel, *_), kernel_arguments in zip(plans, arguments):
         if kernel is run_step and runs_on_levels(kernel_arguments[0], batch):
             batch = run_step(batch, *kernel_arguments[:2], owned=False)

@@ -27,11 +27,9 @@ from __future__ import annotations
 
 import cv2
 import kornia
-import kornia.augmentation as K  # noqa: F401 (the examples')
 import numpy as np
 import torch
 
-from .filters import WbGaussianBlur  # noqa: F401 (the examples')
 from .fusion import fused_colour, fusion_frame
 
 # BT.601 luma, the weights of kornia.color.rgb_to_grayscale (and of OpenCV's RGB2GRAY).
@@ -123,7 +121,8 @@ LOOKUP_STEPS = ("RandomGamma", "RandomInvert", "RandomSolarize", "RandomPosteriz
 def colour_on_levels(module, batch):
     """Whether a colour run's `module` runs on the levels of `batch` (a uint8 batch on a CPU): a
     ColorJitter (jitter_on_levels) or one of LOOKUP_STEPS.
-    Example: colour_on_levels(K.RandomGamma((0.5, 1.5)), torch.zeros(1, 3, 4, 4, dtype=torch.uint8)) is True."""
+    Example: colour_on_levels(K.RandomGamma((0.5, 1.5)), torch.zeros(1, 3, 4, 4, dtype=torch.uint8)) is True
+    (K: kornia.augmentation)."""
     if jitter_on_levels(module, batch):
         return True
     return type(module).__name__ in LOOKUP_STEPS and batch.dtype == torch.uint8 and batch.device.type == "cpu" \
@@ -137,6 +136,7 @@ def lookup_levels(batch, module, drawn, gate):
     uint8 batch laid out N x H x W x C in memory.
 
     Example:
+        >>> import kornia.augmentation as K
         >>> batch = torch.tensor([0, 100, 255], dtype=torch.uint8).view(1, 1, 1, 3)
         >>> lookup_levels(batch, K.RandomInvert(p=1.0), {}, None).flatten().tolist()
         [255, 155, 0]
@@ -270,6 +270,7 @@ def filter_levels(batch, module, drawn):
     images). Samples its p left out keep their levels. A new uint8 batch laid out N x H x W x C.
 
     Example:
+        >>> from workbench.runtime.kornia_modules.filters import WbGaussianBlur
         >>> batch = torch.full((1, 3, 6, 6), 90, dtype=torch.uint8)
         >>> drawn = {"sigma": torch.tensor([1.0]), "kernel_size": torch.tensor([3.0])}
         >>> int(filter_levels(batch, WbGaussianBlur((3, 3), p=1.0), drawn).max())   # a flat image stays flat
