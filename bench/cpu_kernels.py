@@ -8,6 +8,9 @@ of the sizes the sweep's chains meet:
   converted then resized;
 - hue_turns' maximal-channel mask on a plane of 16 x 224^2: sign(x - high) + 1 against (x == high)
   made floats;
+- a fused rotation of 32 images of 512^2 and of 256^2: on their uint8 levels with cv2.warpAffine
+  (kornia_modules/levels.py's resample_levels, for outputs of at least 256^2) against grid_sample on
+  floats (fusion.py's fused_resample), each converted to floats;
 - a ColorJitter with all four adjustments on 32 images of 224^2: on their uint8 levels with OpenCV
   (kornia_modules/levels.py, what a CPU runs now where a ColorJitter meets levels) against the fused
   colour run's float arithmetic (brightness, contrast_in_place, saturation_in_place, hue_turns), each
@@ -36,7 +39,8 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from workbench.runtime.kornia_modules.color import contrast_in_place, hue_turns, saturation_in_place  # noqa: E402
-from workbench.runtime.kornia_modules.levels import jitter_levels  # noqa: E402
+from workbench.runtime.kornia_modules.fusion import fused_resample  # noqa: E402
+from workbench.runtime.kornia_modules.levels import jitter_levels, resample_levels  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import machine_line  # noqa: E402
@@ -68,7 +72,19 @@ def pairs() -> dict[str, tuple]:
         x = saturation_in_place(contrast_in_place(x, factors["contrast_factor"]), factors["saturation_factor"])
         return hue_turns(x, factors["hue_factor"].float()).clamp_(0.0, 1.0)
 
+    def rotations(count, side):
+        angles = (torch.rand(count, generator=generator) - 0.5) * 0.5
+        theta = torch.zeros(count, 3, 3)
+        theta[:, 0, 0], theta[:, 0, 1], theta[:, 1, 0] = angles.cos(), -angles.sin(), angles.sin()
+        theta[:, 1, 1], theta[:, 2, 2] = angles.cos(), 1.0
+        batch = torch.randint(0, 256, (count, side, side, 3), dtype=torch.uint8, generator=generator)
+        batch, run = batch.permute(0, 3, 1, 2), ([], None, None, (side, side), "bilinear", True)
+        return (lambda: resample_levels(batch, theta, *run).float().div_(255.0),
+                lambda: fused_resample(batch.float().div_(255.0), theta, *run))
+
     return {
+        "fused rotation, 32 images 512^2": rotations(32, 512),
+        "fused rotation, 32 images 256^2": rotations(32, 256),
         "ColorJitter, 4 adjustments, 32 images 224^2": (
             lambda: jitter_levels(photos, factors, None, (0, 1, 2, 3)).float().div_(255.0), jitter_floats),
         "antialiased resize 512^2 -> 256^2, 32 images": (

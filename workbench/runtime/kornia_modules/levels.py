@@ -12,11 +12,10 @@ OpenCV's rounded luma); a ColorJitter's branches after the first start from roun
 Albumentations' do. tests/test_kornia_levels.py holds each branch and their chain to its bound against
 Kornia's float arithmetic on the same draws.
 
-Geometry: a fused geometric run (fusion.py: one matrix per sample) resamples the levels with
-cv2.warpAffine (bilinear or nearest) instead of grid_sample on floats, 6.7 times faster (32 images
-of 256 x 256 rotated: 4.3 ms against 28.9 ms). OpenCV places its samples to a 32nd of a pixel and
-weighs them in fixed point, then rounds to a level: on photos within a few levels where an edge is
-sharp, a fraction of a level on average (tests/test_kornia_levels.py). A resize's window clamps as
+Geometry: a fused geometric run (fusion.py: one matrix per sample) with outputs of at least
+LEVEL_WARP_MIN_PIXELS resamples the levels with cv2.warpAffine (bilinear or nearest) instead of
+grid_sample on floats (bench/cpu_kernels.py); OpenCV weighs its samples in fixed point and rounds to
+a level: within 0.6 of a level of the float warp (tests/test_kornia_levels.py). A resize's window clamps as
 F.interpolate does (the window's edge pixels repeated: BORDER_REPLICATE on the window), a frame a
 later warp reads from gives 0 outside it (a nearest warp of the frame's mask). Runs with a
 perspective, or with more than one resize window or frame, stay floats.
@@ -173,21 +172,27 @@ def colours_on_levels(batch, arguments):
 
 
 INTERPOLATIONS = {"bilinear": cv2.INTER_LINEAR, "nearest": cv2.INTER_NEAREST}
+# The smallest output (pixels per image) that OpenCV warps: below it grid_sample on floats was as fast or
+# faster (8 rotations of 128 x 128, bench/cpu_kernels.py; inside the chains OpenCV's threads also wait on the
+# core that torch's OpenMP workers spin on after each op of theirs).
+LEVEL_WARP_MIN_PIXELS = 256 * 256
 
 
 def resample_levels(batch, theta, frames, boxes, clamps, size, mode, affine):
     """A fused geometric run (fused_resample's arguments, see fused_geometry_plan) on the uint8 levels of
     `batch` with cv2.warpAffine: a new uint8 batch laid out N x H x W x C in memory; None where OpenCV
     cannot give it (floats, a GPU, a perspective, a frame that is no box, more than one window or box,
-    windows off the pixel grid), and the run resamples floats instead.
+    windows off the pixel grid) or would not be faster (outputs under LEVEL_WARP_MIN_PIXELS), and the
+    run resamples floats instead.
 
     Example:
-        >>> batch = torch.arange(16, dtype=torch.uint8).view(1, 1, 4, 4)
+        >>> batch = torch.arange(256, dtype=torch.uint8).repeat(256, 1).view(1, 1, 256, 256)
         >>> flip = torch.tensor([[[-1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]])
-        >>> resample_levels(batch, flip, [], None, None, (4, 4), "bilinear", True)[0, 0, 0].tolist()
-        [3, 2, 1, 0]
+        >>> resample_levels(batch, flip, [], None, None, (256, 256), "bilinear", True)[0, 0, 0, :4].tolist()
+        [255, 254, 253, 252]
     """
-    if batch.dtype != torch.uint8 or batch.device.type != "cpu" or frames or not affine \
+    small = size[0] * size[1] < LEVEL_WARP_MIN_PIXELS
+    if batch.dtype != torch.uint8 or batch.device.type != "cpu" or frames or not affine or small \
             or mode not in INTERPOLATIONS or not 1 <= batch.shape[-3] <= 4 \
             or any(extra is not None and extra.shape[1] > 1 for extra in (boxes, clamps)):
         return None
