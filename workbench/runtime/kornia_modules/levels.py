@@ -1,26 +1,27 @@
 """Steps on a CPU batch that is still uint8 levels, with OpenCV, as Albumentations runs them.
 
-Colour: K.ColorJitter's four adjustments
-(brightness, contrast, saturation, hue; alone they are the Brightness, Contrast, Saturation and
-Hue ops) computed on each image's 8-bit levels with OpenCV, as Albumentations computes them,
-instead of on float32 copies of the batch: 20.0 ms against 53.8 ms for 32 images of 224 x 224 with
-all four, on 2 cores (bench/cpu_kernels.py).
+Colour: K.ColorJitter's four adjustments (brightness, contrast, saturation, hue; alone they are the
+Brightness, Contrast, Saturation and Hue ops) on each image's 8-bit levels, instead of on float32
+copies of the batch: 9.6 ms against 45.0 ms for 32 images of 224 x 224 with all four, on 2 cores
+(bench/cpu_kernels.py). Gamma, Invert, Solarize and Posterize look their values up in a table of
+their own float arithmetic on the 256 levels (LOOKUP_STEPS). Each result is rounded to a level:
+brightness, contrast, hue and the tables to half a level of Kornia's float arithmetic (hue through
+OpenCV's float HSV), saturation to about one (its grey is OpenCV's fixed-point luma); a ColorJitter's
+branches after the first start from rounded levels, as Albumentations' do.
 
-Each adjustment rounds its result to a level: brightness, contrast and hue are exact to half a
-level (lookup tables of Kornia's formula; OpenCV's float HSV), saturation to about one (the grey is
-OpenCV's rounded luma); a ColorJitter's branches after the first start from rounded levels, as
-Albumentations' do. tests/test_kornia_levels.py holds each branch and their chain to its bound against
-Kornia's float arithmetic on the same draws.
+Filters: GaussianBlur by cv2.GaussianBlur (fixed-point 8-bit kernels, within 1.5 levels), the luma
+Grayscale by cv2.cvtColor (OpenCV's luma, which Kornia's rgb_to_grayscale gives a uint8 image).
 
 Geometry: a fused geometric run (fusion.py: one matrix per sample) with outputs of at least
 LEVEL_WARP_MIN_PIXELS resamples the levels with cv2.warpAffine (bilinear or nearest) instead of
-grid_sample on floats (bench/cpu_kernels.py); OpenCV weighs its samples in fixed point and rounds to
-a level: within 0.6 of a level of the float warp (tests/test_kornia_levels.py). A resize's window clamps as
-F.interpolate does (the window's edge pixels repeated: BORDER_REPLICATE on the window), a frame a
-later warp reads from gives 0 outside it (a nearest warp of the frame's mask). Runs with a
-perspective, or with more than one resize window or frame, stay floats.
+grid_sample on floats, 2 to 2.4 times faster; OpenCV weighs its samples in fixed point and rounds
+to a level: within 0.6 of a level of the float warp. A resize's window clamps as F.interpolate does
+(the window's edge pixels repeated: BORDER_REPLICATE on the window), a frame a later warp reads
+from gives 0 outside it (a nearest warp of the frame's mask). Runs with a perspective, or with more
+than one resize window or frame, stay floats.
 
-Kornia's modules on floats stay what fuse=False and a GPU run.
+tests/test_kornia_levels.py holds each step to its bound against Kornia's float step on the same
+draws. Kornia's modules on floats stay what fuse=False and a GPU run.
 """
 from __future__ import annotations
 
