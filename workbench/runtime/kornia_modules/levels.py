@@ -62,14 +62,9 @@ def jitter_levels(batch, drawn, gate, moved):
         >>> jitter_levels(grey, drawn, None, (0,)).flatten().tolist()[:3]
         [150, 150, 150]
     """
-    # One copy of the batch as OpenCV reads images (each HxWx3, contiguous), which a torch copy lays out
-    # across layouts faster than numpy would image by image.
-    images = batch.contiguous(memory_format=torch.channels_last)
-    out = images.clone() if images is batch else images
-    results = out.permute(0, 2, 3, 1).numpy()
+    out, results, applies = writable_levels(batch, gate)
     keys = ("brightness_factor", "contrast_factor", "saturation_factor", "hue_factor")
     factors = {k: drawn[keys[k]].double().tolist() for k in moved}
-    applies = [True] * len(batch) if gate is None else gate.flatten().tolist()
     for n, applied in enumerate(applies):
         if applied and moved:
             image = results[n]
@@ -77,6 +72,15 @@ def jitter_levels(batch, drawn, gate, moved):
                 image = LEVEL_ADJUSTMENTS[k](image, factors[k][n])
             results[n] = image
     return out
+
+
+def writable_levels(batch, applied):
+    """(a copy of the uint8 `batch` laid out N x H x W x C, its numpy view of N HxWxC images for OpenCV, whether
+    each sample applies by `applied`: a gate, a batch_prob, or None for all)."""
+    images = batch.contiguous(memory_format=torch.channels_last)
+    out = images.clone() if images is batch else images
+    applies = [True] * len(batch) if applied is None else applied.to(torch.bool).flatten().tolist()
+    return out, out.permute(0, 2, 3, 1).numpy(), applies
 
 
 def brightness_levels(image, factor):
@@ -143,10 +147,7 @@ def lookup_levels(batch, module, drawn, gate):
     ramp = torch.arange(256, dtype=torch.float32).div_(255.0).view(1, 1, 1, 256).repeat(count, channels, 1, 1)
     values = fused_colour(ramp, [module], [drawn], [None], [None], owned=True)
     tables = values.mul(255.0).round_().clamp_(0.0, 255.0).to(torch.uint8).permute(0, 2, 3, 1).contiguous().numpy()
-    images = batch.contiguous(memory_format=torch.channels_last)
-    out = images.clone() if images is batch else images
-    results = out.permute(0, 2, 3, 1).numpy()
-    applies = [True] * count if gate is None else gate.flatten().tolist()
+    out, results, applies = writable_levels(batch, gate)
     for n, applied in enumerate(applies):
         if applied:
             results[n] = cv2.LUT(results[n], tables[n] if channels > 1 else tables[n][..., 0]).reshape(results[n].shape)
@@ -160,11 +161,13 @@ def colours_on_levels(batch, arguments):
     Example: a run of ColorJitter, Gamma, Normalize on a uint8 CPU batch leaves uint8 levels and Normalize."""
     modules, draws, gates, branches, owned = arguments
     count = 0
-    while count < len(modules) and colour_on_levels(modules[count], batch):
+    while count < len(modules):
         if jitter_on_levels(modules[count], batch):
             batch = jitter_levels(batch, draws[count], gates[count], branches[count])
-        else:
+        elif colour_on_levels(modules[count], batch):
             batch = lookup_levels(batch, modules[count], draws[count], gates[count])
+        else:
+            break
         count += 1
     if count == 0:
         return batch, arguments
@@ -254,9 +257,8 @@ def shifted(matrix, x0, y0):
 
 
 def filter_on_levels(module, batch):
-    """Whether a step that runs on its own runs on the levels of `batch` (a uint8 batch on a CPU) with
-    OpenCV: a GaussianBlur (WbGaussianBlur) on 1 to 4 channels, or a luma grey (RandomGrayscaleMethod,
-    weighted_average) of 3.
+    """Whether a step that runs on its own runs on the levels of `batch` (uint8, on a CPU) with OpenCV: a
+    GaussianBlur (WbGaussianBlur) on 1 to 4 channels, or the luma Grayscale (weighted_average) of 3.
     Example: filter_on_levels(WbGaussianBlur((3, 3)), torch.zeros(1, 3, 8, 8, dtype=torch.uint8)) is True."""
     if batch.dtype != torch.uint8 or batch.device.type != "cpu":
         return False
@@ -267,11 +269,9 @@ def filter_on_levels(module, batch):
 
 
 def filter_levels(batch, module, drawn):
-    """A step that filter_on_levels takes, with its draws `drawn`, on the uint8 N x C x H x W `batch`: a
-    Gaussian blur by cv2.GaussianBlur (each sample's kernel size and sigma, mirrored borders as Kornia's
-    "reflect": BORDER_REFLECT_101; OpenCV's 8-bit kernels are fixed point: within a level of Kornia's
-    float blur), a grey by cv2.cvtColor (OpenCV's luma, as kornia.color.rgb_to_grayscale gives uint8
-    images). Samples its p left out keep their levels. A new uint8 batch laid out N x H x W x C.
+    """A step that filter_on_levels takes, with its draws `drawn`, on the uint8 N x C x H x W `batch`: a blur
+    by cv2.GaussianBlur (each sample's size and sigma, Kornia's "reflect" borders: BORDER_REFLECT_101), a grey
+    by cv2.cvtColor (the luma rgb_to_grayscale gives uint8 images). Samples its p left out keep their levels.
 
     Example:
         >>> from workbench.runtime.kornia_modules.filters import WbGaussianBlur
@@ -280,17 +280,11 @@ def filter_levels(batch, module, drawn):
         >>> int(filter_levels(batch, WbGaussianBlur((3, 3), p=1.0), drawn).max())   # a flat image stays flat
         90
     """
-    images = batch.contiguous(memory_format=torch.channels_last)
-    out = images.clone() if images is batch else images
-    results = out.permute(0, 2, 3, 1).numpy()
-    applied = drawn.get("batch_prob")
-    applies = [True] * len(batch) if applied is None else applied.to(torch.bool).flatten().tolist()
+    out, results, applies = writable_levels(batch, drawn.get("batch_prob"))
     blur = type(module).__name__ == "WbGaussianBlur"
     if blur:
         sizes, sigmas = drawn["kernel_size"].flatten().tolist(), drawn["sigma"].double().flatten().tolist()
-    for n, apply in enumerate(applies):
-        if not apply:
-            continue
+    for n in [n for n, apply in enumerate(applies) if apply]:
         if blur:
             size = int(round(sizes[n]))
             filtered = cv2.GaussianBlur(results[n], (size, size), sigmas[n], sigmaY=sigmas[n],
