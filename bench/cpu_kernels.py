@@ -15,6 +15,13 @@ of the sizes the sweep's chains meet:
   (kornia_modules/levels.py, what a CPU runs now where a ColorJitter meets levels) against the fused
   colour run's float arithmetic (brightness, contrast_in_place, saturation_in_place, hue_turns), each
   followed by the conversion to floats the next step needs.
+- 8 images of 224^2 uint8 laid out N x H x W x C from N x C x H x W: cv2.merge image by image (levels.py's
+  channels_last_levels) against torch's contiguous(memory_format=torch.channels_last);
+- 16 of 32 samples of 224^2 written back into a batch, uint8 and float32: one copy_ per sample (fusion.py's
+  copy_rows) against index_copy_;
+- Normalize of 32 images of 224^2 levels to float32 N x H x W x C: float tables looked up by cv2.LUT
+  (levels.py's float_tables_levels) against the conversion, (x - mean) / std, and the transposing copy
+  augment_images made of it.
 And one pair of processes: the chain Resize 256, CenterCrop 224, Normalize on 128 images of 320^2, in
 a process that keeps the memory it frees (keep_freed_memory, what a CPU run does now) against one
 that hands it back (the function replaced by a no-op), alternating, with the page faults per run.
@@ -35,13 +42,15 @@ from pathlib import Path
 
 os.environ.setdefault("KORNIA_INSTALLATION_MODE", "RAISE")
 
+import kornia.augmentation as K  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from workbench.runtime.kornia_modules.color import contrast_in_place, hue_turns, saturation_in_place  # noqa: E402
-from workbench.runtime.kornia_modules.fusion import fused_resample  # noqa: E402
+from workbench.runtime.kornia_modules.fusion import copy_rows, fused_resample  # noqa: E402
 from workbench.runtime.kornia_modules import levels  # noqa: E402
-from workbench.runtime.kornia_modules.levels import jitter_levels, resample_levels  # noqa: E402
+from workbench.runtime.kornia_modules.levels import (channels_last_levels, float_tables_levels,  # noqa: E402
+                                                     jitter_levels, resample_levels)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import machine_line  # noqa: E402
@@ -83,7 +92,27 @@ def pairs() -> dict[str, tuple]:
         return (lambda: ungated(resample_levels)(batch, theta, *run).float().div_(255.0),
                 lambda: fused_resample(batch.float().div_(255.0), theta, *run))
 
+    planar = torch.randint(0, 256, (8, 3, 224, 224), dtype=torch.uint8, generator=generator)
+    rows = torch.arange(0, 32, 2)
+    copied = {dtype: (torch.randint(0, 256, (32, 3, 224, 224), generator=generator).to(dtype),
+                      torch.randint(0, 256, (16, 3, 224, 224), generator=generator).to(dtype))
+              for dtype in (torch.uint8, torch.float32)}
+    normalize = K.Normalize(torch.tensor([0.485, 0.456, 0.406]), torch.tensor([0.229, 0.224, 0.225]))
+    mean, std = normalize.flags["mean"].view(1, -1, 1, 1), normalize.flags["std"].view(1, -1, 1, 1)
+    unit = photos.contiguous(memory_format=torch.channels_last)
+
+    def rows_pair(dtype):
+        batch, part = copied[dtype]
+        return (lambda: copy_rows(batch.clone(), rows, part), lambda: batch.clone().index_copy_(0, rows, part))
+
     return {
+        "8 images 224^2 uint8 to N x H x W x C": (lambda: channels_last_levels(planar),
+                                                  lambda: planar.contiguous(memory_format=torch.channels_last)),
+        "16 of 32 samples 224^2 written back, uint8": rows_pair(torch.uint8),
+        "16 of 32 samples 224^2 written back, float32": rows_pair(torch.float32),
+        "Normalize of 32 images 224^2 levels to float32 N x H x W x C": (
+            lambda: float_tables_levels(unit, [normalize], [{}], [None]),
+            lambda: unit.float().div_(255.0).sub_(mean).div_(std).permute(0, 2, 3, 1).contiguous()),
         "fused rotation, 32 images 512^2": rotations(32, 512),
         "fused rotation, 32 images 256^2": rotations(32, 256),
         "fused rotation, 8 images 128^2 (under the 256^2 OpenCV needs to be faster)": rotations(8, 128),

@@ -51,8 +51,10 @@ def test_a_one_step_program_is_a_fraction_of_the_whole_program():
     # 1,534 / 1,299 with issue 33's file tables, index files and prefetch bound, 2,094 / 1,559 / 1,345 with the
     # workers' fork made safe (forking_cleanly, opencv_alone) and DALI's bound by prefetch_plan; Kornia 2,186 with
     # issue 30's kept memory (keep_freed_memory) and its OpenCV levels (the blurs' and greys', which every chain
-    # that runs steps in chunks reaches; the fused runs' are left out); the target is 600.)
-    ceilings = {"kornia": 2186, "dali": 1560, "albumentations": 1345}
+    # that runs steps in chunks reaches; the fused runs' are left out); Kornia 2,237 with issue 30's stretches that
+    # stay on levels run whole (stays_on_levels), rows copied back one sample at a time (copy_rows) and levels laid
+    # out by cv2.merge (channels_last_levels); the target is 600.)
+    ceilings = {"kornia": 2237, "dali": 1560, "albumentations": 1345}
     for backend, (plain, whole) in sizes.items():
         assert plain <= ceilings[backend] and whole > plain + 700, (backend, plain, whole)
 

@@ -221,12 +221,13 @@ def test_a_blur_or_grey_on_levels_is_opencvs_within_its_bound(op, params, bound,
 
 
 def test_a_self_supervised_view_stays_on_levels_up_to_its_normalize(photos):
-    """RandomResizedCrop, flip, ColorJitter, Grayscale, GaussianBlur on levels, then Normalize: the levels
-    head is five steps, and the result is the Normalize of levels."""
+    """RandomResizedCrop, flip, ColorJitter, Grayscale, GaussianBlur on levels, then Normalize, which reads
+    the levels through float tables: the levels head is all six steps, and the result is the Normalize of
+    levels."""
     chain = (wb.Chain(seed=9).add("RandomResizedCrop", size=[96, 96]).add("HorizontalFlip").add("ColorJitter", p=0.8)
              .add("Grayscale", p=0.2).add("GaussianBlur", p=0.5, kernel_size=[9, 9]).add("Normalize"))
     module = module_of(chain)
-    assert levels_head(module, module.build_augmentation(), "cpu") == 5
+    assert levels_head(module, module.build_augmentation(), "cpu") == 6
     ours, _ = module.augment_images(photos, seed=9)
     mean, std = np.array([0.485, 0.456, 0.406], np.float32), np.array([0.229, 0.224, 0.225], np.float32)
     levels = (ours * std + mean) * 255

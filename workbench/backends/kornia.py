@@ -64,7 +64,8 @@ def levels_head(module, steps, device) -> int:
     levels on `device` (its apply_steps with fuse): on a CPU, the first steps that its runs_on_levels or
     filter_on_levels takes, each on its own (in no fused run), the fused geometric runs among them
     (resample_levels takes most, by their draws), and a colour run that starts with a step on levels
-    (colour_on_levels), whole; the levels go on past a colour run of such steps only. A state before or
+    (colour_on_levels), whole; the levels go on past a colour run whose steps all keep levels
+    (colour_keeps_levels; a Normalize leaves floats). A state before or
     inside these could be floats where the chain's run has levels.
 
     Example:
@@ -89,7 +90,7 @@ def levels_head(module, steps, device) -> int:
             continue
         if kind == "colour" and module.colour_on_levels(modules[0], levels):
             count += len(modules)
-            if all(module.colour_on_levels(step, levels) for step in modules):
+            if all(module.colour_keeps_levels(step, levels) for step in modules):
                 continue
         break
     return count

@@ -92,10 +92,11 @@ from .kornia_chain import (FIXES_SIZE, HEAD_STEPS, PER_IMAGE, RESIZE_AT, RESIZED
                            SIZE_NOTE, STEPS, TARGETS_REFUSED, augment_targets, build_augmentation)
 from .file_table import Strings, training_files
 from .sampling import EpochSampler, sample_index
-from .kornia_modules.fusion import (fused_colour, fused_geometry_plan, fused_output_size, fused_resample,
+from .kornia_modules.fusion import (copy_rows, fused_colour, fused_geometry_plan, fused_output_size, fused_resample,
                                     fusion_chunk, fusion_gate, fusion_jitter_branches, fusion_segments, fusion_slice,
                                     shares_memory)
-from .kornia_modules.levels import colours_on_levels, filter_levels, filter_on_levels, resample_levels
+from .kornia_modules.levels import (colour_run_leaves, colours_on_levels, filter_levels, filter_on_levels,
+                                    resample_levels)
 from .targets import BOXES_NEEDED
 
 
@@ -301,7 +302,7 @@ def run_fused(plans, batch, torch_compile, channels_last=False, largest=None):
     run_kernel. `channels_last`: the chunks are gathered into a batch laid out N x H x W x C in
     memory (torch.channels_last), the same values."""
     count, chunk = int(batch.shape[0]), fusion_chunk(batch.shape if largest is None else largest, batch.device)
-    if chunk >= count:
+    if chunk >= count or stays_on_levels(plans, batch):
         return run_kernels([arguments for *_, arguments in plans], plans, batch, torch_compile)
     # Chunks of nearly one size: fewer shapes for torch.compile, no straggler of one sample.
     chunk = -(-count // -(-count // chunk))
@@ -315,6 +316,29 @@ def run_fused(plans, batch, torch_compile, channels_last=False, largest=None):
             out = torch.empty((count, *piece.shape[1:]), dtype=piece.dtype, device=piece.device, memory_format=layout)
         out[first:last] = piece
     return out
+
+
+def stays_on_levels(plans, batch):
+    """Whether the stretch of `plans` (see fused_plans) runs on the uint8 levels of `batch` (on a CPU) from
+    its first step to its last, which may leave floats (a Normalize's float tables): steps that runs_on_levels
+    or filter_on_levels takes, and colour runs that colours_on_levels takes whole (colour_run_leaves; floats
+    only at the end). Such a stretch runs on the whole batch at once: its values between steps are a byte
+    each, and chunks would only copy the float result once more.
+    Example: a Resize, a CenterCrop and a Normalize on a uint8 CPU batch stay on levels."""
+    if batch.dtype != torch.uint8 or batch.device.type != "cpu":
+        return False
+    levels = batch[:0]
+    for k, (kernel, modules, *_) in enumerate(plans):
+        if kernel is run_step:
+            taken = runs_on_levels(modules[0], levels) or filter_on_levels(modules[0], levels)
+        elif kernel is fused_colour:
+            leaves = colour_run_leaves(modules, levels)
+            taken = leaves is torch.uint8 or (leaves is torch.float32 and k == len(plans) - 1)
+        else:  # a fused geometric run: resample_levels decides by its draws
+            taken = False
+        if not taken:
+            return False
+    return True
 
 
 def apply_step(module, batch, records, labels, owned=False):
@@ -362,7 +386,7 @@ def apply_to_rows(module, drawn, batch, rows, owned=False):
     if len(rows):
         count = int(batch.shape[0])
         part = module.apply_transform(batch.index_select(0, rows), fusion_slice(drawn, rows, count), module.flags)
-        out.index_copy_(0, rows, part)
+        copy_rows(out, rows, part)
     return out
 
 

@@ -369,7 +369,19 @@ def gated(gate, out, batch):
     if out.device.type != "cpu" or torch.compiler.is_compiling() or shares_memory(out, batch):
         return torch.where(gate, out, batch)
     kept = (~gate.flatten()).nonzero().flatten()
-    return out.index_copy_(0, kept, batch.index_select(0, kept)) if len(kept) else out
+    return copy_rows(out, kept, batch.index_select(0, kept))
+
+
+def copy_rows(out, rows, part):
+    """out.index_copy_(0, rows, part) on a CPU: the samples `part` written into `out` at `rows` (an index
+    tensor), one sample's copy_ at a time, 1.2 to 8 times faster than index_copy_ there (torch 2.13, 2 cores:
+    bench/cpu_kernels.py). Returns `out`.
+    Example: copy_rows(torch.zeros(3, 1), torch.tensor([2]), torch.ones(1, 1)).flatten().tolist() == [0.0, 0.0, 1.0]."""
+    if out.device.type != "cpu":
+        return out.index_copy_(0, rows, part)
+    for k, row in enumerate(rows.tolist()):
+        out[row].copy_(part[k])
+    return out
 
 
 def shares_memory(a, b):

@@ -30,11 +30,10 @@ import kornia
 import numpy as np
 import torch
 
-from .fusion import fused_colour, fusion_frame
+from .fusion import fused_colour, fusion_channel_stats, fusion_frame
 
 # BT.601 luma, the weights of kornia.color.rgb_to_grayscale (and of OpenCV's RGB2GRAY).
 LUMA = np.array([0.299, 0.587, 0.114])
-LEVELS = np.arange(256, dtype=np.float64)
 
 
 def jitter_on_levels(module, batch):
@@ -77,22 +76,41 @@ def jitter_levels(batch, drawn, gate, moved):
 def writable_levels(batch, applied):
     """(a copy of the uint8 `batch` laid out N x H x W x C, its numpy view of N HxWxC images for OpenCV, whether
     each sample applies by `applied`: a gate, a batch_prob, or None for all)."""
-    images = batch.contiguous(memory_format=torch.channels_last)
+    images = channels_last_levels(batch)
     out = images.clone() if images is batch else images
     applies = [True] * len(batch) if applied is None else applied.to(torch.bool).flatten().tolist()
     return out, out.permute(0, 2, 3, 1).numpy(), applies
 
 
+def channels_last_levels(batch):
+    """The uint8 N x C x H x W `batch` laid out N x H x W x C in memory (torch.channels_last): itself where it
+    lies so, else a copy that cv2.merge interleaves image by image (torch's transposing copy of uint8 took
+    fourteen times as long for 8 images of 224 x 224, on 2 cores: bench/cpu_kernels.py).
+    Example: channels_last_levels(torch.zeros(2, 3, 4, 5, dtype=torch.uint8)).stride() == (60, 1, 15, 3)."""
+    if batch.is_contiguous(memory_format=torch.channels_last):
+        return batch
+    if batch.stride(-1) != 1 or not 1 < batch.shape[1] <= 4:  # (planes OpenCV cannot take as they lie)
+        return batch.contiguous(memory_format=torch.channels_last)
+    out = torch.empty(batch.shape, dtype=torch.uint8, memory_format=torch.channels_last)
+    images, planes = out.permute(0, 2, 3, 1).numpy(), batch.numpy()
+    for n, image in enumerate(images):
+        cv2.merge(list(planes[n]), dst=image)
+    return out
+
+
 def brightness_levels(image, factor):
-    """Kornia's multiplicative brightness (x * factor, clamped) on an HxWx3 uint8 image, rounded to levels."""
-    return cv2.LUT(image, np.clip(np.rint(LEVELS * factor), 0, 255).astype(np.uint8))
+    """Kornia's multiplicative brightness (x * factor, clamped) on an HxWx3 uint8 image, rounded to levels
+    (cv2.convertScaleAbs: |x * factor| rounded and saturated, vectorised where cv2.LUT is not: the same
+    levels as a table of rint(level * factor))."""
+    return cv2.convertScaleAbs(image, alpha=factor)
 
 
 def contrast_levels(image, factor):
     """Kornia's contrast (blended with the image's mean luma, clamped) on an HxWx3 uint8 image, rounded
-    to levels; the mean is exact (the luma's mean is the weighted mean of the channels' means)."""
+    to levels (cv2.addWeighted of the image with nothing: x * factor + mean * (1 - factor), rounded and
+    saturated); the mean is exact (the luma's mean is the weighted mean of the channels' means)."""
     mean = float(LUMA @ np.asarray(cv2.mean(image)[:3]))
-    return cv2.LUT(image, np.clip(np.rint(LEVELS * factor + mean * (1.0 - factor)), 0, 255).astype(np.uint8))
+    return cv2.addWeighted(image, factor, image, 0.0, mean * (1.0 - factor))
 
 
 def saturation_levels(image, factor):
@@ -120,15 +138,23 @@ LEVEL_ADJUSTMENTS = (brightness_levels, contrast_levels, saturation_levels, hue_
 LOOKUP_STEPS = ("RandomGamma", "RandomInvert", "RandomSolarize", "RandomPosterize")
 
 
-def colour_on_levels(module, batch):
-    """Whether a colour run's `module` runs on the levels of `batch` (a uint8 batch on a CPU): a
-    ColorJitter (jitter_on_levels) or one of LOOKUP_STEPS.
-    Example: colour_on_levels(K.RandomGamma((0.5, 1.5)), torch.zeros(1, 3, 4, 4, dtype=torch.uint8)) is True
-    (K: kornia.augmentation)."""
+def colour_keeps_levels(module, batch):
+    """Whether a colour run's `module` runs on the levels of `batch` (a uint8 batch on a CPU) and leaves
+    levels: a ColorJitter (jitter_on_levels) or one of LOOKUP_STEPS.
+    Example: colour_keeps_levels(K.RandomGamma((0.5, 1.5)), torch.zeros(1, 3, 4, 4, dtype=torch.uint8)) is
+    True (K: kornia.augmentation)."""
     if jitter_on_levels(module, batch):
         return True
     return type(module).__name__ in LOOKUP_STEPS and batch.dtype == torch.uint8 and batch.device.type == "cpu" \
         and 1 <= batch.shape[-3] <= 4
+
+
+def colour_on_levels(module, batch):
+    """Whether a colour run that starts with `module` starts on the levels of `batch` (a uint8 batch on a
+    CPU): colour_keeps_levels, or tabled_on_levels (a Normalize, which leaves floats: see colours_on_levels).
+    Example: colour_on_levels(K.Normalize(torch.zeros(3), torch.ones(3)), torch.zeros(1, 3, 4, 4,
+    dtype=torch.uint8)) is True (K: kornia.augmentation)."""
+    return colour_keeps_levels(module, batch) or tabled_on_levels(module, batch)
 
 
 def lookup_levels(batch, module, drawn, gate):
@@ -154,21 +180,93 @@ def lookup_levels(batch, module, drawn, gate):
     return out
 
 
+def tabled_on_levels(module, batch):
+    """Whether a colour run's `module` maps each channel's level of `batch` (uint8, on a CPU) to a value on its
+    own, so that a table of its float arithmetic on the 256 levels gives its values exactly: one of
+    LOOKUP_STEPS, or a Normalize with one mean and std per channel (or one for all).
+    Example: tabled_on_levels(K.Normalize(torch.zeros(3), torch.ones(3)), torch.zeros(1, 3, 4, 4,
+    dtype=torch.uint8)) is True."""
+    if batch.dtype != torch.uint8 or batch.device.type != "cpu" or not 1 <= batch.shape[-3] <= 4:
+        return False
+    name = type(module).__name__
+    return name in LOOKUP_STEPS or (name == "Normalize" and fusion_channel_stats(module.flags, batch) is not None)
+
+
+def float_tables_levels(batch, modules, draws, gates):
+    """Steps that tabled_on_levels takes, in turn, with their draws and gates, on the uint8 N x C x H x W
+    `batch`: their float arithmetic (fused_colour's) on the 256 levels as float32 (as as_unit converts them),
+    one table per sample and channel, looked up with cv2.LUT. The same values as fused_colour on the converted
+    batch (each value depends on its level alone), without converting it: one pass from levels to the float
+    result, a new float32 batch laid out N x H x W x C in memory (the layout augment_images returns).
+
+    Example:
+        >>> import kornia.augmentation as K
+        >>> batch = torch.tensor([0, 51, 255], dtype=torch.uint8).view(1, 3, 1, 1)
+        >>> normalize = K.Normalize(torch.tensor([0.5, 0.5, 0.5]), torch.tensor([0.5, 0.5, 0.5]))
+        >>> float_tables_levels(batch, [normalize], [{}], [None]).flatten().tolist()
+        [-1.0, -0.6000000238418579, 1.0]
+    """
+    count, channels = int(batch.shape[0]), int(batch.shape[1])
+    ramp = torch.arange(256, dtype=torch.float32).div_(255.0).view(1, 1, 1, 256).repeat(count, channels, 1, 1)
+    values = fused_colour(ramp, modules, draws, gates, [None] * len(modules), owned=True)
+    tables = values.permute(0, 2, 3, 1).contiguous().numpy()
+    images = channels_last_levels(batch).permute(0, 2, 3, 1).numpy()
+    out = torch.empty(batch.shape, dtype=torch.float32, memory_format=torch.channels_last)
+    results = out.permute(0, 2, 3, 1).numpy()
+    if channels == 1:
+        images, results, tables = images[..., 0], results[..., 0], tables[..., 0]
+    if bool((tables == tables[:1]).all()):
+        # One table for every sample (a Normalize draws nothing): one call over the batch as one tall image,
+        # which OpenCV splits across its threads (per image it keeps to one: half the speed on 2 cores).
+        cv2.LUT(images.reshape(-1, *images.shape[2:]), tables[0], dst=results.reshape(-1, *results.shape[2:]))
+        return out
+    for n in range(count):
+        cv2.LUT(images[n], tables[n], dst=results[n])
+    return out
+
+
+def colour_run_leaves(modules, batch):
+    """What colours_on_levels leaves of a colour run of `modules` on the levels of `batch`: torch.uint8 where
+    every step keeps levels, torch.float32 where float tables end it, None where some step runs on floats.
+    Example: colour_run_leaves([K.Normalize(torch.zeros(3), torch.ones(3))], torch.zeros(1, 3, 4, 4,
+    dtype=torch.uint8)) is torch.float32 (K: kornia.augmentation)."""
+    for k, module in enumerate(modules):
+        if floats_from(modules[k:], batch):
+            return torch.float32
+        if not colour_keeps_levels(module, batch):
+            return None
+    return torch.uint8
+
+
+def floats_from(modules, batch):
+    """Whether colours_on_levels looks the colour steps `modules` (a run's rest) up in float tables: each is
+    tabled_on_levels, and one of them (a Normalize) does not keep levels."""
+    return all(tabled_on_levels(module, batch) for module in modules) \
+        and not all(colour_keeps_levels(module, batch) for module in modules)
+
+
 def colours_on_levels(batch, arguments):
     """The leading steps of a colour run (its fused_colour `arguments`: modules, draws, gates, branches,
     owned) that colour_on_levels takes, applied to the levels of `batch`: (the batch they leave, the
-    arguments of the run's remaining steps, which then run on floats).
-    Example: a run of ColorJitter, Gamma, Normalize on a uint8 CPU batch leaves uint8 levels and Normalize."""
+    arguments of the run's remaining steps, which then run on floats). Where the rest of the run is steps
+    of one channel's level each (tabled_on_levels) and ends in floats (a Normalize), the rest is looked up
+    in float tables (float_tables_levels): the batch then leaves as floats, and no step remains.
+    Example: a run of ColorJitter, Gamma, Normalize on a uint8 CPU batch leaves floats: the ColorJitter on
+    levels, Gamma and Normalize through one float table per sample."""
     modules, draws, gates, branches, owned = arguments
     count = 0
-    while count < len(modules):
-        if jitter_on_levels(modules[count], batch):
+    while count < len(modules) and colour_on_levels(modules[count], batch):
+        if floats_from(modules[count:], batch):
+            batch = float_tables_levels(batch, modules[count:], draws[count:], gates[count:])
+            count = len(modules)
+        elif jitter_on_levels(modules[count], batch):
             batch = jitter_levels(batch, draws[count], gates[count], branches[count])
-        elif colour_on_levels(modules[count], batch):
+            count += 1
+        elif colour_keeps_levels(modules[count], batch):
             batch = lookup_levels(batch, modules[count], draws[count], gates[count])
-        else:
+            count += 1
+        else:  # a Normalize before a step that is no table: the rest runs on floats
             break
-        count += 1
     if count == 0:
         return batch, arguments
     # (The remaining steps get a float batch of their own: as_unit converts the levels into one.)
@@ -206,7 +304,7 @@ def resample_levels(batch, theta, frames, boxes, clamps, size, mode, affine):
     masks = None if boxes is None else pixel_windows(boxes[:, 0], height, width, 0.5)
     if (clamps is not None and windows is None) or (boxes is not None and masks is None):
         return None
-    images = batch.contiguous(memory_format=torch.channels_last).permute(0, 2, 3, 1).numpy()
+    images = channels_last_levels(batch).permute(0, 2, 3, 1).numpy()
     out = torch.empty((batch.shape[0], batch.shape[1], *size), dtype=torch.uint8, memory_format=torch.channels_last)
     results = out.permute(0, 2, 3, 1).numpy()
     flags = INTERPOLATIONS[mode] | cv2.WARP_INVERSE_MAP
