@@ -232,3 +232,50 @@ def test_a_self_supervised_view_stays_on_levels_up_to_its_normalize(photos):
     mean, std = np.array([0.485, 0.456, 0.406], np.float32), np.array([0.229, 0.224, 0.225], np.float32)
     levels = (ours * std + mean) * 255
     np.testing.assert_allclose(levels, np.round(levels), atol=1e-3)
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+def test_float_tables_give_the_float_steps_values_from_the_levels(channels):
+    """A Normalize (alone, one table for every sample) and a Gamma with p = 0.6 before it (a table per sample)
+    looked up from the levels: the values of the same steps' float arithmetic on the converted batch, the
+    Normalize's bit for bit (each value is its level's), the Gamma's pow to a float's last bit."""
+    import kornia.augmentation as K
+
+    from workbench.runtime.kornia_modules.fusion import fused_colour, fusion_gate
+
+    generator = torch.Generator().manual_seed(5)
+    batch = torch.randint(0, 256, (6, channels, 20, 17), dtype=torch.uint8, generator=generator)[..., 2:18, 1:]
+    normalize = K.Normalize(torch.rand(channels, generator=generator), torch.rand(channels, generator=generator) + 0.1)
+    gamma = K.RandomGamma((0.5, 1.8), p=0.6)
+    torch.manual_seed(5)
+    drawn = gamma.forward_parameters(batch.shape)
+    gate = fusion_gate(drawn)
+    assert gate is not None and bool(gate.any()) and not bool(gate.all())
+    for modules, draws, gates, atol in (([normalize], [{}], [None], 0.0),
+                                        ([gamma, normalize], [drawn, {}], [gate, None], 2e-7)):
+        ours = levels.float_tables_levels(batch, modules, draws, gates)
+        floats = fused_colour(batch.float() / 255.0, modules, draws, gates, [None] * len(modules))
+        assert ours.dtype == torch.float32 and ours.is_contiguous(memory_format=torch.channels_last)
+        torch.testing.assert_close(ours, floats, rtol=0.0, atol=atol)
+
+
+def test_a_stretch_on_levels_runs_whole_with_the_values_of_its_chunks(photos):
+    """Resize, CenterCrop and Normalize stay on levels to the float tables (stays_on_levels): the whole batch
+    at once gives what the stretch gave a chunk at a time, bit for bit, and a chain whose colour run needs
+    floats before its end is chunked as before."""
+    chain = wb.Chain(seed=4).add("Resize", size=[160, 160]).add("CenterCrop", size=[128, 128]).add("Normalize")
+    module = module_of(chain)
+    images = [photos[k % len(photos)] for k in range(40)]  # more than a 12 MB chunk of 200^2 floats (26 of them)
+    batch = torch.from_numpy(np.stack(images)).permute(0, 3, 1, 2)
+    plans, largest = module.fused_plans(module.fusion_segments(module.build_augmentation()), batch.shape,
+                                        batch.device, batch.dtype)
+    assert module.stays_on_levels(plans, batch)
+    whole, _ = module.augment_images(images, seed=4)
+    module.stays_on_levels = lambda plans, batch: False
+    assert module.fusion_chunk(largest, torch.device("cpu")) < len(images)
+    chunked, _ = module.augment_images(images, seed=4)
+    np.testing.assert_array_equal(whole, chunked)
+    contrast = module_of(wb.Chain(seed=4).add("Resize", size=[160, 160]).add("Normalize").add("Contrast"))
+    plans, _ = contrast.fused_plans(contrast.fusion_segments(contrast.build_augmentation()), batch.shape,
+                                    batch.device, batch.dtype)
+    assert not contrast.stays_on_levels(plans, batch)
