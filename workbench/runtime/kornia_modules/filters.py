@@ -9,6 +9,7 @@ by libjpeg (JpegCompression's "libjpeg" codec).
 """
 from __future__ import annotations
 
+import cv2
 import kornia
 import kornia.augmentation as K
 import numpy as np
@@ -134,19 +135,48 @@ class WbMotionBlur(K.IntensityAugmentationBase2D, RecordsArguments):
         def blur(x, k, index):
             angle = params["angle"].to(x.device, x.dtype).index_select(0, index)
             direction = params["direction"].to(x.device, x.dtype).index_select(0, index)
-            if not self.allow_shifted:
+            if not self.allow_shifted and not planes_filtered(x, k):
                 return kornia.filters.motion_blur(x, k, angle, direction, border_type="reflect", mode="nearest")
             kernel = kornia.filters.get_motion_kernel2d(k, angle, direction, mode="nearest")
-            # The kernel placed in a window wide enough for the largest move, moved by whole pixels.
-            half, margin = k // 2, (k // 2 + 1) // 2
-            moved = torch.zeros(x.shape[0], k + 2 * margin, k + 2 * margin, device=x.device, dtype=x.dtype)
-            for n, at in enumerate(index.cpu().tolist()):
-                dx = int(torch.round(params["shift_x"][at].float().cpu() * half * 0.5))
-                dy = int(torch.round(params["shift_y"][at].float().cpu() * half * 0.5))
-                moved[n, margin + dy:margin + dy + k, margin + dx:margin + dx + k] = kernel[n]
-            return kornia.filters.filter2d(x, moved, border_type="reflect")
+            if self.allow_shifted:
+                # The kernel placed in a window wide enough for the largest move, moved by whole pixels.
+                half, margin = k // 2, (k // 2 + 1) // 2
+                moved = torch.zeros(x.shape[0], k + 2 * margin, k + 2 * margin, device=x.device, dtype=x.dtype)
+                for n, at in enumerate(index.cpu().tolist()):
+                    dx = int(torch.round(params["shift_x"][at].float().cpu() * half * 0.5))
+                    dy = int(torch.round(params["shift_y"][at].float().cpu() * half * 0.5))
+                    moved[n, margin + dy:margin + dy + k, margin + dx:margin + dx + k] = kernel[n]
+                kernel = moved
+            if planes_filtered(x, kernel.shape[-1]):
+                return filtered_planes(x, kernel)
+            return kornia.filters.filter2d(x, kernel, border_type="reflect")
 
         return wb_by_size(input, params, params["kernel_size"].cpu(), blur)
+
+
+# The largest kernel cv2.filter2D applies directly on a CPU: from 11 x 11 it goes through the DFT, slower than
+# Kornia's convolution there (a 15-pixel motion blur of 4 images of 512^2: 100 ms against 31).
+PLANE_FILTER_MAX = 9
+
+
+def planes_filtered(x, size):
+    """Whether filtered_planes takes a float32 CPU batch `x` and a kernel of `size` pixels a side."""
+    return x.device.type == "cpu" and x.dtype == torch.float32 and size <= PLANE_FILTER_MAX
+
+
+def filtered_planes(x, kernels):
+    """Kornia's filter2d(x, kernels, border_type="reflect") on a float32 CPU batch: each sample's channels
+    correlated with its own odd square kernel (N x k x k) by cv2.filter2D, mirrored borders without the edge
+    pixel (BORDER_REFLECT_101, what Kornia's "reflect" pads), a plane at a time: the same values to a float's
+    rounding, 4 times as fast as the grouped convolution for 5-pixel motion blurs of 512^2 images on 2 cores.
+    Example: filtered_planes(torch.ones(1, 3, 8, 8), torch.full((1, 3, 3), 1 / 9)).allclose(torch.ones(1, 3, 8, 8))"""
+    out = torch.empty(x.shape, dtype=torch.float32)
+    planes, results = x.contiguous().numpy(), out.numpy()
+    weights = kernels.to(torch.float32).cpu().numpy()
+    for n in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            cv2.filter2D(planes[n, c], -1, weights[n], dst=results[n, c], borderType=cv2.BORDER_REFLECT_101)
+    return out
 
 
 class WbGaussianNoise(K.IntensityAugmentationBase2D, RecordsArguments):
@@ -158,8 +188,21 @@ class WbGaussianNoise(K.IntensityAugmentationBase2D, RecordsArguments):
         self.std_range = (float(std[0]), float(std[1]))
 
     def generate_parameters(self, batch_shape):
-        std = wb_uniform(*self.std_range, batch_shape[0], self.device)
-        return {"std": std, "gaussian_noise": torch.randn(tuple(batch_shape), device=self.device)}
+        return {"std": wb_uniform(*self.std_range, batch_shape[0], self.device)}
+
+    def forward_parameters(self, batch_shape):
+        """Kornia's draws (the gate, then the std), then the noise of the samples the gate applies to, one
+        after the other; the others' noise is zero. (Noise drawn for every sample took a third of a blur and
+        noise chain's time at p = 0.5, half of it thrown away.)"""
+        params = super().forward_parameters(batch_shape)
+        noise = torch.empty(tuple(batch_shape), device=self.device)
+        for n, applied in enumerate(params["batch_prob"].to(torch.bool).flatten().tolist()):
+            if applied:
+                noise[n].normal_()
+            else:
+                noise[n].zero_()
+        params["gaussian_noise"] = noise
+        return params
 
     def apply_transform(self, input, params, flags, transform=None):
         noise = params["gaussian_noise"].to(input.device, input.dtype)
