@@ -405,6 +405,24 @@ def test_gaussian_noise_std_is_drawn_per_image(grey, backend):
         assert abs((out - 128.0).std() / 255.0 - s) < 0.004 + 0.03 * s
 
 
+def test_gaussian_noise_draws_noise_for_the_samples_it_applies_to_only(grey):
+    """p = 0.5 over 12 grey images: the samples left out come back as they went in (their noise is zero, not
+    drawn); each noisy one has noise of its reported std, unlike any other's; and the draws repeat with the seed."""
+    res = run(grey * 3, "GaussianNoise", "kornia", p=0.5, seed=4, std=[0.1, 0.1])
+    applied = [row[0]["applied"] for row in res.params]
+    assert 0 < sum(applied) < len(applied), applied
+    noises = [out - 128.0 for out in levels(res.images)]
+    for noise, on in zip(noises, applied):
+        if on:
+            assert abs(noise.std() / 255.0 - 0.1) < 0.01 and abs(noise.mean()) < 1.0
+        else:
+            assert not noise.any()
+    noisy = [noise for noise, on in zip(noises, applied) if on]
+    assert all(not np.allclose(a, b) for k, a in enumerate(noisy) for b in noisy[k + 1:])
+    np.testing.assert_array_equal(run(grey * 3, "GaussianNoise", "kornia", p=0.5, seed=4, std=[0.1, 0.1]).images,
+                                  res.images)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_coarse_dropout_draws_the_number_of_holes_per_image(small_images, backend):
     res = run(small_images * 2, "CoarseDropout", backend, seed=3, holes=[1, 3], height=[0.1, 0.2],
