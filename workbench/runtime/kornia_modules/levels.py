@@ -13,7 +13,7 @@ Filters: GaussianBlur by cv2.GaussianBlur (fixed-point 8-bit kernels, within 1.5
 Grayscale by cv2.cvtColor (OpenCV's luma, which Kornia's rgb_to_grayscale gives a uint8 image).
 
 Geometry: a fused geometric run (fusion.py: one matrix per sample) with outputs of at least
-LEVEL_WARP_MIN_PIXELS resamples the levels with cv2.warpAffine (bilinear or nearest) instead of
+LEVEL_WARP_MIN_PIXELS (192^2) resamples the levels with cv2.warpAffine (bilinear or nearest) instead of
 grid_sample on floats, 2 to 2.4 times faster; OpenCV weighs its samples in fixed point and rounds
 to a level: within 0.6 of a level of the float warp. A resize's window clamps as F.interpolate does
 (the window's edge pixels repeated: BORDER_REPLICATE on the window), a frame a later warp reads
@@ -276,8 +276,10 @@ def colours_on_levels(batch, arguments):
 INTERPOLATIONS = {"bilinear": cv2.INTER_LINEAR, "nearest": cv2.INTER_NEAREST}
 # The smallest output (pixels per image) that OpenCV warps: below it grid_sample on floats was as fast or
 # faster (8 rotations of 128 x 128, bench/cpu_kernels.py; inside the chains OpenCV's threads also wait on the
-# core that torch's OpenMP workers spin on after each op of theirs).
-LEVEL_WARP_MIN_PIXELS = 256 * 256
+# core that torch's OpenMP workers spin on after each op of theirs). At 192 x 192 the warp alone is as fast
+# either way, and the steps after it gain from levels: the sweep's rrc_rotate (outputs of 192^2) ran 10 to
+# 20% faster at batch 8, 32 and 128 with OpenCV's warp, segmentation at 128^2 no faster.
+LEVEL_WARP_MIN_PIXELS = 192 * 192
 
 
 def resample_levels(batch, theta, frames, boxes, clamps, size, mode, affine):
