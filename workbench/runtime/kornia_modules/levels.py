@@ -9,6 +9,11 @@ brightness, contrast, hue and the tables to half a level of Kornia's float arith
 OpenCV's float HSV), saturation to about one (its grey is OpenCV's fixed-point luma); a ColorJitter's
 branches after the first start from rounded levels, as Albumentations' do.
 
+Floats from levels: where a colour run ends in steps that map each channel's level to a value on its own
+(tabled_on_levels: LOOKUP_STEPS and a Normalize), and one of them leaves floats (a Normalize), those steps'
+float arithmetic on the 256 levels is looked up with cv2.LUT (float_tables_levels): the values of converting
+the levels and running the steps, in one pass that writes the float batch as augment_images returns it.
+
 Filters: GaussianBlur by cv2.GaussianBlur (fixed-point 8-bit kernels, within 1.5 levels), the luma
 Grayscale by cv2.cvtColor (OpenCV's luma, which Kornia's rgb_to_grayscale gives a uint8 image).
 
