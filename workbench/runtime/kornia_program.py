@@ -96,7 +96,7 @@ from .kornia_modules.fusion import (copy_rows, fused_colour, fused_geometry_plan
                                     fusion_chunk, fusion_gate, fusion_jitter_branches, fusion_segments, fusion_slice,
                                     shares_memory)
 from .kornia_modules.levels import (colour_run_leaves, colours_on_levels, filter_levels, filter_on_levels,
-                                    resample_levels)
+                                    float_tables_levels, resample_levels, tables_take)
 from .targets import BOXES_NEEDED
 
 
@@ -260,7 +260,9 @@ def apply_steps(steps, batch, records=None, labels=None, fuse=True, torch_compil
             records.extend(sampled_params(module, drawn) for _, modules, draws, _ in plans
                            for module, drawn in zip(modules, draws))
         start = end
-    batch = as_unit(batch)
+    # Levels left at the end, for a caller that wants N x H x W x C: converted by the float tables of no step
+    # (level / 255, as as_unit converts), one pass into that layout instead of two transposing copies.
+    batch = float_tables_levels(batch, [], [], []) if channels_last and tables_take(batch) else as_unit(batch)
     return batch if labels is None else (batch, labels)
 
 

@@ -185,13 +185,19 @@ def lookup_levels(batch, module, drawn, gate):
     return out
 
 
+def tables_take(batch):
+    """Whether float_tables_levels takes `batch`: uint8 levels of 1 to 4 channels on a CPU.
+    Example: tables_take(torch.zeros(1, 3, 4, 4, dtype=torch.uint8)) is True."""
+    return batch.dtype == torch.uint8 and batch.device.type == "cpu" and 1 <= batch.shape[-3] <= 4
+
+
 def tabled_on_levels(module, batch):
     """Whether a colour run's `module` maps each channel's level of `batch` (uint8, on a CPU) to a value on its
     own, so that a table of its float arithmetic on the 256 levels gives its values exactly: one of
     LOOKUP_STEPS, or a Normalize with one mean and std per channel (or one for all).
     Example: tabled_on_levels(K.Normalize(torch.zeros(3), torch.ones(3)), torch.zeros(1, 3, 4, 4,
     dtype=torch.uint8)) is True."""
-    if batch.dtype != torch.uint8 or batch.device.type != "cpu" or not 1 <= batch.shape[-3] <= 4:
+    if not tables_take(batch):
         return False
     name = type(module).__name__
     return name in LOOKUP_STEPS or (name == "Normalize" and fusion_channel_stats(module.flags, batch) is not None)
@@ -213,7 +219,7 @@ def float_tables_levels(batch, modules, draws, gates):
     """
     count, channels = int(batch.shape[0]), int(batch.shape[1])
     ramp = torch.arange(256, dtype=torch.float32).div_(255.0).view(1, 1, 1, 256).repeat(count, channels, 1, 1)
-    values = fused_colour(ramp, modules, draws, gates, [None] * len(modules), owned=True)
+    values = fused_colour(ramp, modules, draws, gates, [None] * len(modules), owned=True) if modules else ramp
     tables = values.permute(0, 2, 3, 1).contiguous().numpy()
     images = channels_last_levels(batch).permute(0, 2, 3, 1).numpy()
     out = torch.empty(batch.shape, dtype=torch.float32, memory_format=torch.channels_last)
