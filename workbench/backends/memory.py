@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,9 +80,19 @@ def available_memory(device: str) -> int | None:
         import torch
 
         return int(torch.cuda.mem_get_info(torch.device(device))[0])
-    free = _meminfo_available()
-    limit = _cgroup_room()
-    return min(v for v in (free, limit) if v is not None) if free is not None or limit is not None else None
+    now = time.monotonic()
+    if now - _HOST_READING["at"] > HOST_READING_SECONDS:
+        free = _meminfo_available()
+        limit = _cgroup_room()
+        room = min(v for v in (free, limit) if v is not None) if free is not None or limit is not None else None
+        _HOST_READING.update(at=now, room=room)
+    return _HOST_READING["room"]
+
+
+# The host's reading is kept this long: reading /proc/meminfo and the cgroup's files took 0.5 ms, a tenth of
+# a batch of 8 small images' chain.run (bench/cpu_sweep.py's imagenet_eval at batch 8, 256^2, profiled).
+HOST_READING_SECONDS = 0.5
+_HOST_READING = {"at": float("-inf"), "room": None}
 
 
 def check_memory(chain, images: list[np.ndarray], backend: str, device: str, kept_states: int = 0,

@@ -118,14 +118,13 @@ def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torc
     device = torch.device(device)
     targets = None if labels is None else soft_targets(labels).to(device)
     augmentation = place(build_augmentation(), device) if augmentation is None else augmentation
-    tensors = [image_tensor(image) for image in images]
-    if len({t.shape for t in tensors}) == 1:
+    if len({np.shape(image) for image in images}) == 1:
         # One copy of the images as they lie (HxWx3 each), seen as NCHW: as_unit lays the levels out
         # as NCHW floats while it converts them, a chunk at a time (stacking the CHW views copied
         # the batch across layouts first, a pass of its own).
         batch = torch.from_numpy(np.stack([np.asarray(image) for image in images])).permute(0, 3, 1, 2)
     else:
-        batch = tensors
+        batch = [image_tensor(image) for image in images]
     cuda = [device] if device.type == "cuda" else []
     records = []
     # fork_rng: seeding here must not change the caller's random stream.

@@ -222,8 +222,10 @@ def float_tables_levels(batch, modules, draws, gates):
     values = fused_colour(ramp, modules, draws, gates, [None] * len(modules), owned=True) if modules else ramp
     tables = values.permute(0, 2, 3, 1).contiguous().numpy()
     images = channels_last_levels(batch).permute(0, 2, 3, 1).numpy()
-    out = torch.empty(batch.shape, dtype=torch.float32, memory_format=torch.channels_last)
-    results = out.permute(0, 2, 3, 1).numpy()
+    # (numpy's malloc, not torch's aligned blocks: with the freed memory kept (keep_freed_memory) a result of
+    # torch's did not fit the hole the last one left, and the heap grew by a result a run, to 1.5 GB.)
+    results = np.empty(images.shape, np.float32)
+    out = torch.from_numpy(results).permute(0, 3, 1, 2)
     if channels == 1:
         images, results, tables = images[..., 0], results[..., 0], tables[..., 0]
     if bool((tables == tables[:1]).all()):
