@@ -90,7 +90,7 @@ def writable_levels(batch, applied):
 def channels_last_levels(batch):
     """The uint8 N x C x H x W `batch` laid out N x H x W x C in memory (torch.channels_last): itself where it
     lies so, else a copy that cv2.merge interleaves image by image (torch's transposing copy of uint8 took
-    fourteen times as long for 8 images of 224 x 224, on 2 cores: bench/cpu_kernels.py).
+    six to seven times as long for 8 images of 224 x 224, on 2 cores: bench/cpu_kernels.py).
     Example: channels_last_levels(torch.zeros(2, 3, 4, 5, dtype=torch.uint8)).stride() == (60, 1, 15, 3)."""
     if batch.is_contiguous(memory_format=torch.channels_last):
         return batch
@@ -289,9 +289,9 @@ def colours_on_levels(batch, arguments):
 INTERPOLATIONS = {"bilinear": cv2.INTER_LINEAR, "nearest": cv2.INTER_NEAREST}
 # The smallest output (pixels per image) that OpenCV warps: below it grid_sample on floats was as fast or
 # faster (8 rotations of 128 x 128, bench/cpu_kernels.py; inside the chains OpenCV's threads also wait on the
-# core that torch's OpenMP workers spin on after each op of theirs). At 192 x 192 the warp alone is as fast
-# either way, and the steps after it gain from levels: the sweep's rrc_rotate (outputs of 192^2) ran 10 to
-# 20% faster at batch 8, 32 and 128 with OpenCV's warp, segmentation at 128^2 no faster.
+# core that torch's OpenMP workers spin on after each op of theirs). At 192 x 192 the warp alone is a little
+# faster (bench/cpu_kernels.py), and the steps after it stay on levels (bench/checkouts_cpu.py's rrc_rotate,
+# outputs of 192^2).
 LEVEL_WARP_MIN_PIXELS = 192 * 192
 
 
