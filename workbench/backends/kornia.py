@@ -63,9 +63,9 @@ def levels_head(module, steps, device) -> int:
     """How many of `steps`, from the first, the exported `module` may run on a same-size uint8 batch's
     levels on `device` (its apply_steps with fuse): on a CPU, the first steps that its runs_on_levels or
     filter_on_levels takes, each on its own (in no fused run), the fused geometric runs among them
-    (resample_levels takes most, by their draws), and a colour run that starts with a step on levels
-    (colour_on_levels), whole; the levels go on past a colour run whose steps all keep levels
-    (colour_keeps_levels; a Normalize leaves floats). A state before or
+    (resample_levels takes most, by their draws), and a colour run that starts on levels (levels_plan: a
+    step that keeps levels, or float tables), whole; the levels go on past a colour run whose steps all keep
+    levels (a Normalize leaves floats). A state before or
     inside these could be floats where the chain's run has levels.
 
     Example:
@@ -88,9 +88,10 @@ def levels_head(module, steps, device) -> int:
         if kind == "geometry" and levels.device.type == "cpu":
             count += len(modules)
             continue
-        if kind == "colour" and module.colour_on_levels(modules[0], levels):
+        kept, tabled = module.levels_plan(modules, levels) if kind == "colour" else (0, False)
+        if kept or tabled:
             count += len(modules)
-            if all(module.colour_keeps_levels(step, levels) for step in modules):
+            if kept == len(modules):
                 continue
         break
     return count

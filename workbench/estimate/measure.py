@@ -210,7 +210,8 @@ def _each(module, step, batch):
         return module.apply_step(step, batch, None, None)[0]
     if module.filter_on_levels(step, batch):
         return module.filter_levels(batch, step, step.forward_parameters(batch.shape))
-    kind = "colour" if module.colour_on_levels(step, batch) else \
+    kept, tabled = module.levels_plan([step], batch)
+    kind = "colour" if kept or tabled else \
         "geometry" if module.fusion_geometry(step) is not None else None
     if kind is None:
         return step(module.as_unit(batch))

@@ -135,8 +135,7 @@ class WbMotionBlur(K.IntensityAugmentationBase2D, RecordsArguments):
         def blur(x, k, index):
             angle = params["angle"].to(x.device, x.dtype).index_select(0, index)
             direction = params["direction"].to(x.device, x.dtype).index_select(0, index)
-            if not self.allow_shifted and not planes_filtered(x, k):
-                return kornia.filters.motion_blur(x, k, angle, direction, border_type="reflect", mode="nearest")
+            # (Kornia's motion_blur is this kernel and filter2d: built here, so that filtered_planes may apply it.)
             kernel = kornia.filters.get_motion_kernel2d(k, angle, direction, mode="nearest")
             if self.allow_shifted:
                 # The kernel placed in a window wide enough for the largest move, moved by whole pixels.

@@ -154,14 +154,6 @@ def colour_keeps_levels(module, batch):
         and 1 <= batch.shape[-3] <= 4
 
 
-def colour_on_levels(module, batch):
-    """Whether a colour run that starts with `module` starts on the levels of `batch` (a uint8 batch on a
-    CPU): colour_keeps_levels, or tabled_on_levels (a Normalize, which leaves floats: see colours_on_levels).
-    Example: colour_on_levels(K.Normalize(torch.zeros(3), torch.ones(3)), torch.zeros(1, 3, 4, 4,
-    dtype=torch.uint8)) is True (K: kornia.augmentation)."""
-    return colour_keeps_levels(module, batch) or tabled_on_levels(module, batch)
-
-
 def lookup_levels(batch, module, drawn, gate):
     """A step of LOOKUP_STEPS with its draws `drawn` on the uint8 N x C x H x W `batch`: its own float
     arithmetic (fused_colour's) on a ramp of the 256 levels, rounded, looked up per sample and channel with
@@ -238,17 +230,19 @@ def float_tables_levels(batch, modules, draws, gates):
     return out
 
 
-def colour_run_leaves(modules, batch):
-    """What colours_on_levels leaves of a colour run of `modules` on the levels of `batch`: torch.uint8 where
-    every step keeps levels, torch.float32 where float tables end it, None where some step runs on floats.
-    Example: colour_run_leaves([K.Normalize(torch.zeros(3), torch.ones(3))], torch.zeros(1, 3, 4, 4,
-    dtype=torch.uint8)) is torch.float32 (K: kornia.augmentation)."""
+def levels_plan(modules, batch):
+    """How colours_on_levels runs a colour run of `modules` on the levels of `batch` (uint8, on a CPU):
+    (kept, tabled), the number of leading steps that keep levels (colour_keeps_levels, one at a time), and
+    whether the steps from there to the run's end are looked up in float tables (floats_from), leaving floats.
+    The steps after `kept` run on floats where `tabled` is False.
+    Example: levels_plan([K.ColorJitter(0.2), K.Normalize(torch.zeros(3), torch.ones(3))], torch.zeros(1, 3,
+    4, 4, dtype=torch.uint8)) is (1, True) (K: kornia.augmentation)."""
     for k, module in enumerate(modules):
         if floats_from(modules[k:], batch):
-            return torch.float32
+            return k, True
         if not colour_keeps_levels(module, batch):
-            return None
-    return torch.uint8
+            return k, False
+    return len(modules), False
 
 
 def floats_from(modules, batch):
@@ -260,26 +254,22 @@ def floats_from(modules, batch):
 
 def colours_on_levels(batch, arguments):
     """The leading steps of a colour run (its fused_colour `arguments`: modules, draws, gates, branches,
-    owned) that colour_on_levels takes, applied to the levels of `batch`: (the batch they leave, the
+    owned) that levels_plan takes, applied to the levels of `batch`: (the batch they leave, the
     arguments of the run's remaining steps, which then run on floats). Where the rest of the run is steps
     of one channel's level each (tabled_on_levels) and ends in floats (a Normalize), the rest is looked up
     in float tables (float_tables_levels): the batch then leaves as floats, and no step remains.
     Example: a run of ColorJitter, Gamma, Normalize on a uint8 CPU batch leaves floats: the ColorJitter on
     levels, Gamma and Normalize through one float table per sample."""
     modules, draws, gates, branches, owned = arguments
-    count = 0
-    while count < len(modules) and colour_on_levels(modules[count], batch):
-        if floats_from(modules[count:], batch):
-            batch = float_tables_levels(batch, modules[count:], draws[count:], gates[count:])
-            count = len(modules)
-        elif jitter_on_levels(modules[count], batch):
-            batch = jitter_levels(batch, draws[count], gates[count], branches[count])
-            count += 1
-        elif colour_keeps_levels(modules[count], batch):
-            batch = lookup_levels(batch, modules[count], draws[count], gates[count])
-            count += 1
-        else:  # a Normalize before a step that is no table: the rest runs on floats
-            break
+    kept, tabled = levels_plan(modules, batch)
+    for k in range(kept):
+        if jitter_on_levels(modules[k], batch):
+            batch = jitter_levels(batch, draws[k], gates[k], branches[k])
+        else:
+            batch = lookup_levels(batch, modules[k], draws[k], gates[k])
+    if tabled:
+        batch = float_tables_levels(batch, modules[kept:], draws[kept:], gates[kept:])
+    count = len(modules) if tabled else kept
     if count == 0:
         return batch, arguments
     # (The remaining steps get a float batch of their own: as_unit converts the levels into one.)
