@@ -21,7 +21,10 @@ of the sizes the sweep's chains meet:
   copy_rows) against index_copy_;
 - Normalize of 32 images of 224^2 levels to float32 N x H x W x C: float tables looked up by cv2.LUT
   (levels.py's float_tables_levels) against the conversion, (x - mean) / std, and the transposing copy
-  augment_images made of it.
+  augment_images made of it;
+- 32 RandomResizedCrop windows of 288-512 pixels in 512^2 images warped with a rotation into 192^2, uint8:
+  the window with a rim of its edge pixels under a constant border (levels.py's window_source) against the
+  window under BORDER_REPLICATE (what resample_levels did before).
 And one pair of processes: the chain Resize 256, CenterCrop 224, Normalize on 128 images of 320^2, in
 a process that keeps the memory it frees (keep_freed_memory, what a CPU run does now) against one
 that hands it back (the function replaced by a no-op), alternating, with the page faults per run.
@@ -33,6 +36,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import subprocess
@@ -42,7 +46,9 @@ from pathlib import Path
 
 os.environ.setdefault("KORNIA_INSTALLATION_MODE", "RAISE")
 
+import cv2  # noqa: E402
 import kornia.augmentation as K  # noqa: E402
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
@@ -50,7 +56,7 @@ from workbench.runtime.kornia_modules.color import contrast_in_place, hue_turns,
 from workbench.runtime.kornia_modules.fusion import copy_rows, fused_resample  # noqa: E402
 from workbench.runtime.kornia_modules import levels  # noqa: E402
 from workbench.runtime.kornia_modules.levels import (channels_last_levels, float_tables_levels,  # noqa: E402
-                                                     jitter_levels, resample_levels)
+                                                     jitter_levels, resample_levels, shifted, window_source)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import machine_line  # noqa: E402
@@ -58,7 +64,7 @@ from common import machine_line  # noqa: E402
 
 def pairs() -> dict[str, tuple]:
     """name -> (now, before), two calls on the same data that give the same result (within a level
-    for the resizes, bit for bit for the mask)."""
+    for the resizes and the rimmed windows, whose frames' masks both leave out; bit for bit for the mask)."""
     generator = torch.Generator().manual_seed(0)
     levels = torch.randint(0, 256, (32, 512, 512, 3), dtype=torch.uint8, generator=generator).permute(0, 3, 1, 2)
     windows = [tuple(int(v) for v in torch.randint(0, 256, (4,), generator=generator)) for _ in range(32)]
@@ -101,6 +107,29 @@ def pairs() -> dict[str, tuple]:
     mean, std = normalize.flags["mean"].view(1, -1, 1, 1), normalize.flags["std"].view(1, -1, 1, 1)
     unit = photos.contiguous(memory_format=torch.channels_last)
 
+    def clamped_warps(rimmed):
+        out = None
+        for image, (x0, y0, side), matrix in zip(windowed, corners, turns):
+            window = (x0, x0 + side - 1, y0, y0 + side - 1)
+            if rimmed:
+                source, shift, border = window_source(image, window, matrix, window, (192, 192))
+            else:
+                source, shift, border = image[y0:y0 + side, x0:x0 + side], shifted(matrix, x0, y0), \
+                    cv2.BORDER_REPLICATE
+            out = cv2.warpAffine(source, shift[:2], (192, 192), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                 borderMode=border)
+        return out
+
+    windowed = levels.permute(0, 2, 3, 1).numpy()
+    corners = [(int(v[0]) % 64, int(v[1]) % 64, 288 + int(v[2]) % 160) for v in windows]
+    turns = []
+    for (x0, y0, side), angle in zip(corners, torch.rand(32, generator=generator).tolist()):
+        c, s_, scale = math.cos(angle - 0.5), math.sin(angle - 0.5), side / 192
+        centre = np.array([x0 + side / 2 - 0.5, y0 + side / 2 - 0.5])
+        linear = scale * np.array([[c, -s_], [s_, c]])
+        offset = centre - linear @ np.array([95.5, 95.5])
+        turns.append(np.array([[*linear[0], offset[0]], [*linear[1], offset[1]], [0.0, 0.0, 1.0]]))
+
     def rows_pair(dtype):
         batch, part = copied[dtype]
         return (lambda: copy_rows(batch.clone(), rows, part), lambda: batch.clone().index_copy_(0, rows, part))
@@ -113,6 +142,8 @@ def pairs() -> dict[str, tuple]:
         "Normalize of 32 images 224^2 levels to float32 N x H x W x C": (
             lambda: float_tables_levels(unit, [normalize], [{}], [None]),
             lambda: unit.float().div_(255.0).sub_(mean).div_(std).permute(0, 2, 3, 1).contiguous()),
+        "32 windows 288-512 of 512^2 rotated into 192^2, uint8: rim vs BORDER_REPLICATE": (
+            lambda: clamped_warps(True), lambda: clamped_warps(False)),
         "fused rotation, 32 images 512^2": rotations(32, 512),
         "fused rotation, 32 images 256^2": rotations(32, 256),
         "fused rotation, 32 images 192^2 (the smallest output OpenCV warps)": rotations(32, 192),

@@ -1,6 +1,7 @@
 """On a CPU, ColorJitter steps that meet the images' uint8 levels run on them with OpenCV
 (workbench/runtime/kornia_modules/levels.py): each adjustment against Kornia's own float function,
 the chain against the same module's float run (fuse=False, the same draws), and where it applies."""
+import cv2
 import kornia
 import numpy as np
 import pytest
@@ -281,3 +282,68 @@ def test_a_stretch_on_levels_runs_whole_with_the_values_of_its_chunks(photos):
     plans, _ = contrast.fused_plans(contrast.fusion_segments(contrast.build_augmentation()), batch.shape,
                                     batch.device, batch.dtype)
     assert not contrast.stays_on_levels(plans, batch)
+
+
+CLAMPED = {  # fused geometric runs whose first step resizes a window (a crop's, the whole image), then rotates
+    "crop_rotate": GEOMETRY["crop_rotate"],
+    "resize_rotate": GEOMETRY["resize_rotate"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLAMPED))
+def test_a_window_with_a_rim_warps_as_the_window_with_its_edge_pixels_repeated(name, large):
+    """window_source's rim of edge pixels under a constant border gives OpenCV's BORDER_REPLICATE warp of the
+    window (the positions read stay within half a pixel of it) but for rare roundings a level apart (the map
+    shifted by one more pixel: 1 pixel of 786,432 in crop_rotate), and every image takes the rim."""
+    chain = CLAMPED[name]()
+    module = module_of(chain)
+    batch = torch.from_numpy(np.stack(large)).permute(0, 3, 1, 2)
+    window_source, borders = module.window_source, []
+
+    def counted(*arguments):
+        source, matrix, border = window_source(*arguments)
+        borders.append(border)
+        return source, matrix, border
+
+    module.window_source = counted
+    rimmed = run_steps(module, batch, chain.seed)
+    assert borders == [cv2.BORDER_CONSTANT] * len(large)
+
+    def replicated(image, window, matrix, mask, size):
+        x0, x1, y0, y1 = window
+        return image[y0:y1 + 1, x0:x1 + 1], module.shifted(matrix, x0, y0), cv2.BORDER_REPLICATE
+
+    module.window_source = replicated
+    apart = (rimmed - run_steps(module, batch, chain.seed)).abs()
+    assert apart.max() <= 1.0001 * LEVEL and (apart > 0).any(dim=1).float().mean() < 1e-4
+
+
+def test_a_window_whose_outputs_read_beyond_its_rim_keeps_the_repeated_edges():
+    """A map that reads a pixel or more past the window (no frame masks those outputs) takes the window with
+    BORDER_REPLICATE: the edge pixel repeated, not the rim's constant 0 past it."""
+    image = np.arange(1, 65, dtype=np.uint8).reshape(8, 8, 1).repeat(3, 2)
+    shift = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 2.0], [0.0, 0.0, 1.0]])  # output (x, y) reads (x, y + 2)
+    source, matrix, border = levels.window_source(image, (2, 5, 2, 5), shift, None, (6, 6))
+    assert border == cv2.BORDER_REPLICATE
+    warped = cv2.warpAffine(source, matrix[:2], (6, 6), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                            borderMode=border)
+    assert warped[0, 0, 0] == image[2, 2, 0] and warped[5, 5, 0] == image[5, 5, 0]
+
+
+def test_a_first_warp_on_levels_keeps_the_stretch_whole_with_the_values_of_its_chunks(large):
+    """A stretch whose first run is a warp that resample_levels takes stays on levels (level_warp_plan) and runs
+    whole: the values it gave a chunk at a time, bit for bit."""
+    chain = wb.Chain(seed=9).add("RandomResizedCrop", size=[200, 200]).add("Rotate").add("Contrast") \
+        .add("Normalize")
+    module = module_of(chain)
+    images = [large[k % len(large)] for k in range(40)]
+    batch = torch.from_numpy(np.stack(images)).permute(0, 3, 1, 2)
+    plans, largest = module.fused_plans(module.fusion_segments(module.build_augmentation()), batch.shape,
+                                        batch.device, batch.dtype)
+    assert [kernel.__name__ for kernel, *_ in plans] == ["fused_resample", "fused_colour"]
+    assert module.stays_on_levels(plans, batch)
+    whole, _ = module.augment_images(images, seed=9)
+    module.stays_on_levels = lambda plans, batch: False
+    assert module.fusion_chunk(largest, torch.device("cpu")) < len(images)
+    chunked, _ = module.augment_images(images, seed=9)
+    np.testing.assert_array_equal(whole, chunked)

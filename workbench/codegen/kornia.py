@@ -138,7 +138,8 @@ def _checks_one_size(chain) -> bool:
 CHAIN_FEATURES = (
     ChainFeature("fused runs of steps", _may_fuse,
                  ("fused_geometry_plan", "fused_resample", "fusion_gate", "fusion_jitter_branches", "fused_colour",
-                  "colours_on_levels", "levels_plan", "resample_levels")),
+                  "colours_on_levels", "levels_plan", "resample_levels",
+                  "level_warp_plan", "window_source")),
     ChainFeature("batch mixing", lambda chain: any(op.spec.mixes_batch for op in chain.enabled_ops()),
                  ("mix_draws", "mix_labels", "soft_targets")),
     ChainFeature("groups", lambda chain: any(step.is_group for _, step in chain.enabled_steps()), ("run_group",)),

@@ -96,7 +96,8 @@ from .kornia_modules.fusion import (copy_rows, fused_colour, fused_geometry_plan
                                     fusion_chunk, fusion_gate, fusion_jitter_branches, fusion_segments, fusion_slice,
                                     shares_memory)
 from .kornia_modules.levels import (colours_on_levels, filter_levels, filter_on_levels,
-                                    float_tables_levels, levels_plan, resample_levels, tables_take)
+                                    float_tables_levels, level_warp_plan, levels_plan, resample_levels,
+                                    tables_take)
 from .targets import BOXES_NEEDED
 
 
@@ -322,21 +323,22 @@ def run_fused(plans, batch, torch_compile, channels_last=False, largest=None):
 def stays_on_levels(plans, batch):
     """Whether the stretch of `plans` (see fused_plans) runs on the uint8 levels of `batch` (on a CPU) from
     its first step to its last, which may leave floats (a Normalize's float tables): steps that runs_on_levels
-    or filter_on_levels takes, and colour runs that colours_on_levels takes whole (levels_plan; floats
-    only at the end). Such a stretch runs on the whole batch at once: its values between steps are a byte
-    each, and chunks would only copy the float result once more.
+    or filter_on_levels takes, colour runs that colours_on_levels takes whole (levels_plan; floats only at
+    the end), and a first fused geometric run that resample_levels takes (level_warp_plan). Such a stretch
+    runs on the whole batch at once: its values between steps are a byte each, and chunks would only copy
+    the float result once more.
     Example: a Resize, a CenterCrop and a Normalize on a uint8 CPU batch stay on levels."""
     if batch.dtype != torch.uint8 or batch.device.type != "cpu":
         return False
     levels = batch[:0]
-    for k, (kernel, modules, *_) in enumerate(plans):
+    for k, (kernel, modules, *_, arguments) in enumerate(plans):
         if kernel is run_step:
             taken = runs_on_levels(modules[0], levels) or filter_on_levels(modules[0], levels)
         elif kernel is fused_colour:
             kept, tabled = levels_plan(modules, levels)
             taken = (kept == len(modules) and not tabled) or (tabled and k == len(plans) - 1)
-        else:  # a fused geometric run: resample_levels decides by its draws
-            taken = False
+        else:  # a fused geometric run, first (on the batch's own size): resample_levels decides by its draws
+            taken = k == 0 and level_warp_plan(levels, *arguments) is not None
         if not taken:
             return False
     return True

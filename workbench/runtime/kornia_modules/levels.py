@@ -288,9 +288,7 @@ LEVEL_WARP_MIN_PIXELS = 192 * 192
 def resample_levels(batch, theta, frames, boxes, clamps, size, mode, affine):
     """A fused geometric run (fused_resample's arguments, see fused_geometry_plan) on the uint8 levels of
     `batch` with cv2.warpAffine: a new uint8 batch laid out N x H x W x C in memory; None where OpenCV
-    cannot give it (floats, a GPU, a perspective, a frame that is no box, more than one window or box,
-    windows off the pixel grid) or would not be faster (outputs under LEVEL_WARP_MIN_PIXELS), and the
-    run resamples floats instead.
+    cannot give it or would not be faster (see level_warp_plan), and the run resamples floats instead.
 
     Example:
         >>> batch = torch.arange(256, dtype=torch.uint8).repeat(256, 1).view(1, 1, 256, 256)
@@ -298,32 +296,25 @@ def resample_levels(batch, theta, frames, boxes, clamps, size, mode, affine):
         >>> resample_levels(batch, flip, [], None, None, (256, 256), "bilinear", True)[0, 0, 0, :4].tolist()
         [255, 254, 253, 252]
     """
-    small = size[0] * size[1] < LEVEL_WARP_MIN_PIXELS
-    if batch.dtype != torch.uint8 or batch.device.type != "cpu" or frames or not affine or small \
-            or mode not in INTERPOLATIONS or not 1 <= batch.shape[-3] <= 4 \
-            or any(extra is not None and extra.shape[1] > 1 for extra in (boxes, clamps)):
+    plan = level_warp_plan(batch, theta, frames, boxes, clamps, size, mode, affine)
+    if plan is None:
         return None
-    height, width = int(batch.shape[-2]), int(batch.shape[-1])
-    maps = torch.linalg.inv(fusion_frame(height, width)) @ theta.double() @ fusion_frame(*size)
-    windows = None if clamps is None else pixel_windows(clamps[:, 0], height, width, 0.0)
-    masks = None if boxes is None else pixel_windows(boxes[:, 0], height, width, 0.5)
-    if (clamps is not None and windows is None) or (boxes is not None and masks is None):
-        return None
+    maps, windows, masks = plan
     images = channels_last_levels(batch).permute(0, 2, 3, 1).numpy()
     out = torch.empty((batch.shape[0], batch.shape[1], *size), dtype=torch.uint8, memory_format=torch.channels_last)
     results = out.permute(0, 2, 3, 1).numpy()
     flags = INTERPOLATIONS[mode] | cv2.WARP_INVERSE_MAP
     for n, image in enumerate(images):
-        source, matrix, border = image, maps[n].numpy(), cv2.BORDER_CONSTANT
+        source, matrix, border = image, maps[n], cv2.BORDER_CONSTANT
         if windows is not None:  # positions clamped into the window: its edge pixels repeated
-            x0, x1, y0, y1 = windows[n]
-            source, matrix, border = image[y0:y1 + 1, x0:x1 + 1], shifted(matrix, x0, y0), cv2.BORDER_REPLICATE
+            source, matrix, border = window_source(image, windows[n], matrix, None if masks is None else masks[n],
+                                                   size)
         warped = cv2.warpAffine(source, matrix[:2], (size[1], size[0]), flags=flags, borderMode=border, borderValue=0)
         warped = warped.reshape(results[n].shape)
         if masks is not None:  # 0 where a position falls outside the frame (its pixels' outer edges)
             x0, x1, y0, y1 = masks[n]
             inside = cv2.warpAffine(np.full((y1 - y0 + 1, x1 - x0 + 1), 255, np.uint8),
-                                    shifted(maps[n].numpy(), x0, y0)[:2], (size[1], size[0]),
+                                    shifted(maps[n], x0, y0)[:2], (size[1], size[0]),
                                     flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_CONSTANT,
                                     borderValue=0)
             warped = cv2.bitwise_and(warped, warped, mask=inside).reshape(results[n].shape)
@@ -331,22 +322,70 @@ def resample_levels(batch, theta, frames, boxes, clamps, size, mode, affine):
     return out
 
 
+def level_warp_plan(batch, theta, frames, boxes, clamps, size, mode, affine):
+    """How resample_levels warps a fused geometric run (fused_resample's arguments) on the levels of `batch`
+    (only its shape, dtype and device are read): (maps into each image's pixels, N x 3 x 3 float64 numpy; the
+    resize windows, inclusive pixels x0, x1, y0, y1 per image, or None; the frames' pixels likewise, or None).
+    None where OpenCV cannot warp it (floats, a GPU, a perspective, a frame that is no box, more than one
+    window or box, windows off the pixel grid) or would not be faster (outputs under LEVEL_WARP_MIN_PIXELS).
+    Example: a rotation of a uint8 CPU batch into 256 x 256 has a plan, into 128 x 128 none."""
+    small = size[0] * size[1] < LEVEL_WARP_MIN_PIXELS
+    if batch.dtype != torch.uint8 or batch.device.type != "cpu" or frames or not affine or small \
+            or mode not in INTERPOLATIONS or not 1 <= batch.shape[-3] <= 4 \
+            or any(extra is not None and extra.shape[1] > 1 for extra in (boxes, clamps)):
+        return None
+    height, width = int(batch.shape[-2]), int(batch.shape[-1])
+    maps = (torch.linalg.inv(fusion_frame(height, width)) @ theta.double() @ fusion_frame(*size)).numpy()
+    windows = None if clamps is None else pixel_windows(clamps[:, 0], height, width, 0.0)
+    masks = None if boxes is None else pixel_windows(boxes[:, 0], height, width, 0.5)
+    if (clamps is not None and windows is None) or (boxes is not None and masks is None):
+        return None
+    return maps, windows, masks
+
+
+def window_source(image, window, matrix, mask, size):
+    """(source, matrix, border) that warp the HxWxC `image` through `matrix` (3 x 3 into its pixels) with
+    positions clamped into the inclusive pixel `window` (x0, x1, y0, y1), the edge pixels repeated beyond
+    it. Where every position read lies within half a pixel of the window (the outputs inside the frame
+    `mask`, same form, or every output of `size`), the window gets a rim of one pixel of its edge pixels and
+    a constant border: BORDER_REPLICATE's values on the window but for rare roundings a level apart (the map
+    shifted by another whole pixel rounds to OpenCV's fixed point a little differently), and OpenCV's
+    constant-border warp is about 1.5 times as fast, the rim's copy included (bench/cpu_kernels.py). Else
+    the window and BORDER_REPLICATE.
+    Example: window_source(np.zeros((8, 8, 3), np.uint8), (2, 5, 2, 5), np.array([[1.0, 0, 2], [0, 1, 2], [0, 0,
+    1]]), None, (4, 4))[0].shape is (6, 6, 3): the 4 x 4 window and its rim."""
+    x0, x1, y0, y1 = window
+    if mask is not None:
+        near = x0 <= mask[0] and mask[1] <= x1 and y0 <= mask[2] and mask[3] <= y1
+    else:
+        corners = matrix[:2] @ np.array([[0, size[1] - 1, 0, size[1] - 1], [0, 0, size[0] - 1, size[0] - 1],
+                                          [1, 1, 1, 1]], np.float64)
+        near = corners[0].min() >= x0 - 0.5 and corners[0].max() <= x1 + 0.5 \
+            and corners[1].min() >= y0 - 0.5 and corners[1].max() <= y1 + 0.5
+    crop = image[y0:y1 + 1, x0:x1 + 1]
+    if not near:
+        return crop, shifted(matrix, x0, y0), cv2.BORDER_REPLICATE
+    rimmed = cv2.copyMakeBorder(crop, 1, 1, 1, 1, cv2.BORDER_REPLICATE).reshape(y1 - y0 + 3, x1 - x0 + 3, -1)
+    return rimmed, shifted(matrix, x0 - 1, y0 - 1), cv2.BORDER_CONSTANT
+
+
 def pixel_windows(limits, height, width, edge):
     """Boxes of grid_sample coordinates (N x 4: x from, x to, y from, y to) as inclusive pixel windows
     (x0, x1, y0, y1) of a height x width image, where the boxes lie `edge` pixels outside pixel centres
     (0 for a resize's clamp between its window's edge pixels, 0.5 for a frame's outer edges); None if
     one does not, or leaves the image."""
-    limits = limits.double()
-    xs = (limits[:, :2] + 1.0) * (width / 2.0) - 0.5 + torch.tensor([edge, -edge], dtype=torch.float64)
-    ys = (limits[:, 2:] + 1.0) * (height / 2.0) - 0.5 + torch.tensor([edge, -edge], dtype=torch.float64)
-    pixels = torch.cat([xs, ys], 1)
-    rounded = pixels.round()
-    if bool(((pixels - rounded).abs() > 1e-3).any()):
+    # (numpy: a handful of small tensor operations took a third of a millisecond a call)
+    limits = limits.double().cpu().numpy()
+    xs = (limits[:, :2] + 1.0) * (width / 2.0) - 0.5 + np.array([edge, -edge])
+    ys = (limits[:, 2:] + 1.0) * (height / 2.0) - 0.5 + np.array([edge, -edge])
+    pixels = np.concatenate([xs, ys], 1)
+    rounded = np.round(pixels)
+    if (np.abs(pixels - rounded) > 1e-3).any():
         return None
-    rounded = rounded.long()
-    if bool((rounded[:, :2] < 0).any() or (rounded[:, :2] >= width).any() or (rounded[:, 2:] < 0).any()
-            or (rounded[:, 2:] >= height).any() or (rounded[:, 1] < rounded[:, 0]).any()
-            or (rounded[:, 3] < rounded[:, 2]).any()):
+    rounded = rounded.astype(np.int64)
+    if (rounded[:, :2] < 0).any() or (rounded[:, :2] >= width).any() or (rounded[:, 2:] < 0).any() \
+            or (rounded[:, 2:] >= height).any() or (rounded[:, 1] < rounded[:, 0]).any() \
+            or (rounded[:, 3] < rounded[:, 2]).any():
         return None
     return [tuple(int(v) for v in row) for row in rounded.tolist()]
 
