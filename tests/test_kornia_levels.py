@@ -347,3 +347,39 @@ def test_a_first_warp_on_levels_keeps_the_stretch_whole_with_the_values_of_its_c
     assert module.fusion_chunk(largest, torch.device("cpu")) < len(images)
     chunked, _ = module.augment_images(images, seed=9)
     np.testing.assert_array_equal(whole, chunked)
+
+
+@pytest.mark.parametrize("resample", ["bilinear", "nearest"])
+def test_a_random_resized_crop_on_levels_resizes_its_windows_as_kornia_does(resample, large):
+    """OpenCV's resize of each window (sliced_crops_levels) against Kornia's crop_by_indices with the same draws,
+    windows that shrink and grow: nearest picks the same pixels; bilinear is within 0.8 of a level of Kornia's
+    float resize (0.77 measured; torch's own uint8 resize is within 0.99) and a level of torch's uint8 one."""
+    torch.manual_seed(0)
+    crop = kornia.augmentation.RandomResizedCrop((224, 224), resample=resample.upper(), align_corners=False)
+    batch = torch.from_numpy(np.stack(large)).permute(0, 3, 1, 2)
+    drawn = crop.forward_parameters(batch.shape)
+    sides = drawn["src"][:, 1, 0] - drawn["src"][:, 0, 0] + 1
+    assert (sides < 224).any() and (sides > 224).any()
+    assert levels.sliced_crop_on_levels(crop, batch)
+    ours = levels.sliced_crops_levels(batch, drawn["src"], (224, 224), resample).float()
+    assert ours.is_contiguous(memory_format=torch.channels_last)
+    floats = crop.apply_transform(batch.float(), drawn, crop.flags)
+    uint8 = crop.apply_transform(batch, drawn, crop.flags).float()
+    if resample == "nearest":
+        assert torch.equal(ours, floats)
+    else:
+        assert 0 < (ours - floats).abs().max() <= 0.8 and (ours - uint8).abs().max() <= 1.0
+
+
+def test_only_unfiltered_half_pixel_crops_of_cpu_levels_resize_with_opencv():
+    """Kornia's align_corners=True, the workbench's antialiased or bicubic crops, floats and GPU batches keep
+    Kornia's (or the workbench's) own resize."""
+    from workbench.runtime.kornia_modules.geometric import WbRandomResizedCrop
+    levels_batch = torch.zeros(1, 3, 9, 9, dtype=torch.uint8)
+    K = kornia.augmentation
+    assert levels.sliced_crop_on_levels(WbRandomResizedCrop((8, 8), antialias=False), levels_batch)
+    for crop in (K.RandomResizedCrop((8, 8)), WbRandomResizedCrop((8, 8)),
+                 WbRandomResizedCrop((8, 8), resample="BICUBIC", antialias=False),
+                 K.RandomResizedCrop((8, 8), align_corners=False, cropping_mode="resample")):
+        assert not levels.sliced_crop_on_levels(crop, levels_batch), crop
+    assert not levels.sliced_crop_on_levels(K.RandomResizedCrop((8, 8), align_corners=False), levels_batch.float())

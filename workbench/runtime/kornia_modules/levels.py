@@ -398,6 +398,47 @@ def shifted(matrix, x0, y0):
     return out
 
 
+def sliced_crop_on_levels(module, batch):
+    """Whether `module` is a RandomResizedCrop whose windows Kornia slices and resizes unfiltered
+    (crop_by_indices: Kornia's own, or the workbench's without antialias), bilinearly with half-pixel centres
+    (align_corners False) or nearest, on a uint8 batch of 1 to 4 channels on a CPU: sliced_crops_levels
+    resizes those windows with OpenCV.
+    Example: sliced_crop_on_levels(K.RandomResizedCrop((8, 8), align_corners=False), torch.zeros(1, 3, 9, 9,
+    dtype=torch.uint8)) is True (K: kornia.augmentation)."""
+    if batch.dtype != torch.uint8 or batch.device.type != "cpu" or not 1 <= batch.shape[-3] <= 4 \
+            or type(module).__name__ not in ("RandomResizedCrop", "WbRandomResizedCrop"):
+        return False
+    flags = module.flags
+    if flags.get("cropping_mode") != "slice" or flags.get("antialias"):
+        return False
+    resample = flags["resample"].name.lower()
+    return resample == "nearest" or (resample == "bilinear" and not flags["align_corners"])
+
+
+def sliced_crops_levels(batch, src, size, resample):
+    """Kornia's crop_by_indices(batch, src, size) for a RandomResizedCrop that sliced_crop_on_levels takes (each
+    sample's window, corner points `src` N x 4 x 2, sliced and resized to `size` by F.interpolate: bilinear with
+    half-pixel centres, or "nearest-exact") on the uint8 levels of `batch`, by cv2.resize a sample at a time
+    (INTER_LINEAR, INTER_NEAREST_EXACT): within a level of torch's uint8 resize, 4 to 5 times as fast
+    (bench/cpu_kernels.py). A new uint8 batch laid out N x H x W x C in memory.
+
+    Example:
+        >>> batch = torch.arange(16, dtype=torch.uint8).view(1, 1, 4, 4)
+        >>> src = torch.tensor([[[1, 1], [2, 1], [2, 2], [1, 2]]])  # the window of rows and columns 1 and 2
+        >>> sliced_crops_levels(batch, src, (2, 2), "nearest").flatten().tolist()
+        [5, 6, 9, 10]
+    """
+    corners = torch.as_tensor(src).long().tolist()  # (whole pixels, as Kornia truncates them)
+    images = channels_last_levels(batch).permute(0, 2, 3, 1).numpy()
+    out = torch.empty((batch.shape[0], batch.shape[1], *size), dtype=torch.uint8, memory_format=torch.channels_last)
+    results = out.permute(0, 2, 3, 1).numpy()
+    interpolation = cv2.INTER_NEAREST_EXACT if resample == "nearest" else cv2.INTER_LINEAR
+    for n, box in enumerate(corners):
+        window = images[n, box[0][1]:box[3][1] + 1, box[0][0]:box[1][0] + 1]
+        results[n] = cv2.resize(window, (size[1], size[0]), interpolation=interpolation).reshape(results[n].shape)
+    return out
+
+
 def filter_on_levels(module, batch):
     """Whether a step that runs on its own runs on the levels of `batch` (uint8, on a CPU) with OpenCV: a
     GaussianBlur (WbGaussianBlur) on 1 to 4 channels, or the luma Grayscale (weighted_average) of 3.
