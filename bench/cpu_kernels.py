@@ -5,7 +5,8 @@ of the sizes the sweep's chains meet:
 - a first antialiased resize, 32 images 512^2 -> 256^2: on uint8 levels (what a CPU runs now, the
   program's LEVEL_STEPS) against floats (Kornia's path, what the step did before);
 - 32 RandomResizedCrop windows of 128-256 pixels resized to 224^2, uint8 then converted, against
-  converted then resized;
+  converted then resized; and the same windows' uint8 resize by cv2.resize (levels.py's
+  sliced_crops_levels) against torch's uint8 F.interpolate (what Kornia's crop_by_indices gives levels);
 - hue_turns' maximal-channel mask on a plane of 16 x 224^2: sign(x - high) + 1 against (x == high)
   made floats;
 - a fused rotation of 32 images of 512^2, 256^2 and 192^2, and of 8 of 128^2: on their uint8 levels with
@@ -56,7 +57,8 @@ from workbench.runtime.kornia_modules.color import contrast_in_place, hue_turns,
 from workbench.runtime.kornia_modules.fusion import copy_rows, fused_resample  # noqa: E402
 from workbench.runtime.kornia_modules import levels  # noqa: E402
 from workbench.runtime.kornia_modules.levels import (channels_last_levels, float_tables_levels,  # noqa: E402
-                                                     jitter_levels, resample_levels, shifted, window_source)
+                                                     jitter_levels, resample_levels, shifted,
+                                                     sliced_crops_levels, window_source)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import machine_line  # noqa: E402
@@ -130,6 +132,10 @@ def pairs() -> dict[str, tuple]:
         offset = centre - linear @ np.array([95.5, 95.5])
         turns.append(np.array([[*linear[0], offset[0]], [*linear[1], offset[1]], [0.0, 0.0, 1.0]]))
 
+    boxes = torch.tensor([[[x, y], [x + 127 + w // 2, y], [x + 127 + w // 2, y + 127 + h // 2],
+                           [x, y + 127 + h // 2]] for y, x, h, w in windows])
+    interleaved = levels.contiguous(memory_format=torch.channels_last)
+
     def rows_pair(dtype):
         batch, part = copied[dtype]
         return (lambda: copy_rows(batch.clone(), rows, part), lambda: batch.clone().index_copy_(0, rows, part))
@@ -158,6 +164,9 @@ def pairs() -> dict[str, tuple]:
             .float().div_(255.0),
             lambda: torch.cat([resize(crop(levels, i, w).float().div_(255.0), (224, 224), False)
                                for i, w in enumerate(windows)])),
+        "32 RandomResizedCrop windows -> 224^2, uint8: cv2.resize vs torch": (
+            lambda: sliced_crops_levels(interleaved, boxes, (224, 224), "bilinear"),
+            lambda: torch.cat([resize(crop(interleaved, i, w), (224, 224), False) for i, w in enumerate(windows)])),
         "maximal-channel mask, 16 x 224^2": (
             lambda: torch.sub(plane, high).sign_().add_(1.0),
             lambda: (plane == high).to(torch.float32)),

@@ -419,8 +419,9 @@ def sliced_crops_levels(batch, src, size, resample):
     """Kornia's crop_by_indices(batch, src, size) for a RandomResizedCrop that sliced_crop_on_levels takes (each
     sample's window, corner points `src` N x 4 x 2, sliced and resized to `size` by F.interpolate: bilinear with
     half-pixel centres, or "nearest-exact") on the uint8 levels of `batch`, by cv2.resize a sample at a time
-    (INTER_LINEAR, INTER_NEAREST_EXACT): within a level of torch's uint8 resize, 4 to 5 times as fast
-    (bench/cpu_kernels.py). A new uint8 batch laid out N x H x W x C in memory.
+    (INTER_LINEAR, INTER_NEAREST_EXACT): within a level of torch's uint8 resize, and about 1.3 times as fast on
+    the N x H x W x C levels augment_images makes (bench/cpu_kernels.py; twice as fast on planar ones). A new
+    uint8 batch laid out N x H x W x C in memory.
 
     Example:
         >>> batch = torch.arange(16, dtype=torch.uint8).view(1, 1, 4, 4)
