@@ -383,3 +383,21 @@ def test_only_unfiltered_half_pixel_crops_of_cpu_levels_resize_with_opencv():
                  K.RandomResizedCrop((8, 8), align_corners=False, cropping_mode="resample")):
         assert not levels.sliced_crop_on_levels(crop, levels_batch), crop
     assert not levels.sliced_crop_on_levels(K.RandomResizedCrop((8, 8), align_corners=False), levels_batch.float())
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+@pytest.mark.parametrize("flip", ["RandomHorizontalFlip", "RandomVerticalFlip"])
+def test_a_flip_of_some_samples_on_levels_is_kornias(flip, channels, photos):
+    """A flip whose p leaves samples out (apply_to_rows) flips the others' levels with cv2.flip: Kornia's
+    forward with the same draws, bit for bit, and the batch given is left alone."""
+    module = module_of(wb.Chain().add("HorizontalFlip"))
+    step = getattr(kornia.augmentation, flip)(p=0.5)
+    batch = torch.from_numpy(np.stack(photos)).permute(0, 3, 1, 2)[:, :channels]
+    before = batch.clone()
+    torch.manual_seed(3)
+    drawn = step.forward_parameters(batch.shape)
+    rows = module.rows_to_apply(step, drawn, batch)
+    assert rows is not None and 0 < len(rows) < len(photos)
+    ours = module.apply_to_rows(step, drawn, batch, rows)
+    assert ours.dtype == torch.uint8 and torch.equal(batch, before)
+    assert torch.equal(ours.float(), step(batch.float(), params=drawn))

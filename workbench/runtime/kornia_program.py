@@ -95,7 +95,7 @@ from .sampling import EpochSampler, sample_index
 from .kornia_modules.fusion import (copy_rows, fused_colour, fused_geometry_plan, fused_output_size, fused_resample,
                                     fusion_chunk, fusion_gate, fusion_jitter_branches, fusion_segments, fusion_slice,
                                     shares_memory)
-from .kornia_modules.levels import (colours_on_levels, filter_levels, filter_on_levels,
+from .kornia_modules.levels import (colours_on_levels, filter_levels, filter_on_levels, flips_levels,
                                     float_tables_levels, level_warp_plan, levels_plan, resample_levels,
                                     sliced_crop_on_levels, sliced_crops_levels, tables_take)
 from .targets import BOXES_NEEDED
@@ -385,6 +385,8 @@ def apply_to_rows(module, drawn, batch, rows, owned=False):
     kept as they are: what Kornia's forward gives (the same values), without transforming the
     samples it would throw away. `owned`: `batch` is not the caller's, and is written into.
     Example: a HorizontalFlip with p = 0.5 flips the samples whose coin came up."""
+    if batch.dtype == torch.uint8 and isinstance(module, (K.RandomHorizontalFlip, K.RandomVerticalFlip)):
+        return flips_levels(batch, rows, isinstance(module, K.RandomHorizontalFlip))
     out = batch if owned else batch.clone()
     if len(rows):
         count = int(batch.shape[0])

@@ -398,6 +398,23 @@ def shifted(matrix, x0, y0):
     return out
 
 
+def flips_levels(batch, rows, horizontal):
+    """A flip (`horizontal`, else vertical) of the samples `rows` (an index tensor) of the uint8 levels `batch`
+    by cv2.flip, the other samples kept: a new uint8 batch laid out N x H x W x C in memory. (Kornia's flip
+    of the rows made them N x C x H x W, and writing them back into the interleaved batch took a transposing
+    copy each, most of the step.)
+
+    Example:
+        >>> batch = torch.tensor([[[[1, 2, 3]]], [[[4, 5, 6]]]], dtype=torch.uint8)
+        >>> flips_levels(batch, torch.tensor([1]), True).flatten().tolist()
+        [1, 2, 3, 6, 5, 4]
+    """
+    out, results, _ = writable_levels(batch, None)
+    for n in rows.tolist():
+        results[n] = cv2.flip(results[n], 1 if horizontal else 0).reshape(results[n].shape)
+    return out
+
+
 def sliced_crop_on_levels(module, batch):
     """Whether `module` is a RandomResizedCrop whose windows Kornia slices and resizes unfiltered
     (crop_by_indices: Kornia's own, or the workbench's without antialias), bilinearly with half-pixel centres
