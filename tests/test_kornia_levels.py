@@ -401,3 +401,25 @@ def test_a_flip_of_some_samples_on_levels_is_kornias(flip, channels, photos):
     ours = module.apply_to_rows(step, drawn, batch, rows)
     assert ours.dtype == torch.uint8 and torch.equal(batch, before)
     assert torch.equal(ours.float(), step(batch.float(), params=drawn))
+
+
+def test_a_run_of_colour_steps_on_levels_in_one_pass_is_the_steps_one_after_another(photos):
+    """adjusted_levels runs two ColorJitters and a Gamma, each with its own gate, image by image in one copy of
+    the batch: the values of the three steps run one after another, bit for bit, for samples that any,
+    all or none of them apply to."""
+    K = kornia.augmentation
+    batch = torch.from_numpy(np.stack(photos[:6])).permute(0, 3, 1, 2)
+    torch.manual_seed(5)
+    first, second = K.ColorJitter(0.3, 0.3, 0.3, 0.05), K.ColorJitter(0.2, 0.0, 0.4, 0.1)
+    gamma = K.RandomGamma((0.6, 1.5))
+    draws = [step.forward_parameters(batch.shape) for step in (first, second, gamma)]
+    gates = [torch.tensor(g, dtype=torch.bool).view(-1, 1, 1, 1)
+             for g in ([1, 1, 0, 0, 1, 0], [1, 0, 1, 0, 0, 1], [0, 1, 1, 0, 1, 1])]
+    one_by_one = levels.jitter_levels(batch, draws[0], gates[0], (0, 1, 2, 3))
+    one_by_one = levels.jitter_levels(one_by_one, draws[1], gates[1], (2, 0, 3))
+    one_by_one = levels.lookup_levels(one_by_one, gamma, draws[2], gates[2])
+    together = levels.adjusted_levels(batch, [levels.jitter_adjustment(draws[0], gates[0], (0, 1, 2, 3), 6),
+                                              levels.jitter_adjustment(draws[1], gates[1], (2, 0, 3), 6),
+                                              levels.lookup_adjustment(batch, gamma, draws[2], gates[2])])
+    assert torch.equal(together, one_by_one)
+    assert torch.equal(together[3], batch[3]) and not torch.equal(together[0], batch[0])

@@ -66,15 +66,39 @@ def jitter_levels(batch, drawn, gate, moved):
         >>> jitter_levels(grey, drawn, None, (0,)).flatten().tolist()[:3]
         [150, 150, 150]
     """
-    out, results, applies = writable_levels(batch, gate)
+    return adjusted_levels(batch, [jitter_adjustment(drawn, gate, moved, len(batch))])
+
+
+def jitter_adjustment(drawn, gate, moved, count):
+    """A ColorJitter's draws as adjusted_levels takes them: (image, n) -> sample n's HxWx3 uint8 image adjusted
+    (see jitter_levels), or None where its gate leaves sample n out, or it moves no branch."""
     keys = ("brightness_factor", "contrast_factor", "saturation_factor", "hue_factor")
     factors = {k: drawn[keys[k]].double().tolist() for k in moved}
-    for n, applied in enumerate(applies):
-        if applied and moved:
-            image = results[n]
-            for k in moved:
-                image = LEVEL_ADJUSTMENTS[k](image, factors[k][n])
-            results[n] = image
+    applies = [True] * count if gate is None else gate.to(torch.bool).flatten().tolist()
+
+    def adjust(image, n):
+        if not (applies[n] and moved):
+            return None
+        for k in moved:
+            image = LEVEL_ADJUSTMENTS[k](image, factors[k][n])
+        return image
+    return adjust
+
+
+def adjusted_levels(batch, adjustments):
+    """Colour steps on the uint8 N x C x H x W `batch` (any memory layout), each an adjustment (image, n) -> sample
+    n's new HxWxC image or None (see jitter_adjustment, lookup_adjustment), in turn, image by image: one copy of
+    the batch for a run of them, laid out N x H x W x C in memory (channels_last), not one per step.
+    Example: a ColorJitter then a Gamma on levels, adjusted_levels(batch, [jitter_adjustment(drawn, gate, moved,
+    len(batch)), lookup_adjustment(batch, gamma, drawn, gate)]), is jitter_levels, then lookup_levels."""
+    out, results, _ = writable_levels(batch, None)
+    for n in range(len(results)):
+        image = results[n]
+        for adjust in adjustments:
+            adjusted = adjust(image, n)
+            image = image if adjusted is None else adjusted
+        if image is not results[n]:
+            results[n] = image.reshape(results[n].shape)
     return out
 
 
@@ -166,15 +190,21 @@ def lookup_levels(batch, module, drawn, gate):
         >>> lookup_levels(batch, K.RandomInvert(p=1.0), {}, None).flatten().tolist()
         [255, 155, 0]
     """
+    return adjusted_levels(batch, [lookup_adjustment(batch, module, drawn, gate)])
+
+
+def lookup_adjustment(batch, module, drawn, gate):
+    """A step of LOOKUP_STEPS with its draws as adjusted_levels takes it (see lookup_levels): (image, n) -> sample
+    n's image looked up in its tables, or None where the gate leaves it out."""
     count, channels = int(batch.shape[0]), int(batch.shape[1])
     ramp = torch.arange(256, dtype=torch.float32).div_(255.0).view(1, 1, 1, 256).repeat(count, channels, 1, 1)
     values = fused_colour(ramp, [module], [drawn], [None], [None], owned=True)
     tables = values.mul(255.0).round_().clamp_(0.0, 255.0).to(torch.uint8).permute(0, 2, 3, 1).contiguous().numpy()
-    out, results, applies = writable_levels(batch, gate)
-    for n, applied in enumerate(applies):
-        if applied:
-            results[n] = cv2.LUT(results[n], tables[n] if channels > 1 else tables[n][..., 0]).reshape(results[n].shape)
-    return out
+    applies = [True] * count if gate is None else gate.to(torch.bool).flatten().tolist()
+
+    def adjust(image, n):
+        return cv2.LUT(image, tables[n] if channels > 1 else tables[n][..., 0]) if applies[n] else None
+    return adjust
 
 
 def tables_take(batch):
@@ -262,11 +292,10 @@ def colours_on_levels(batch, arguments):
     levels, Gamma and Normalize through one float table per sample."""
     modules, draws, gates, branches, owned = arguments
     kept, tabled = levels_plan(modules, batch)
-    for k in range(kept):
-        if jitter_on_levels(modules[k], batch):
-            batch = jitter_levels(batch, draws[k], gates[k], branches[k])
-        else:
-            batch = lookup_levels(batch, modules[k], draws[k], gates[k])
+    if kept:
+        batch = adjusted_levels(batch, [
+            jitter_adjustment(draws[k], gates[k], branches[k], len(batch)) if jitter_on_levels(modules[k], batch)
+            else lookup_adjustment(batch, modules[k], draws[k], gates[k]) for k in range(kept)])
     if tabled:
         batch = float_tables_levels(batch, modules[kept:], draws[kept:], gates[kept:])
     count = len(modules) if tabled else kept
