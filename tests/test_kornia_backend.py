@@ -200,6 +200,25 @@ def test_seeded_and_reported(small_images, design_chain):
         assert row[0]["applied"] and row[4]["applied"]
 
 
+def test_params_made_when_read_are_the_runs_whatever_the_chain_becomes(small_images, design_chain):
+    """The Kornia run defers its rows until `params` is read (deferred_params): read after the chain was edited
+    (its Rotate disabled, its range changed), they are the rows of the run that was made, the rows built at
+    once from its records; read twice, the same list."""
+    from workbench.backends.records import per_sample_params
+    from workbench.plans import kornia_names
+    original = wb.Chain.from_dict(design_chain.to_dict())
+    res = design_chain.run(small_images)
+    assert callable(res._params)
+    design_chain.steps[2].enabled = False
+    design_chain.steps[2].params["degrees"] = [0.0, 0.0]
+    rows = res.params
+    assert rows is res.params and all(row[2]["applied"] and row[2]["angle"] != 0 for row in rows)
+    module = load_module(emit(original, "kornia"), "kornia")
+    out, records = module.augment_images(small_images, seed=original.seed)
+    assert rows == per_sample_params(original, records, len(small_images), kornia_names)
+    assert np.array_equal(out, res.images)
+
+
 def test_disabled_step_is_skipped_and_reported(small_images, design_chain):
     design_chain.steps[2].enabled = False
     res = design_chain.run(small_images)

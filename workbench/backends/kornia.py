@@ -11,13 +11,13 @@ os.environ.setdefault("KORNIA_INSTALLATION_MODE", "RAISE")  # never block on an 
 from ..codegen import emit, load_module
 from ..errors import WorkbenchError
 from ..plans import kornia_names
-from .records import per_sample_params
+from .records import deferred_params
 
 
 def run_kornia(chain, images: list[np.ndarray], device: str, labels: np.ndarray | None = None,
                torch_compile: bool = False, boxes: list[np.ndarray] | None = None):
-    """(images, per-sample params, mixed labels or None) from the generated module's
-    `augment_images`; `labels` (soft targets) are handed to it when given, `torch_compile` when
+    """(images, per-sample params (deferred_params: made when read), mixed labels or None) from the generated
+    module's `augment_images`; `labels` (soft targets) are handed to it when given, `torch_compile` when
     set (torch.compile of the fused runs of steps), and `boxes` (for the steps that read them)."""
     module = load_module(emit(chain, "kornia"), "kornia")
     extra = {"augmentation": built_augmentation(module, device)}
@@ -31,7 +31,7 @@ def run_kornia(chain, images: list[np.ndarray], device: str, labels: np.ndarray 
         out, records, *mixed = module.augment_images(images, seed=chain.seed, device=device, **extra)
     except (RuntimeError, ValueError) as exc:
         raise WorkbenchError(f"Kornia could not run the chain: {exc}") from exc
-    params = per_sample_params(chain, records, len(images), kornia_names)
+    params = deferred_params(chain, records, len(images), kornia_names)
     return out, params, (mixed[0] if mixed else None)
 
 

@@ -56,5 +56,20 @@ class RunResult:
     keypoints_visible = property(lambda self: _kind(self, "keypoints_visible"))
 
 
+def _params(result: RunResult):
+    if callable(result._params):  # (rows deferred by the backend: built once, when first read)
+        result._params = result._params()
+    return result._params
+
+
+def _set_params(result: RunResult, value) -> None:
+    result._params = value
+
+
+# `params` may be given as a call that makes the rows (backends/records.py's deferred_params): read, it is
+# the rows. (Set on the class after the dataclass made __init__, which then assigns through it.)
+RunResult.params = property(_params, _set_params)
+
+
 def _kind(result: RunResult, kind: str):
     return None if result.targets is None else getattr(result.targets, kind)

@@ -86,6 +86,8 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
         out, params, mixed = run_albumentations(chain, arrays, device, mixing, boxes)
     else:
         out, params, mixed = run_kornia(chain, arrays, device, mixing, torch_compile, boxes)
-    moved = move_targets(chain, params, arrays, given, outputs=out) if given is not None else None
-    return RunResult(images=out, params=params, backend=backend, device=device, seed=chain.seed, inputs=arrays,
-                     labels=targets if mixed is None else mixed, targets=moved)
+    result = RunResult(images=out, params=params, backend=backend, device=device, seed=chain.seed, inputs=arrays,
+                       labels=targets if mixed is None else mixed)
+    if given is not None:  # (moved by the draws: the rows a backend may defer are made here)
+        result.targets = move_targets(chain, result.params, arrays, given, outputs=out)
+    return result
