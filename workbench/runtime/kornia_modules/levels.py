@@ -93,12 +93,12 @@ def adjusted_levels(batch, adjustments):
     len(batch)), lookup_adjustment(batch, gamma, drawn, gate)]), is jitter_levels, then lookup_levels."""
     out, results, _ = writable_levels(batch, None)
     for n in range(len(results)):
-        image = results[n]
+        image = original = results[n]
         for adjust in adjustments:
             adjusted = adjust(image, n)
             image = image if adjusted is None else adjusted
-        if image is not results[n]:
-            results[n] = image.reshape(results[n].shape)
+        if image is not original:  # (an image no step applied to keeps its levels, uncopied)
+            original[...] = image.reshape(original.shape)
     return out
 
 
