@@ -54,8 +54,10 @@ def test_a_one_step_program_is_a_fraction_of_the_whole_program():
     # that runs steps in chunks reaches; the fused runs' are left out); Kornia 2,237 with issue 30's stretches that
     # stay on levels run whole (stays_on_levels), rows copied back one sample at a time (copy_rows) and levels laid
     # out by cv2.merge (channels_last_levels); 2,279 with the levels a chain ends on converted by float tables
-    # (float_tables_levels, into numpy's memory), which every chain reaches; the target is 600.)
-    ceilings = {"kornia": 2279, "dali": 1560, "albumentations": 1345}
+    # (float_tables_levels, into numpy's memory), which every chain reaches; 2,308 with issue 30's flips of some
+    # samples on levels (flips_levels, which a flip's chain needs; the levels' resized crops, a ChainFeature, left
+    # out); the target is 600.)
+    ceilings = {"kornia": 2308, "dali": 1560, "albumentations": 1345}
     for backend, (plain, whole) in sizes.items():
         assert plain <= ceilings[backend] and whole > plain + 700, (backend, plain, whole)
 

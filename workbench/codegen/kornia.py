@@ -9,6 +9,7 @@ from ..literals import call, comment, group_options, identifier, literal
 from ..model import ChainModel
 from .. import runtime
 from ..runtime.kornia_modules.fusion import LONE_COLOUR_RUNS
+from ..runtime.kornia_modules.levels import SLICED_CROPS
 from .loader_sizes import resize_position, size_section
 from .layout import wrapped
 from .program_file import program_file
@@ -127,6 +128,11 @@ def _may_fuse(chain) -> bool:
     return len(ops) > 1 or any(op.spec.kornia.module_for(op.params)[0] in LONE_COLOUR_RUNS for op in ops)
 
 
+def _runs_module(names):
+    """ChainFeature.needed of code that runs only for the Kornia modules `names` (a group's children count)."""
+    return lambda chain: any(op.spec.kornia.module_for(op.params)[0] in names for op in chain.enabled_ops())
+
+
 def _checks_one_size(chain) -> bool:
     """Whether training_batches may check that a batch is of one size (check_one_size): unless a step
     fixes the size first (FIXES_SIZE) or every batch runs its head per image (PER_IMAGE)."""
@@ -149,6 +155,9 @@ CHAIN_FEATURES = (
                  lambda chain: resized_crop_constant(chain.enabled_steps())[-1] != "RESIZED_CROP = None",
                  ("resized_crop_windows", "resized_crops", "window_record")),
     ChainFeature("the check of a batch of mixed sizes", _checks_one_size, ("check_one_size",)),
+    ChainFeature("flips on levels", _runs_module(("RandomHorizontalFlip", "RandomVerticalFlip")), ("flips_levels",)),
+    ChainFeature("crops resized on levels", _runs_module(SLICED_CROPS),
+                 ("sliced_crop_on_levels", "sliced_crops_levels")),
 )
 
 

@@ -97,7 +97,7 @@ from .kornia_modules.fusion import (copy_rows, fused_colour, fused_geometry_plan
                                     shares_memory)
 from .kornia_modules.levels import (colours_on_levels, filter_levels, filter_on_levels, flips_levels,
                                     float_tables_levels, level_warp_plan, levels_plan, resample_levels,
-                                    sliced_crop_on_levels, sliced_crops_levels, tables_take)
+                                    SLICED_CROPS, sliced_crop_on_levels, sliced_crops_levels, tables_take)
 from .targets import BOXES_NEEDED
 
 
@@ -447,7 +447,7 @@ def runs_on_levels(module, batch):
 def transformed(module, batch, drawn):
     """`module` on every sample of `batch`: Kornia's forward; on levels its transform (the forward takes floats),
     or OpenCV's resize of the windows of a RandomResizedCrop that sliced_crop_on_levels takes."""
-    if sliced_crop_on_levels(module, batch):
+    if type(module).__name__ in SLICED_CROPS and sliced_crop_on_levels(module, batch):
         return sliced_crops_levels(batch, drawn["src"], module.flags["size"], module.flags["resample"].name.lower())
     uint8 = batch.dtype == torch.uint8
     return module.apply_transform(batch, drawn, module.flags) if uint8 else module(batch, params=drawn)

@@ -18,6 +18,7 @@ shows the zeros it padded with; the fused run checks every such intermediate fra
 from __future__ import annotations
 
 import kornia
+import numpy as np
 import torch
 
 from .color import IN_PLACE_ADJUSTMENTS, gamma_in_place, jitter_functions, per_sample
@@ -154,9 +155,9 @@ def fusion_slice(value, rows, count, key=None):
 
 def fusion_frame(height, width):
     """The map from pixel indices (centres at integers) of a height x width frame to
-    grid_sample's coordinates with align_corners=False: -1 and 1 at the frame's outer edges."""
-    return torch.tensor([[2.0 / width, 0.0, 1.0 / width - 1.0], [0.0, 2.0 / height, 1.0 / height - 1.0],
-                         [0.0, 0.0, 1.0]], dtype=torch.float64)
+    grid_sample's coordinates with align_corners=False: -1 and 1 at the frame's outer edges (float64 numpy)."""
+    return np.array([[2.0 / width, 0.0, 1.0 / width - 1.0], [0.0, 2.0 / height, 1.0 / height - 1.0],
+                     [0.0, 0.0, 1.0]])
 
 
 def fused_geometry_plan(steps, shape):
@@ -167,9 +168,11 @@ def fused_geometry_plan(steps, shape):
     input's grid coordinates (`boxes`: N x K x 4, x from, x to, y from, y to; None without any)
     or, after a rotation, a map like theta in `frames`. `clamps` (N x K x 4 like boxes, or None):
     the boxes between the edge pixels' centres of each resize's window, where the grid is clamped
-    as F.interpolate clamps. affine: whether no step was a perspective."""
+    as F.interpolate clamps. affine: whether no step was a perspective. (The 3 x 3 algebra runs in
+    numpy: as a hundred small tensor operations it took two thirds of the plan, a fifth of an 8-image
+    run, profiled.)"""
     count, channels, size = int(shape[0]), int(shape[1]), (int(shape[-2]), int(shape[-1]))
-    identity = torch.eye(3, dtype=torch.float64)
+    identity = np.eye(3)
     draws, matrices, sizes, checks, resizes, mode = [], [], [size], [], [], None
     for position, module in enumerate(steps):
         resample, moves_in = fusion_geometry(module)
@@ -179,53 +182,51 @@ def fused_geometry_plan(steps, shape):
         # compute_transformation only reads the input's shape, device and dtype: a stand-in
         # that allocates nothing.
         stand_in = torch.zeros(1, dtype=torch.float64).expand(batch_shape)
-        matrix = module.compute_transformation(stand_in, drawn, module.flags).to(torch.float64).expand(count, 3, 3)
-        applied = drawn["batch_prob"].to(torch.bool).reshape(-1, 1, 1) if "batch_prob" in drawn else True
-        matrices.append(torch.where(applied, matrix, identity))
+        matrix = module.compute_transformation(stand_in, drawn, module.flags).to(torch.float64).cpu().numpy()
+        applied = drawn["batch_prob"].cpu().numpy().astype(bool).reshape(-1, 1, 1) if "batch_prob" in drawn else True
+        matrices.append(np.where(applied, np.broadcast_to(matrix, (count, 3, 3)), identity))
         if moves_in and position > 0:
             checks.append(position)  # the frame this step reads from (the output of the step before)
         if type(module).__name__ in ("RandomResizedCrop", "WbResize"):
-            resizes.append((position, fusion_window(module, drawn, size, count)))
+            resizes.append((position, fusion_window(module, drawn, size, count).numpy()))
         size = fused_output_size(module, size)
         sizes.append(size)
         draws.append(drawn)
     # Inverse maps from the output back to the frame before step k, for every k: suffix products.
     back = [None] * (len(steps) + 1)
-    back[len(steps)] = identity.expand(count, 3, 3)
+    back[len(steps)] = np.broadcast_to(identity, (count, 3, 3))
     # Maps from the input to the frame before step k, composed forwards (exact zeros stay zeros).
-    ahead = [identity.expand(count, 3, 3)]
+    ahead = [np.broadcast_to(identity, (count, 3, 3))]
     for matrix in matrices:
         ahead.append(matrix @ ahead[-1])
     for k in range(len(steps) - 1, -1, -1):
-        back[k] = torch.linalg.inv(matrices[k]) @ back[k + 1]
-    to_output = torch.linalg.inv(fusion_frame(*size))
+        back[k] = np.linalg.inv(matrices[k]) @ back[k + 1]
+    to_output = np.linalg.inv(fusion_frame(*size))
     theta = fusion_frame(*sizes[0]) @ back[0] @ to_output
     frames, boxes = [], []
     for k in checks:
         # Frame k seen from the input: when the steps before it only crop, scale and flip, it is
         # a box there, checked on the sampling grid itself (no second grid).
-        before = ahead[k]
-        from_frame = fusion_frame(*sizes[0]) @ torch.linalg.inv(before) @ torch.linalg.inv(fusion_frame(*sizes[k]))
-        if bool((from_frame[:, 0, 1] == 0).all() and (from_frame[:, 1, 0] == 0).all()) \
-                and fusion_is_affine(from_frame):
-            xs = from_frame[:, 0, 2, None] + from_frame[:, 0, 0, None] * torch.tensor([-1.0, 1.0], dtype=torch.float64)
-            ys = from_frame[:, 1, 2, None] + from_frame[:, 1, 1, None] * torch.tensor([-1.0, 1.0], dtype=torch.float64)
-            boxes.append(torch.cat([xs.sort(-1).values, ys.sort(-1).values], -1))
+        from_frame = fusion_frame(*sizes[0]) @ np.linalg.inv(ahead[k]) @ np.linalg.inv(fusion_frame(*sizes[k]))
+        if (from_frame[:, 0, 1] == 0).all() and (from_frame[:, 1, 0] == 0).all() and fusion_is_affine(from_frame):
+            xs = from_frame[:, 0, 2, None] + from_frame[:, 0, 0, None] * np.array([-1.0, 1.0])
+            ys = from_frame[:, 1, 2, None] + from_frame[:, 1, 1, None] * np.array([-1.0, 1.0])
+            boxes.append(np.concatenate([np.sort(xs, -1), np.sort(ys, -1)], -1))
         else:
-            frames.append(fusion_frame(*sizes[k]) @ back[k] @ to_output)
-    boxes = torch.stack(boxes, 1) if boxes else None
+            frames.append(torch.from_numpy(fusion_frame(*sizes[k]) @ back[k] @ to_output))
+    boxes = torch.from_numpy(np.stack(boxes, 1)) if boxes else None
     # A resize samples only between the centres of its window's edge pixels (F.interpolate repeats
     # the edge pixels beyond them): clamp the grid there, where the window is a box of the input.
     clamps = []
     for k, window in resizes:
-        before = ahead[k]
-        to_input = fusion_frame(*sizes[0]) @ torch.linalg.inv(before)
-        if bool((to_input[:, 0, 1] == 0).all() and (to_input[:, 1, 0] == 0).all()) and fusion_is_affine(to_input):
+        to_input = fusion_frame(*sizes[0]) @ np.linalg.inv(ahead[k])
+        if (to_input[:, 0, 1] == 0).all() and (to_input[:, 1, 0] == 0).all() and fusion_is_affine(to_input):
             xs = to_input[:, 0, 2, None] + to_input[:, 0, 0, None] * window[:, :2]
             ys = to_input[:, 1, 2, None] + to_input[:, 1, 1, None] * window[:, 2:]
-            clamps.append(torch.cat([xs.sort(-1).values, ys.sort(-1).values], -1))
-    clamps = torch.stack(clamps, 1) if clamps else None
-    return draws, size, theta, frames, boxes, clamps, mode, fusion_is_affine(theta)
+            clamps.append(np.concatenate([np.sort(xs, -1), np.sort(ys, -1)], -1))
+    clamps = torch.from_numpy(np.stack(clamps, 1)) if clamps else None
+    theta, affine = torch.from_numpy(np.ascontiguousarray(theta)), fusion_is_affine(theta)
+    return draws, size, theta, frames, boxes, clamps, mode, affine
 
 
 def fusion_window(module, drawn, size, count):
@@ -238,9 +239,9 @@ def fusion_window(module, drawn, size, count):
 
 
 def fusion_is_affine(theta):
-    """Whether every map of `theta` (N x 3 x 3) is affine (its last row 0, 0, 1): then its grid
+    """Whether every map of `theta` (float64 numpy N x 3 x 3) is affine (its last row 0, 0, 1): then its grid
     needs no division."""
-    return bool((theta[:, 2, :2] == 0).all()) and bool((theta[:, 2, 2] == 1).all())
+    return bool((theta[:, 2, :2] == 0).all() and (theta[:, 2, 2] == 1).all())
 
 
 def fusion_grid(theta, size, affine):

@@ -364,7 +364,7 @@ def level_warp_plan(batch, theta, frames, boxes, clamps, size, mode, affine):
             or any(extra is not None and extra.shape[1] > 1 for extra in (boxes, clamps)):
         return None
     height, width = int(batch.shape[-2]), int(batch.shape[-1])
-    maps = (torch.linalg.inv(fusion_frame(height, width)) @ theta.double() @ fusion_frame(*size)).numpy()
+    maps = np.linalg.inv(fusion_frame(height, width)) @ theta.double().cpu().numpy() @ fusion_frame(*size)
     windows = None if clamps is None else pixel_windows(clamps[:, 0], height, width, 0.0)
     masks = None if boxes is None else pixel_windows(boxes[:, 0], height, width, 0.5)
     if (clamps is not None and windows is None) or (boxes is not None and masks is None):
@@ -444,6 +444,10 @@ def flips_levels(batch, rows, horizontal):
     return out
 
 
+# The steps whose windows sliced_crops_levels may resize (see sliced_crop_on_levels).
+SLICED_CROPS = ("RandomResizedCrop", "WbRandomResizedCrop")
+
+
 def sliced_crop_on_levels(module, batch):
     """Whether `module` is a RandomResizedCrop whose windows Kornia slices and resizes unfiltered
     (crop_by_indices: Kornia's own, or the workbench's without antialias), bilinearly with half-pixel centres
@@ -452,7 +456,7 @@ def sliced_crop_on_levels(module, batch):
     Example: sliced_crop_on_levels(K.RandomResizedCrop((8, 8), align_corners=False), torch.zeros(1, 3, 9, 9,
     dtype=torch.uint8)) is True (K: kornia.augmentation)."""
     if batch.dtype != torch.uint8 or batch.device.type != "cpu" or not 1 <= batch.shape[-3] <= 4 \
-            or type(module).__name__ not in ("RandomResizedCrop", "WbRandomResizedCrop"):
+            or type(module).__name__ not in SLICED_CROPS:
         return False
     flags = module.flags
     if flags.get("cropping_mode") != "slice" or flags.get("antialias"):
