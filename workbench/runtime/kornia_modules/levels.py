@@ -379,7 +379,7 @@ def window_source(image, window, matrix, mask, size):
     `mask`, same form, or every output of `size`), the window gets a rim of one pixel of its edge pixels and
     a constant border: BORDER_REPLICATE's values on the window but for rare roundings a level apart (the map
     shifted by another whole pixel rounds to OpenCV's fixed point a little differently), and OpenCV's
-    constant-border warp is about 1.5 times as fast, the rim's copy included (bench/cpu_kernels.py). Else
+    constant-border warp is 1.3 to 1.5 times as fast, the rim's copy included (bench/cpu_kernels.py). Else
     the window and BORDER_REPLICATE.
     Example: window_source(np.zeros((8, 8, 3), np.uint8), (2, 5, 2, 5), np.array([[1.0, 0, 2], [0, 1, 2], [0, 0,
     1]]), None, (4, 4))[0].shape is (6, 6, 3): the 4 x 4 window and its rim."""
@@ -469,9 +469,9 @@ def sliced_crops_levels(batch, src, size, resample):
     """Kornia's crop_by_indices(batch, src, size) for a RandomResizedCrop that sliced_crop_on_levels takes (each
     sample's window, corner points `src` N x 4 x 2, sliced and resized to `size` by F.interpolate: bilinear with
     half-pixel centres, or "nearest-exact") on the uint8 levels of `batch`, by cv2.resize a sample at a time
-    (INTER_LINEAR, INTER_NEAREST_EXACT): within a level of torch's uint8 resize, and about 1.3 times as fast on
-    the N x H x W x C levels augment_images makes (bench/cpu_kernels.py; twice as fast on planar ones). A new
-    uint8 batch laid out N x H x W x C in memory.
+    (INTER_LINEAR, INTER_NEAREST_EXACT): within a level of torch's uint8 resize, and 1.2 to 1.3 times as fast
+    on the N x H x W x C levels augment_images makes (bench/cpu_kernels.py). A new uint8 batch laid out
+    N x H x W x C in memory.
 
     Example:
         >>> batch = torch.arange(16, dtype=torch.uint8).view(1, 1, 4, 4)
