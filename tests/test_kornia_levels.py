@@ -267,17 +267,9 @@ def test_a_stretch_on_levels_runs_whole_with_the_values_of_its_chunks(photos):
     at once gives what the stretch gave a chunk at a time, bit for bit, and a chain whose colour run needs
     floats before its end is chunked as before."""
     chain = wb.Chain(seed=4).add("Resize", size=[160, 160]).add("CenterCrop", size=[128, 128]).add("Normalize")
-    module = module_of(chain)
     images = [photos[k % len(photos)] for k in range(40)]  # more than a 12 MB chunk of 200^2 floats (26 of them)
     batch = torch.from_numpy(np.stack(images)).permute(0, 3, 1, 2)
-    plans, largest = module.fused_plans(module.fusion_segments(module.build_augmentation()), batch.shape,
-                                        batch.device, batch.dtype)
-    assert module.stays_on_levels(plans, batch)
-    whole, _ = module.augment_images(images, seed=4)
-    module.stays_on_levels = lambda plans, batch: False
-    assert module.fusion_chunk(largest, torch.device("cpu")) < len(images)
-    chunked, _ = module.augment_images(images, seed=4)
-    np.testing.assert_array_equal(whole, chunked)
+    assert_whole_is_chunks(chain, images)
     contrast = module_of(wb.Chain(seed=4).add("Resize", size=[160, 160]).add("Normalize").add("Contrast"))
     plans, _ = contrast.fused_plans(contrast.fusion_segments(contrast.build_augmentation()), batch.shape,
                                     batch.device, batch.dtype)
@@ -335,18 +327,24 @@ def test_a_first_warp_on_levels_keeps_the_stretch_whole_with_the_values_of_its_c
     whole: the values it gave a chunk at a time, bit for bit."""
     chain = wb.Chain(seed=9).add("RandomResizedCrop", size=[200, 200]).add("Rotate").add("Contrast") \
         .add("Normalize")
+    plans = assert_whole_is_chunks(chain, [large[k % len(large)] for k in range(40)])
+    assert [kernel.__name__ for kernel, *_ in plans] == ["fused_resample", "fused_colour"]
+
+
+def assert_whole_is_chunks(chain, images):
+    """`chain`'s program keeps its stretch whole on the uint8 batch of `images` (stays_on_levels), which chunks would
+    cut (fusion_chunk), and gives the values it gives a chunk at a time, bit for bit. Returns the plans."""
     module = module_of(chain)
-    images = [large[k % len(large)] for k in range(40)]
     batch = torch.from_numpy(np.stack(images)).permute(0, 3, 1, 2)
     plans, largest = module.fused_plans(module.fusion_segments(module.build_augmentation()), batch.shape,
                                         batch.device, batch.dtype)
-    assert [kernel.__name__ for kernel, *_ in plans] == ["fused_resample", "fused_colour"]
     assert module.stays_on_levels(plans, batch)
-    whole, _ = module.augment_images(images, seed=9)
+    whole, _ = module.augment_images(images, seed=chain.seed)
     module.stays_on_levels = lambda plans, batch: False
     assert module.fusion_chunk(largest, torch.device("cpu")) < len(images)
-    chunked, _ = module.augment_images(images, seed=9)
+    chunked, _ = module.augment_images(images, seed=chain.seed)
     np.testing.assert_array_equal(whole, chunked)
+    return plans
 
 
 @pytest.mark.parametrize("resample", ["bilinear", "nearest"])
