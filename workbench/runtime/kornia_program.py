@@ -97,7 +97,7 @@ from .kornia_modules.fusion import (copy_rows, fused_colour, fused_geometry_plan
                                     shares_memory)
 from .kornia_modules.levels import (colours_on_levels, filter_levels, filter_on_levels, flips_levels,
                                     float_tables_levels, level_warp_plan, levels_plan, resample_levels,
-                                    SLICED_CROPS, sliced_crop_on_levels, sliced_crops_levels, tables_take)
+                                    SLICED_CROPS, sliced_crop_on_levels, sliced_crops_levels, opencv_levels)
 from .targets import BOXES_NEEDED
 
 
@@ -262,7 +262,7 @@ def apply_steps(steps, batch, records=None, labels=None, fuse=True, torch_compil
         start = end
     # Levels left at the end, for a caller that wants N x H x W x C: converted by the float tables of no step
     # (level / 255, as as_unit converts), one pass into that layout instead of two transposing copies.
-    batch = float_tables_levels(batch, [], [], []) if channels_last and tables_take(batch) else as_unit(batch)
+    batch = float_tables_levels(batch, [], [], []) if channels_last and opencv_levels(batch) else as_unit(batch)
     return batch if labels is None else (batch, labels)
 
 

@@ -41,6 +41,12 @@ from .fusion import fused_colour, fusion_channel_stats, fusion_frame
 LUMA = np.array([0.299, 0.587, 0.114])
 
 
+def opencv_levels(batch):
+    """Whether `batch` is what the OpenCV functions here take: uint8 levels of 1 to 4 channels on a CPU.
+    Example: opencv_levels(torch.zeros(1, 3, 4, 4, dtype=torch.uint8)) is True."""
+    return batch.dtype == torch.uint8 and batch.device.type == "cpu" and 1 <= batch.shape[-3] <= 4
+
+
 def jitter_on_levels(module, batch):
     """Whether a colour run's `module` runs on the levels of `batch`: a K.ColorJitter with Kornia's
     own four adjustments, on a 3-channel uint8 batch on a CPU.
@@ -174,8 +180,7 @@ def colour_keeps_levels(module, batch):
     True (K: kornia.augmentation)."""
     if jitter_on_levels(module, batch):
         return True
-    return type(module).__name__ in LOOKUP_STEPS and batch.dtype == torch.uint8 and batch.device.type == "cpu" \
-        and 1 <= batch.shape[-3] <= 4
+    return type(module).__name__ in LOOKUP_STEPS and opencv_levels(batch)
 
 
 def lookup_levels(batch, module, drawn, gate):
@@ -207,19 +212,13 @@ def lookup_adjustment(batch, module, drawn, gate):
     return adjust
 
 
-def tables_take(batch):
-    """Whether float_tables_levels takes `batch`: uint8 levels of 1 to 4 channels on a CPU.
-    Example: tables_take(torch.zeros(1, 3, 4, 4, dtype=torch.uint8)) is True."""
-    return batch.dtype == torch.uint8 and batch.device.type == "cpu" and 1 <= batch.shape[-3] <= 4
-
-
 def tabled_on_levels(module, batch):
     """Whether a colour run's `module` maps each channel's level of `batch` (uint8, on a CPU) to a value on its
     own, so that a table of its float arithmetic on the 256 levels gives its values exactly: one of
     LOOKUP_STEPS, or a Normalize with one mean and std per channel (or one for all).
     Example: tabled_on_levels(K.Normalize(torch.zeros(3), torch.ones(3)), torch.zeros(1, 3, 4, 4,
     dtype=torch.uint8)) is True."""
-    if not tables_take(batch):
+    if not opencv_levels(batch):
         return False
     name = type(module).__name__
     return name in LOOKUP_STEPS or (name == "Normalize" and fusion_channel_stats(module.flags, batch) is not None)
@@ -359,8 +358,7 @@ def level_warp_plan(batch, theta, frames, boxes, clamps, size, mode, affine):
     window or box, windows off the pixel grid) or would not be faster (outputs under LEVEL_WARP_MIN_PIXELS).
     Example: a rotation of a uint8 CPU batch into 256 x 256 has a plan, into 128 x 128 none."""
     small = size[0] * size[1] < LEVEL_WARP_MIN_PIXELS
-    if batch.dtype != torch.uint8 or batch.device.type != "cpu" or frames or not affine or small \
-            or mode not in INTERPOLATIONS or not 1 <= batch.shape[-3] <= 4 \
+    if not opencv_levels(batch) or frames or not affine or small or mode not in INTERPOLATIONS \
             or any(extra is not None and extra.shape[1] > 1 for extra in (boxes, clamps)):
         return None
     height, width = int(batch.shape[-2]), int(batch.shape[-1])
@@ -455,8 +453,7 @@ def sliced_crop_on_levels(module, batch):
     resizes those windows with OpenCV.
     Example: sliced_crop_on_levels(K.RandomResizedCrop((8, 8), align_corners=False), torch.zeros(1, 3, 9, 9,
     dtype=torch.uint8)) is True (K: kornia.augmentation)."""
-    if batch.dtype != torch.uint8 or batch.device.type != "cpu" or not 1 <= batch.shape[-3] <= 4 \
-            or type(module).__name__ not in SLICED_CROPS:
+    if not opencv_levels(batch) or type(module).__name__ not in SLICED_CROPS:
         return False
     flags = module.flags
     if flags.get("cropping_mode") != "slice" or flags.get("antialias"):
@@ -498,7 +495,7 @@ def filter_on_levels(module, batch):
         return False
     name = type(module).__name__
     if name == "WbGaussianBlur":
-        return 1 <= batch.shape[-3] <= 4
+        return opencv_levels(batch)
     return name == "RandomGrayscaleMethod" and module.method == "weighted_average" and batch.shape[-3] == 3
 
 
