@@ -98,6 +98,7 @@ from .kornia_modules.fusion import (copy_rows, fused_colour, fused_geometry_plan
 from .kornia_modules.levels import (colours_on_levels, filter_levels, filter_on_levels, flips_levels,
                                     float_tables_levels, level_warp_plan, levels_plan, resample_levels,
                                     SLICED_CROPS, sliced_crop_on_levels, sliced_crops_levels, opencv_levels)
+from .kornia_modules.threads import sample_threads, shared_parts
 from .targets import BOXES_NEEDED
 
 
@@ -300,11 +301,15 @@ def fused_plans(segments, shape, device, dtype):
 def run_fused(plans, batch, torch_compile, channels_last=False, largest=None):
     """The planned fused runs (see fused_plans) applied to `batch`, as one batch on a GPU and a
     chunk of samples at a time on a CPU (see fusion_chunk, for the `largest` shape the batch takes
-    along them): the same values either way, each sample's work being its own. `torch_compile`: see
-    run_kernel. `channels_last`: the chunks are gathered into a batch laid out N x H x W x C in
-    memory (torch.channels_last), the same values."""
+    along them): the same values either way, each sample's work being its own. A stretch that stays
+    on levels runs on the whole batch, its images shared out to the CPU's cores (sample_threads).
+    `torch_compile`: see run_kernel. `channels_last`: the chunks are gathered into a batch laid out
+    N x H x W x C in memory (torch.channels_last), the same values."""
     count, chunk = int(batch.shape[0]), fusion_chunk(batch.shape if largest is None else largest, batch.device)
-    if chunk >= count or stays_on_levels(plans, batch):
+    if stays_on_levels(plans, batch):
+        with sample_threads(count):
+            return run_kernels([arguments for *_, arguments in plans], plans, batch, torch_compile)
+    if chunk >= count:
         return run_kernels([arguments for *_, arguments in plans], plans, batch, torch_compile)
     # Chunks of nearly one size: fewer shapes for torch.compile, no straggler of one sample.
     chunk = -(-count // -(-count // chunk))
@@ -449,8 +454,14 @@ def transformed(module, batch, drawn):
     or OpenCV's resize of the windows of a RandomResizedCrop that sliced_crop_on_levels takes."""
     if type(module).__name__ in SLICED_CROPS and sliced_crop_on_levels(module, batch):
         return sliced_crops_levels(batch, drawn["src"], module.flags["size"], module.flags["resample"].name.lower())
-    uint8 = batch.dtype == torch.uint8
-    return module.apply_transform(batch, drawn, module.flags) if uint8 else module(batch, params=drawn)
+    if batch.dtype != torch.uint8:
+        return module(batch, params=drawn)
+    if type(module).__name__ != "WbResize":
+        return module.apply_transform(batch, drawn, module.flags)
+    # (torch's antialiased resize of uint8 N x H x W x C keeps to one core: a part of the samples a core)
+    count = int(batch.shape[0])
+    return shared_parts(count, lambda first, last: module.apply_transform(
+        batch[first:last], fusion_slice(drawn, slice(first, last), count), module.flags))
 
 
 # Groups (OneOf, SomeOf, Sequential): build_augmentation writes them as StepGroup modules.

@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 from .fusion import fused_colour, fusion_channel_stats, fusion_frame
+from .threads import each_sample
 
 # BT.601 luma, the weights of kornia.color.rgb_to_grayscale (and of OpenCV's RGB2GRAY).
 LUMA = np.array([0.299, 0.587, 0.114])
@@ -97,24 +98,29 @@ def adjusted_levels(batch, adjustments):
     the batch for a run of them, laid out N x H x W x C in memory (channels_last), not one per step.
     Example: a ColorJitter then a Gamma on levels, adjusted_levels(batch, [jitter_adjustment(drawn, gate, moved,
     len(batch)), lookup_adjustment(batch, gamma, drawn, gate)]), is jitter_levels, then lookup_levels."""
-    out, results, _ = writable_levels(batch, None)
-    for n in range(len(results)):
-        image = original = results[n]
-        for adjust in adjustments:
-            adjusted = adjust(image, n)
-            image = image if adjusted is None else adjusted
-        if image is not original:  # (an image no step applied to keeps its levels, uncopied)
-            original[...] = image.reshape(original.shape)
+    out, results, images, _ = writable_levels(batch, None)
+
+    def adjust_images(start, stop):
+        for n in range(start, stop):
+            image = images[n]
+            for adjust in adjustments:
+                adjusted = adjust(image, n)
+                image = image if adjusted is None else adjusted
+            results[n] = image.reshape(results[n].shape)
+    each_sample(len(results), adjust_images)
     return out
 
 
 def writable_levels(batch, applied):
-    """(a copy of the uint8 `batch` laid out N x H x W x C, its numpy view of N HxWxC images for OpenCV, whether
-    each sample applies by `applied`: a gate, a batch_prob, or None for all)."""
-    images = channels_last_levels(batch)
-    out = images.clone() if images is batch else images
+    """(a new uint8 batch of the shape of `batch` laid out N x H x W x C, its numpy view of N HxWxC images to write
+    every sample into, the numpy views of the images of `batch` laid out so, for OpenCV to read, whether each
+    sample applies by `applied`: a gate, a batch_prob, or None for all). The caller writes each sample, image by
+    image (numpy's copy of an image it leaves as it is): torch's clone of the batch took as long as the step's
+    OpenCV work for 8 images of 224 x 224, and its threads then spun on the core OpenCV's wanted next."""
+    images = channels_last_levels(batch).permute(0, 2, 3, 1).numpy()
+    out = torch.empty(batch.shape, dtype=torch.uint8, memory_format=torch.channels_last)
     applies = [True] * len(batch) if applied is None else applied.to(torch.bool).flatten().tolist()
-    return out, out.permute(0, 2, 3, 1).numpy(), applies
+    return out, out.permute(0, 2, 3, 1).numpy(), images, applies
 
 
 def channels_last_levels(batch):
@@ -128,8 +134,11 @@ def channels_last_levels(batch):
         return batch.contiguous(memory_format=torch.channels_last)
     out = torch.empty(batch.shape, dtype=torch.uint8, memory_format=torch.channels_last)
     images, planes = out.permute(0, 2, 3, 1).numpy(), batch.numpy()
-    for n, image in enumerate(images):
-        cv2.merge(list(planes[n]), dst=image)
+
+    def merge(start, stop):
+        for n in range(start, stop):
+            cv2.merge(list(planes[n]), dst=images[n])
+    each_sample(len(images), merge)
     return out
 
 
@@ -254,8 +263,11 @@ def float_tables_levels(batch, modules, draws, gates):
         # which OpenCV splits across its threads (per image it keeps to one: half the speed on 2 cores).
         cv2.LUT(images.reshape(-1, *images.shape[2:]), tables[0], dst=results.reshape(-1, *results.shape[2:]))
         return out
-    for n in range(count):
-        cv2.LUT(images[n], tables[n], dst=results[n])
+
+    def look_up(start, stop):
+        for n in range(start, stop):
+            cv2.LUT(images[n], tables[n], dst=results[n])
+    each_sample(count, look_up)
     return out
 
 
@@ -332,21 +344,24 @@ def resample_levels(batch, theta, frames, boxes, clamps, size, mode, affine):
     out = torch.empty((batch.shape[0], batch.shape[1], *size), dtype=torch.uint8, memory_format=torch.channels_last)
     results = out.permute(0, 2, 3, 1).numpy()
     flags = INTERPOLATIONS[mode] | cv2.WARP_INVERSE_MAP
-    for n, image in enumerate(images):
-        source, matrix, border = image, maps[n], cv2.BORDER_CONSTANT
-        if windows is not None:  # positions clamped into the window: its edge pixels repeated
-            source, matrix, border = window_source(image, windows[n], matrix, None if masks is None else masks[n],
-                                                   size)
-        warped = cv2.warpAffine(source, matrix[:2], (size[1], size[0]), flags=flags, borderMode=border, borderValue=0)
-        warped = warped.reshape(results[n].shape)
-        if masks is not None:  # 0 where a position falls outside the frame (its pixels' outer edges)
-            x0, x1, y0, y1 = masks[n]
-            inside = cv2.warpAffine(np.full((y1 - y0 + 1, x1 - x0 + 1), 255, np.uint8),
-                                    shifted(maps[n], x0, y0)[:2], (size[1], size[0]),
-                                    flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_CONSTANT,
-                                    borderValue=0)
-            warped = cv2.bitwise_and(warped, warped, mask=inside).reshape(results[n].shape)
-        results[n] = warped
+
+    def warp(start, stop):
+        for n in range(start, stop):
+            source, matrix, border = images[n], maps[n], cv2.BORDER_CONSTANT
+            if windows is not None:  # positions clamped into the window: its edge pixels repeated
+                source, matrix, border = window_source(images[n], windows[n], matrix,
+                                                       None if masks is None else masks[n], size)
+            warped = cv2.warpAffine(source, matrix[:2], (size[1], size[0]), flags=flags, borderMode=border,
+                                    borderValue=0).reshape(results[n].shape)
+            if masks is not None:  # 0 where a position falls outside the frame (its pixels' outer edges)
+                x0, x1, y0, y1 = masks[n]
+                inside = cv2.warpAffine(np.full((y1 - y0 + 1, x1 - x0 + 1), 255, np.uint8),
+                                        shifted(maps[n], x0, y0)[:2], (size[1], size[0]),
+                                        flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP,
+                                        borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+                warped = cv2.bitwise_and(warped, warped, mask=inside).reshape(results[n].shape)
+            results[n] = warped
+    each_sample(len(images), warp)
     return out
 
 
@@ -436,9 +451,16 @@ def flips_levels(batch, rows, horizontal):
         >>> flips_levels(batch, torch.tensor([1]), True).flatten().tolist()
         [1, 2, 3, 6, 5, 4]
     """
-    out, results, _ = writable_levels(batch, None)
-    for n in rows.tolist():
-        results[n] = cv2.flip(results[n], 1 if horizontal else 0).reshape(results[n].shape)
+    out, results, images, _ = writable_levels(batch, None)
+    flipped = set(rows.tolist())
+
+    def flip(start, stop):
+        for n in range(start, stop):
+            if n in flipped:
+                results[n] = cv2.flip(images[n], 1 if horizontal else 0).reshape(results[n].shape)
+            else:
+                results[n] = images[n]
+    each_sample(len(images), flip)
     return out
 
 
@@ -481,9 +503,13 @@ def sliced_crops_levels(batch, src, size, resample):
     out = torch.empty((batch.shape[0], batch.shape[1], *size), dtype=torch.uint8, memory_format=torch.channels_last)
     results = out.permute(0, 2, 3, 1).numpy()
     interpolation = cv2.INTER_NEAREST_EXACT if resample == "nearest" else cv2.INTER_LINEAR
-    for n, box in enumerate(corners):
-        window = images[n, box[0][1]:box[3][1] + 1, box[0][0]:box[1][0] + 1]
-        results[n] = cv2.resize(window, (size[1], size[0]), interpolation=interpolation).reshape(results[n].shape)
+
+    def crop(start, stop):
+        for n in range(start, stop):
+            box = corners[n]
+            window = images[n, box[0][1]:box[3][1] + 1, box[0][0]:box[1][0] + 1]
+            results[n] = cv2.resize(window, (size[1], size[0]), interpolation=interpolation).reshape(results[n].shape)
+    each_sample(len(corners), crop)
     return out
 
 
@@ -511,16 +537,21 @@ def filter_levels(batch, module, drawn):
         >>> int(filter_levels(batch, WbGaussianBlur((3, 3), p=1.0), drawn).max())   # a flat image stays flat
         90
     """
-    out, results, applies = writable_levels(batch, drawn.get("batch_prob"))
+    out, results, images, applies = writable_levels(batch, drawn.get("batch_prob"))
     blur = type(module).__name__ == "WbGaussianBlur"
     if blur:
         sizes, sigmas = drawn["kernel_size"].flatten().tolist(), drawn["sigma"].double().flatten().tolist()
-    for n in [n for n, apply in enumerate(applies) if apply]:
-        if blur:
-            size = int(round(sizes[n]))
-            filtered = cv2.GaussianBlur(results[n], (size, size), sigmas[n], sigmaY=sigmas[n],
-                                        borderType=cv2.BORDER_REFLECT_101)
-        else:
-            filtered = cv2.cvtColor(cv2.cvtColor(results[n], cv2.COLOR_RGB2GRAY), cv2.COLOR_GRAY2RGB)
-        results[n] = filtered.reshape(results[n].shape)
+
+    def filter_images(start, stop):
+        for n in range(start, stop):
+            if not applies[n]:
+                results[n] = images[n]
+            elif blur:
+                size = int(round(sizes[n]))
+                results[n] = cv2.GaussianBlur(images[n], (size, size), sigmas[n], sigmaY=sigmas[n],
+                                              borderType=cv2.BORDER_REFLECT_101).reshape(results[n].shape)
+            else:
+                grey = cv2.cvtColor(cv2.cvtColor(images[n], cv2.COLOR_RGB2GRAY), cv2.COLOR_GRAY2RGB)
+                results[n] = grey.reshape(results[n].shape)
+    each_sample(len(images), filter_images)
     return out
