@@ -37,14 +37,16 @@ SHARED_CHAINS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(SHARED_CHAINS))
-def test_levels_shared_out_to_two_threads_are_the_values_of_one(name, sample_images, two_torch_threads):
-    """The program's own run of 40 images, shared out (SHARED_MIN_SAMPLES 32) and not (SHARED_MIN_SAMPLES
-    raised past the batch): bit for bit the same float batch; the shared run's parts ran on two threads,
-    torch on one thread meanwhile, and torch has its two threads back after it."""
+@pytest.mark.parametrize("name, count", [(name, 40) for name in sorted(SHARED_CHAINS)]
+                         + [("resize, crop, normalize", 8)])
+def test_levels_shared_out_to_two_threads_are_the_values_of_one(name, count, sample_images, two_torch_threads):
+    """The program's own run of 40 images (8 for the resize, whose parts are shared out from 2), shared out
+    and not (SHARED_MIN_SAMPLES raised past the batch, torch's one thread then for every part): bit for bit
+    the same float batch; the shared run's parts ran on two threads, torch on one thread meanwhile, and torch
+    has its two threads back after it."""
     chain = SHARED_CHAINS[name]
     size = 200 if "rotate" in name else 96  # (a warp runs on levels from outputs of 192 x 192)
-    images = images_of(sample_images, 40, size)
+    images = images_of(sample_images, count, size)
     module = load_module(emit(chain, "kornia"), "kornia")
     seen, torch_threads = set(), set()
     part = module.in_part
@@ -60,11 +62,13 @@ def test_levels_shared_out_to_two_threads_are_the_values_of_one(name, sample_ima
         assert torch.get_num_threads() == 2 and module.SHARING["width"] == 0
         seen.clear()
         module.SHARED_MIN_SAMPLES = 10 ** 6
+        module.SHARING["width"] = 1  # (sample_threads leaves an outer stretch's width alone)
         alone, _ = module.augment_images(images, seed=5, device="cpu")
         assert seen == set()
     finally:
         module.in_part = part
-    assert shared.dtype == np.float32 and shared.shape[0] == 40
+        module.SHARING["width"] = 0
+    assert shared.dtype == np.float32 and shared.shape[0] == count
     np.testing.assert_array_equal(shared, alone)
 
 
@@ -87,10 +91,10 @@ def test_small_batches_a_single_thread_and_a_part_share_nothing_out(two_torch_th
 
     def work(start, stop):
         calls.append((start, stop, threading.get_ident()))
-    with threads.sample_threads(8):  # fewer than SHARED_MIN_SAMPLES
-        assert torch.get_num_threads() == 2
+    with threads.sample_threads(8):  # OpenCV's loops: fewer than SHARED_MIN_SAMPLES
+        assert torch.get_num_threads() == 1
         threads.each_sample(8, work)
-    assert calls == [(0, 8, threading.get_ident())]
+    assert calls == [(0, 8, threading.get_ident())] and torch.get_num_threads() == 2
     calls.clear()
     torch.set_num_threads(1)  # as in a loader worker
     with threads.sample_threads(64):

@@ -1,15 +1,15 @@
 """A CPU batch's levels shared out to threads of the program's own, torch kept to one thread meanwhile.
 
-The levels' loops (levels.py) run OpenCV image by image, and torch's antialiased resize of uint8 images laid
-out N x H x W x C keeps to one core: on 2 cores half of the machine sat idle. While a stretch that stays on
-levels runs on a CPU batch of SHARED_MIN_SAMPLES or more (run_fused), its images are shared out to threads
-(each_sample, shared_parts), and torch keeps to one thread (sample_threads): its OpenMP threads spin on their
+The levels' loops (levels.py) run OpenCV image by image, and torch's antialiased resize of uint8 images laid out N
+x H x W x C keeps to one core: on 2 cores half of the machine sat idle. While a stretch that stays on levels runs
+on a CPU batch (run_fused), its images are shared out to threads (shared_parts: the resize's; each_sample: OpenCV's
+loops, from SHARED_MIN_SAMPLES), and torch keeps to one thread (sample_threads): its OpenMP threads spin on their
 cores for some milliseconds after each parallel operation (libgomp's default wait policy), and a thread of ours
-beside them was slower than one thread alone (3 to 10 ms after torch's last parallel operation, on 2 cores).
-Float kernels are not shared out: torch's upsampling of 8 float images of 128 x 128 to 320 x 320 took 4.7 times
-as long on one thread as on two. Each sample's work is its own (its draws are made before, no sample writes into
-another's memory), so the values are the same however they are shared out. A loader worker, which torch keeps
-to one thread, shares nothing out.
+beside them was slower than one thread alone (3 to 10 ms after torch's last parallel operation, on 2 cores). Float
+kernels are not shared out: torch's upsampling of 8 float images of 128 x 128 to 320 x 320 took 4.7 times as long
+on one thread as on two. Each sample's work is its own (its draws are made before, no sample writes into another's
+memory), so the values are the same however they are shared out. A loader worker, which torch keeps to one thread,
+shares nothing out.
 """
 from __future__ import annotations
 
@@ -20,9 +20,10 @@ from contextlib import contextmanager
 
 import torch
 
-# The fewest samples a stretch shares out: for 8 and 16 images of 224 x 224 the threads' hand-overs (and
-# OpenCV's own threads, which its functions already use on one image) cost more than half the stretch took,
-# 5 to 15% slower; for 32 they were 4 to 9% faster, for 128 30% (bench/cpu_sweep.py's chains, 2 cores).
+# The fewest samples each_sample shares out (OpenCV's loops): for 8 and 16 images of 224 x 224 the threads'
+# hand-overs (and OpenCV's own threads, which its functions already use on one image) cost more than half the
+# loops took, 5 to 15% slower; for 32 they were 4 to 9% faster, for 128 30% (bench/cpu_sweep.py's chains, 2
+# cores). shared_parts (torch's one-core kernels) shares out from 2.
 SHARED_MIN_SAMPLES = 32
 # The pools by (process, threads): a forked loader worker makes its own. "width": the threads the levels are
 # shared out to now (0 outside sample_threads).
@@ -33,12 +34,13 @@ IN_PART = threading.local()
 
 @contextmanager
 def sample_threads(count):
-    """Within it, torch keeps to one thread and each_sample shares `count` samples out to as many threads as
-    torch had; for fewer than SHARED_MIN_SAMPLES samples, or one thread, or inside another, nothing changes.
+    """Within it, torch keeps to one thread, and shared_parts and each_sample (from SHARED_MIN_SAMPLES samples)
+    share `count` samples out to as many threads as torch had; for one sample, or one thread, or inside another,
+    nothing changes.
     Example: with sample_threads(32): ... shares out to 2 threads on 2 cores, torch on one thread meanwhile."""
     threads = torch.get_num_threads()
     width = min(count, threads)
-    if width <= 1 or count < SHARED_MIN_SAMPLES or SHARING["width"]:
+    if width <= 1 or SHARING["width"]:
         yield
         return
     SHARING["width"] = width
@@ -50,14 +52,14 @@ def sample_threads(count):
         SHARING["width"] = 0
 
 
-def each_sample(count, work):
+def each_sample(count, work, least=None):
     """work(start, stop) on contiguous parts of the samples range(count) that cover them, one part a thread,
-    inside sample_threads (the calling thread takes the first part); elsewhere, and inside a part, work(0,
-    count) alone.
+    inside sample_threads (the calling thread takes the first part); for fewer than `least` samples (default
+    SHARED_MIN_SAMPLES), elsewhere, and inside a part, work(0, count) alone.
     Example: inside sample_threads(32) on 2 cores, each_sample(32, work) calls work(0, 16) and work(16, 32) on
     two threads; outside it work(0, 32)."""
     parts = min(count, SHARING["width"])
-    if parts <= 1 or getattr(IN_PART, "busy", False):
+    if parts <= 1 or count < (SHARED_MIN_SAMPLES if least is None else least) or getattr(IN_PART, "busy", False):
         if count:
             work(0, count)
         return
@@ -116,5 +118,5 @@ def one_batch(count, size, make, layout=None):
                                       else torch.contiguous_format)
                     made["out"] = torch.empty(shape, dtype=piece.dtype, device=piece.device, memory_format=form)
             made["out"][first:last] = piece
-    each_sample(len(firsts), make_parts)
+    each_sample(len(firsts), make_parts, least=2)
     return made["out"]
