@@ -25,7 +25,10 @@ of the sizes the sweep's chains meet:
   augment_images made of it;
 - 32 RandomResizedCrop windows of 288-512 pixels in 512^2 images warped with a rotation into 192^2, uint8:
   the window with a rim of its edge pixels under a constant border (levels.py's window_source) against the
-  window under BORDER_REPLICATE (what resample_levels did before).
+  window under BORDER_REPLICATE (what resample_levels did before);
+- the ColorJitter's 32 images shared out to the cores (threads.py's sample_threads and each_sample, torch on one
+  thread meanwhile) against one thread; the uint8 antialiased resize of 8 images 512^2 -> 256^2 laid out
+  N x H x W x C, a part a core (shared_parts) against one call (which torch keeps to one core).
 And one pair of processes: the chain Resize 256, CenterCrop 224, Normalize on 128 images of 320^2, in
 a process that keeps the memory it frees (keep_freed_memory, what a CPU run does now) against one
 that hands it back (the function replaced by a no-op), alternating, with the page faults per run.
@@ -59,6 +62,7 @@ from workbench.runtime.kornia_modules import levels  # noqa: E402
 from workbench.runtime.kornia_modules.levels import (channels_last_levels, float_tables_levels,  # noqa: E402
                                                      jitter_levels, resample_levels, shifted,
                                                      sliced_crops_levels, window_source)
+from workbench.runtime.kornia_modules.threads import sample_threads, shared_parts  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import machine_line  # noqa: E402
@@ -156,6 +160,13 @@ def pairs() -> dict[str, tuple]:
         "fused rotation, 8 images 128^2 (under the 192^2 OpenCV warps)": rotations(8, 128),
         "ColorJitter, 4 adjustments, 32 images 224^2": (
             lambda: jitter_levels(photos, factors, None, (0, 1, 2, 3)).float().div_(255.0), jitter_floats),
+        "ColorJitter, 4 adjustments, 32 images 224^2: shared out to the cores vs one thread": (
+            lambda: shared_out(32, lambda: jitter_levels(photos, factors, None, (0, 1, 2, 3))),
+            lambda: jitter_levels(photos, factors, None, (0, 1, 2, 3))),
+        "antialiased resize 512^2 -> 256^2, 8 images uint8 N x H x W x C: a part a core vs one call": (
+            lambda: shared_out(8, lambda: shared_parts(8, lambda first, last: resize(
+                interleaved[first:last], (256, 256), True))),
+            lambda: resize(interleaved[:8], (256, 256), True)),
         "antialiased resize 512^2 -> 256^2, 32 images": (
             lambda: resize(levels, (256, 256), True).float().div_(255.0),
             lambda: resize(levels.float().div_(255.0), (256, 256), True)),
@@ -171,6 +182,12 @@ def pairs() -> dict[str, tuple]:
             lambda: torch.sub(plane, high).sign_().add_(1.0),
             lambda: (plane == high).to(torch.float32)),
     }
+
+
+def shared_out(count, call):
+    """call() inside sample_threads(count): the levels' loops and parts shared out to the cores (threads.py)."""
+    with sample_threads(count):
+        return call()
 
 
 def ungated(function):

@@ -115,8 +115,8 @@ def writable_levels(batch, applied):
     """(a new uint8 batch of the shape of `batch` laid out N x H x W x C, its numpy view of N HxWxC images to write
     every sample into, the numpy views of the images of `batch` laid out so, for OpenCV to read, whether each
     sample applies by `applied`: a gate, a batch_prob, or None for all). The caller writes each sample, image by
-    image (numpy's copy of an image it leaves as it is): torch's clone of the batch took as long as the step's
-    OpenCV work for 8 images of 224 x 224, and its threads then spun on the core OpenCV's wanted next."""
+    image (numpy's copy of an image it leaves as it is): torch's clone of the batch took about as long as flipping
+    its images, and its threads then spun on the core OpenCV's wanted next (see threads.py)."""
     images = channels_last_levels(batch).permute(0, 2, 3, 1).numpy()
     out = torch.empty(batch.shape, dtype=torch.uint8, memory_format=torch.channels_last)
     applies = [True] * len(batch) if applied is None else applied.to(torch.bool).flatten().tolist()

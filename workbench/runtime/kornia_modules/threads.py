@@ -5,9 +5,9 @@ x H x W x C keeps to one core: on 2 cores half of the machine sat idle. While a 
 on a CPU batch (run_fused), its images are shared out to threads (shared_parts: the resize's; each_sample: OpenCV's
 loops, from SHARED_MIN_SAMPLES), and torch keeps to one thread (sample_threads): its OpenMP threads spin on their
 cores for some milliseconds after each parallel operation (libgomp's default wait policy), and a thread of ours
-beside them was slower than one thread alone (3 to 10 ms after torch's last parallel operation, on 2 cores). Float
-kernels are not shared out: torch's upsampling of 8 float images of 128 x 128 to 320 x 320 took 4.7 times as long
-on one thread as on two. Each sample's work is its own (its draws are made before, no sample writes into another's
+beside them was slower than one thread alone until milliseconds after torch's last parallel operation. Float
+kernels are not shared out: torch's (its float upsampling among them) were several times slower on one thread than
+on two. Each sample's work is its own (its draws are made before, no sample writes into another's
 memory), so the values are the same however they are shared out. A loader worker, which torch keeps to one thread,
 shares nothing out.
 """
@@ -21,9 +21,9 @@ from contextlib import contextmanager
 import torch
 
 # The fewest samples each_sample shares out (OpenCV's loops): for 8 and 16 images of 224 x 224 the threads'
-# hand-overs (and OpenCV's own threads, which its functions already use on one image) cost more than half the
-# loops took, 5 to 15% slower; for 32 they were 4 to 9% faster, for 128 30% (bench/cpu_sweep.py's chains, 2
-# cores). shared_parts (torch's one-core kernels) shares out from 2.
+# hand-overs (and OpenCV's own threads, which its functions already use on one image) cost what sharing saved;
+# from 32 the chains ran faster (bench/RESULTS.md, CPU sweep). shared_parts (torch's one-core kernels) shares out
+# from 2.
 SHARED_MIN_SAMPLES = 32
 # The pools by (process, threads): a forked loader worker makes its own. "width": the threads the levels are
 # shared out to now (0 outside sample_threads).
