@@ -120,6 +120,28 @@ def test_edits_made_directly_are_revalidated(design_chain):
         design_chain.export("kornia")
 
 
+def test_a_chain_that_ran_is_checked_again_after_an_edit_and_on_new_sizes():
+    """run_chain keeps the chains (and the image sizes) that passed its checks: a run after an edit made
+    directly, on a smaller image, or on a backend that lacks an op is refused as the first run would be."""
+    chain = wb.Chain(seed=1).add("CenterCrop", size=[16, 16]).add("Rotate")
+    images = [np.zeros((24, 24, 3), np.uint8)]
+    for _ in range(2):
+        assert chain.run(images).images.shape == (1, 16, 16, 3)
+    chain.steps[1].params["degrees"] = [50, -50]
+    with pytest.raises(wb.ChainError, match=r"step 2 \(Rotate\).*lo > hi"):
+        chain.run(images)
+    chain.steps[1].params["degrees"] = [-5, 5]
+    chain.run(images)
+    with pytest.raises(wb.InputError, match=r"step 1 \(CenterCrop\).*larger than image 1 \(12x12"):
+        chain.run([np.zeros((12, 12, 3), np.uint8)])
+    with pytest.raises(wb.InputError, match=r"larger than image 2 \(12x30"):
+        chain.run(images + [np.zeros((12, 30, 3), np.uint8)])
+    distorted = wb.Chain(seed=1).add("OpticalDistortion")
+    distorted.run(images, backend="kornia")
+    with pytest.raises(wb.UnsupportedOpError, match=r"OpticalDistortion cannot run on dali with device='cpu'"):
+        distorted.run(images, backend="dali")
+
+
 def test_save_refuses_unknown_extension(tmp_path, design_chain):
     with pytest.raises(wb.ChainError, match=r"end in .yaml, .yml or .json"):
         design_chain.save(tmp_path / "chain.txt")

@@ -1,6 +1,7 @@
 """`run_chain`: check the chain and the images, then run them on one backend."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..data import as_image_list
@@ -44,22 +45,54 @@ def check_device_support(chain, backend: str, device: str, doing: str = "run") -
                                            f"{where_it_runs(op, backend, device)}" for op in missing))
 
 
+# Chains that passed run_chain's checks of the chain alone, by their JSON and backend, each with the sets of
+# image sizes that check_sizes passed: a preview and a training loop run one chain on images of the same sizes
+# again and again, and rebuilding every step to validate it was a good part of a small batch's fixed cost.
+PASSED: dict = {}
+
+
+def checked_chain(chain, backend: str) -> set | None:
+    """Validate `chain` and refuse the ops `backend` cannot run, unless the same chain (its JSON) passed for
+    `backend` before; returns the sets of image sizes it passed check_sizes with (add to it), or None for a
+    chain that cannot be written as JSON (checked every time).
+
+    Example:
+        >>> import workbench as wb
+        >>> chain = wb.Chain().add("HorizontalFlip")
+        >>> checked_chain(chain, "kornia") is checked_chain(chain, "kornia")
+        True
+    """
+    try:
+        key = (json.dumps(chain.to_dict(), sort_keys=True), backend)
+    except (TypeError, ValueError):
+        key = None  # (validate names what is wrong)
+    if key in PASSED:
+        return PASSED[key]
+    chain.validate()
+    unsupported = chain.unsupported_ops(backend)
+    if unsupported:
+        raise UnsupportedOpError("; ".join(f"{op} cannot run on {backend}: it {where_it_runs(op, backend)}"
+                                           for op in unsupported))
+    if key is None:
+        return None
+    while len(PASSED) >= 64:  # (the oldest go: a session of edits passes many chains)
+        PASSED.pop(next(iter(PASSED)))
+    PASSED[key] = set()
+    return PASSED[key]
+
+
 def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed: int | None = None,
               labels: Any = None, torch_compile: bool = False, masks: Any = None, boxes: Any = None,
               box_labels: Any = None, keypoints: Any = None, keypoints_visible: Any = None) -> RunResult:
     """Validate the chain, the images and their targets, then run them on `backend` (see `Chain.run`)."""
     if backend not in BACKENDS:
         raise ChainError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-    chain.validate()
-    unsupported = chain.unsupported_ops(backend)
-    if unsupported:
-        raise UnsupportedOpError("; ".join(f"{op} cannot run on {backend}: it {where_it_runs(op, backend)}"
-                                           for op in unsupported))
+    passed = checked_chain(chain, backend)
     check_compile_backend(torch_compile, backend)
     if seed is not None:
         chain = chain.copy()
         chain.seed = seed
-        chain.validate()
+        passed = checked_chain(chain, backend)
     arrays = as_image_list(images)
     targets = soft_targets(labels, len(arrays))
     given = check_targets(arrays, masks=masks, boxes=boxes, box_labels=box_labels, keypoints=keypoints,
@@ -71,7 +104,11 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
                          "image; wb.load_annotated() reads a COCO file), or drop the step")
     if given is not None:
         check_target_ops(chain, given)
-    check_sizes(chain, arrays)
+    sizes = frozenset(image.shape[:2] for image in arrays)
+    if passed is None or sizes not in passed:
+        check_sizes(chain, arrays)
+        if passed is not None:
+            passed.add(sizes)
     # Only chains that mix the batch hand labels to the exported code: the others run as before.
     mixing = targets if any(s.spec.mixes_batch for _, s in chain.enabled_steps()) else None
     # Albumentations only runs on the CPU: "auto" means the CPU there.
