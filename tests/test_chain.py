@@ -127,15 +127,13 @@ def test_a_chain_that_ran_is_checked_again_after_an_edit_and_on_new_sizes():
     images = [np.zeros((24, 24, 3), np.uint8)]
     for _ in range(2):
         assert chain.run(images).images.shape == (1, 16, 16, 3)
-    chain.steps[1].params["degrees"] = [50, -50]
-    with pytest.raises(wb.ChainError, match=r"step 2 \(Rotate\).*lo > hi"):
-        chain.run(images)
-    chain.steps[1].params["degrees"] = [-5, 5]
-    chain.run(images)
     with pytest.raises(wb.InputError, match=r"step 1 \(CenterCrop\).*larger than image 1 \(12x12"):
         chain.run([np.zeros((12, 12, 3), np.uint8)])
     with pytest.raises(wb.InputError, match=r"larger than image 2 \(12x30"):
         chain.run(images + [np.zeros((12, 30, 3), np.uint8)])
+    chain.steps[1].params["degrees"] = [50, -50]
+    with pytest.raises(wb.ChainError, match=r"step 2 \(Rotate\).*lo > hi"):
+        chain.run(images)
     distorted = wb.Chain(seed=1).add("OpticalDistortion")
     distorted.run(images, backend="kornia")
     with pytest.raises(wb.UnsupportedOpError, match=r"OpticalDistortion cannot run on dali with device='cpu'"):

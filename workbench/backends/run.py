@@ -75,6 +75,7 @@ def checked_chain(chain, backend: str) -> set | None:
                                            for op in unsupported))
     if key is None:
         return None
+    key = (json.dumps(chain.to_dict(), sort_keys=True), backend)  # (as validate wrote the steps: [5, 5] as floats)
     while len(PASSED) >= 64:  # (the oldest go: a session of edits passes many chains)
         PASSED.pop(next(iter(PASSED)))
     PASSED[key] = set()
