@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import workbench as wb
+from workbench.backends.run import checked_chain
 from workbench.model import FORMAT_NAME, FORMAT_VERSION
 
 from conftest import DESIGN_CHAIN, random_step_dict
@@ -132,6 +133,8 @@ def test_a_chain_that_ran_is_checked_again_after_an_edit_and_on_new_sizes():
     with pytest.raises(wb.InputError, match=r"larger than image 2 \(12x30"):
         chain.run(images + [np.zeros((12, 30, 3), np.uint8)])
     chain.steps[1].params["degrees"] = [50, -50]
+    with pytest.raises(wb.ChainError, match=r"step 2 \(Rotate\).*lo > hi"):
+        checked_chain(chain, "kornia")  # (the export checks it too, which chain.run would meet next)
     with pytest.raises(wb.ChainError, match=r"step 2 \(Rotate\).*lo > hi"):
         chain.run(images)
     distorted = wb.Chain(seed=1).add("OpticalDistortion")
