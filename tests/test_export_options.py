@@ -56,8 +56,9 @@ def test_a_one_step_program_is_a_fraction_of_the_whole_program():
     # out by cv2.merge (channels_last_levels); 2,279 with the levels a chain ends on converted by float tables
     # (float_tables_levels, into numpy's memory), which every chain reaches; 2,308 with issue 30's flips of some
     # samples on levels (flips_levels, which a flip's chain needs; the levels' resized crops, a ChainFeature, left
-    # out); the target is 600.)
-    ceilings = {"kornia": 2308, "dali": 1560, "albumentations": 1345}
+    # out); 2,440 with issue 30's levels shared out to the cores (threads.py: sample_threads, each_sample,
+    # shared_parts, which every stretch on levels reaches, a flip's too); the target is 600.)
+    ceilings = {"kornia": 2440, "dali": 1560, "albumentations": 1345}
     for backend, (plain, whole) in sizes.items():
         assert plain <= ceilings[backend] and whole > plain + 700, (backend, plain, whole)
 

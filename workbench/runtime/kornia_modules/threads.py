@@ -88,23 +88,14 @@ def in_part(work, start, stop):
 
 def shared_parts(count, make):
     """make(first, last) -> the tensor of samples first:last, on one part of the samples range(count) a thread
-    (sample_threads' width; see one_batch), in one tensor; make(0, count) itself where nothing is shared out.
+    (sample_threads' width), in one new tensor laid out as the first part is, each part written into it as it
+    comes; make(0, count) itself where nothing is shared out.
     Example: shared_parts(32, lambda first, last: torch.full((last - first, 1), first)) holds 0 sixteen times,
     then 16, inside sample_threads(32) on 2 cores; outside it 0 thirty-two times."""
     size = -(-count // max(1, SHARING["width"]))
     if size >= count or getattr(IN_PART, "busy", False):
         return make(0, count)
-    return one_batch(count, size, make)
-
-
-def one_batch(count, size, make, layout=None):
-    """The samples range(count) made `size` at a time (make(first, last) -> the tensor of samples first:last,
-    shared out by each_sample) in one new tensor, each part written into it as it comes (while it is in the
-    caches): laid out as `layout` (a torch memory format), or as the first part is.
-    Example: one_batch(4, 2, lambda first, last: torch.full((last - first, 1), first)).flatten().tolist() is
-    [0, 0, 2, 2]."""
-    firsts = list(range(0, count, size))
-    made, lock = {}, threading.Lock()
+    firsts, made, lock = list(range(0, count, size)), {}, threading.Lock()
 
     def make_parts(start, stop):
         for first in firsts[start:stop]:
@@ -112,11 +103,10 @@ def one_batch(count, size, make, layout=None):
             piece = make(first, last)
             with lock:
                 if "out" not in made:
-                    shape = (count, *piece.shape[1:])
-                    form = layout or (torch.channels_last if piece.dim() == 4 and not piece.is_contiguous()
-                                      and piece.is_contiguous(memory_format=torch.channels_last)
-                                      else torch.contiguous_format)
-                    made["out"] = torch.empty(shape, dtype=piece.dtype, device=piece.device, memory_format=form)
+                    form = torch.channels_last if piece.dim() == 4 and not piece.is_contiguous() \
+                        and piece.is_contiguous(memory_format=torch.channels_last) else torch.contiguous_format
+                    made["out"] = torch.empty((count, *piece.shape[1:]), dtype=piece.dtype, device=piece.device,
+                                              memory_format=form)
             made["out"][first:last] = piece
     each_sample(len(firsts), make_parts, least=2)
     return made["out"]
