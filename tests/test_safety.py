@@ -568,8 +568,9 @@ ALLOWED_IMPORTS = {"argparse", "os", "random", "time", "pathlib", "kornia", "kor
                    # The workbench's modules keep the arguments they were built with (RecordsArguments binds
                    # them to the constructor's signature), so that Chain.from_kornia reads them back.
                    "functools", "inspect",
-                   # --decode-ahead: one thread decodes the next batch on the GPU (GpuDecodingLoader).
-                   "concurrent.futures",
+                   # --decode-ahead: one thread decodes the next batch on the GPU (GpuDecodingLoader); a CPU
+                   # batch's levels shared out to threads (kornia_modules/threads.py).
+                   "concurrent.futures", "threading", "contextlib",
                    # A file that cannot be decoded: what PIL raises for it (DECODE_ERRORS).
                    "zlib", "struct",
                    # The parent's garbage collected, the rest frozen, before DataLoader workers fork (forking_cleanly).

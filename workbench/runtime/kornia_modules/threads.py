@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import torch
@@ -72,7 +72,8 @@ def each_sample(count, work, least=None):
     try:
         in_part(work, bounds[0], bounds[1])
     finally:
-        wait(others)  # (no part writes into the batch after this returns, even where one failed)
+        for other in others:  # (no part writes into the batch after this returns, even where one failed)
+            other.exception()
     for other in others:
         other.result()
 
