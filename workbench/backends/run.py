@@ -1,11 +1,11 @@
 """`run_chain`: check the chain and the images, then run them on one backend."""
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..data import as_image_list
 from ..errors import ChainError, InputError, UnsupportedOpError
+from ..model import validated_json
 from ..ops import where_it_runs
 from ..plans import box_reading_op
 from ..targets import check_targets
@@ -45,16 +45,14 @@ def check_device_support(chain, backend: str, device: str, doing: str = "run") -
                                            f"{where_it_runs(op, backend, device)}" for op in missing))
 
 
-# Chains that passed run_chain's checks of the chain alone, by their JSON and backend, each with the sets of
-# image sizes that check_sizes passed: a preview and a training loop run one chain on images of the same sizes
-# again and again, and rebuilding every step to validate it was a good part of a small batch's fixed cost.
-PASSED: dict = {}
+# The sets of image sizes that check_sizes passed, by the chain's JSON: a preview and a training loop run one
+# chain on images of the same sizes again and again.
+SIZES_PASSED: dict[str, set] = {}
 
 
-def checked_chain(chain, backend: str) -> set | None:
-    """Validate `chain` and refuse the ops `backend` cannot run, unless the same chain (its JSON) passed for
-    `backend` before; returns the sets of image sizes it passed check_sizes with (add to it), or None for a
-    chain that cannot be written as JSON (checked every time).
+def checked_chain(chain, backend: str) -> set:
+    """Validate `chain` (validated_json: once per chain) and refuse the ops `backend` cannot run; returns the
+    sets of image sizes the chain passed check_sizes with (add to it).
 
     Example:
         >>> import workbench as wb
@@ -62,24 +60,16 @@ def checked_chain(chain, backend: str) -> set | None:
         >>> checked_chain(chain, "kornia") is checked_chain(chain, "kornia")
         True
     """
-    try:
-        key = (json.dumps(chain.to_dict(), sort_keys=True), backend)
-    except (TypeError, ValueError):
-        key = None  # (validate names what is wrong)
-    if key in PASSED:
-        return PASSED[key]
-    chain.validate()
+    key = validated_json(chain)
     unsupported = chain.unsupported_ops(backend)
     if unsupported:
         raise UnsupportedOpError("; ".join(f"{op} cannot run on {backend}: it {where_it_runs(op, backend)}"
                                            for op in unsupported))
-    if key is None:
-        return None
-    key = (json.dumps(chain.to_dict(), sort_keys=True), backend)  # (as validate wrote the steps: [5, 5] as floats)
-    while len(PASSED) >= 64:  # (the oldest go: a session of edits passes many chains)
-        PASSED.pop(next(iter(PASSED)))
-    PASSED[key] = set()
-    return PASSED[key]
+    if key not in SIZES_PASSED:
+        while len(SIZES_PASSED) >= 64:  # (the oldest go: a session of edits passes many chains)
+            SIZES_PASSED.pop(next(iter(SIZES_PASSED)))
+        SIZES_PASSED[key] = set()
+    return SIZES_PASSED[key]
 
 
 def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed: int | None = None,
@@ -106,10 +96,9 @@ def run_chain(chain, images, backend: str = "kornia", device: str = "cpu", seed:
     if given is not None:
         check_target_ops(chain, given)
     sizes = frozenset(image.shape[:2] for image in arrays)
-    if passed is None or sizes not in passed:
+    if sizes not in passed:
         check_sizes(chain, arrays)
-        if passed is not None:
-            passed.add(sizes)
+        passed.add(sizes)
     # Only chains that mix the batch hand labels to the exported code: the others run as before.
     mixing = targets if any(s.spec.mixes_batch for _, s in chain.enabled_steps()) else None
     # Albumentations only runs on the CPU: "auto" means the CPU there.

@@ -19,7 +19,7 @@ import types
 from pathlib import Path
 
 from ..errors import ChainError, ExportError, UnsupportedOpError
-from ..model import ChainModel
+from ..model import ChainModel, validated_json
 from ..ops import where_it_runs
 from .albumentations import emit_albumentations
 from .compiler import compile_source
@@ -43,25 +43,12 @@ def emit(chain, backend: str, form: str = "program", options: ExportOptions | No
     check_form(form, backend)
     if options is None:
         options = everything(backend)
-    try:
-        key = (json.dumps(chain.to_dict(), sort_keys=True), backend)
-    except (TypeError, ValueError):
-        key = None  # not even serialisable: validation below names what is wrong
-    if key not in _CHECKED:  # a chain seen before is valid: a live preview emits the same chain per draw
-        chain.validate()
-        unsupported = chain.unsupported_ops(backend)
-        if unsupported:
-            details = "; ".join(f"{op} {where_it_runs(op, backend)}" for op in unsupported)
-            raise UnsupportedOpError(f"cannot export to {backend}: {details}")
-        key = (json.dumps(chain.to_dict(), sort_keys=True), backend)
-    source = _emit_checked(*key, form, options)
-    _CHECKED[key] = None
-    while len(_CHECKED) > 256:
-        _CHECKED.pop(next(iter(_CHECKED)))
-    return source
-
-
-_CHECKED: dict[tuple[str, str], None] = {}  # (chain JSON, backend) already validated, oldest first
+    chain_json = validated_json(chain)  # (a live preview emits the same chain per draw: validated once)
+    unsupported = chain.unsupported_ops(backend)
+    if unsupported:
+        details = "; ".join(f"{op} {where_it_runs(op, backend)}" for op in unsupported)
+        raise UnsupportedOpError(f"cannot export to {backend}: {details}")
+    return _emit_checked(chain_json, backend, form, options)
 
 
 @functools.lru_cache(maxsize=64)
