@@ -98,6 +98,7 @@ from .kornia_modules.fusion import (copy_rows, fused_colour, fused_geometry_plan
 from .kornia_modules.levels import (colours_on_levels, filter_levels, filter_on_levels, flips_levels,
                                     float_tables_levels, level_warp_plan, levels_plan, resample_levels,
                                     SLICED_CROPS, sliced_crop_on_levels, sliced_crops_levels, opencv_levels)
+from .kornia_modules.draws import step_draws
 from .kornia_modules.threads import sample_threads, shared_parts
 from .targets import BOXES_NEEDED
 
@@ -285,13 +286,13 @@ def fused_plans(segments, shape, device, dtype):
             plans.append((fused_resample, modules, draws, arguments))
             shape = torch.Size((*shape[:2], *size))
         elif kind == "colour":
-            draws = [module.forward_parameters(torch.Size(shape)) for module in modules]
+            draws = [step_draws(module, shape) for module in modules]
             arguments = (modules, on_device(draws, device), on_device([fusion_gate(d) for d in draws], device),
                          [fusion_jitter_branches(module, d) for module, d in zip(modules, draws)],
                          converted or bool(plans))
             plans.append((fused_colour, modules, draws, arguments))
         else:
-            drawn = modules[0].forward_parameters(torch.Size(shape))
+            drawn = step_draws(modules[0], shape)
             plans.append((run_step, modules, [drawn], (modules[0], on_device(drawn, device), converted or bool(plans))))
             shape = torch.Size((*shape[:2], *fused_output_size(modules[0], tuple(shape[-2:]))))
         largest = max(largest, shape, key=lambda s: s[-2] * s[-1])
@@ -355,7 +356,7 @@ def apply_step(module, batch, records, labels, owned=False):
         return run_group(module, batch, records), labels
     # Drawn on the CPU (see place), applied where the batch is; recorded from the CPU copy,
     # so that reporting the draws never waits for the GPU.
-    drawn = module.forward_parameters(batch.shape)
+    drawn = step_draws(module, batch.shape)
     rows = rows_to_apply(module, drawn, batch)
     if rows is None:
         batch = transformed(module, batch, on_device(drawn, batch.device))

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from .color import IN_PLACE_ADJUSTMENTS, gamma_in_place, jitter_functions, per_sample
+from .draws import step_draws
 
 
 def fusion_geometry(module):
@@ -178,7 +179,7 @@ def fused_geometry_plan(steps, shape):
         resample, moves_in = fusion_geometry(module)
         mode = mode or resample
         batch_shape = torch.Size((count, channels, *size))
-        drawn = module.forward_parameters(batch_shape)
+        drawn = step_draws(module, batch_shape)
         # compute_transformation only reads the input's shape, device and dtype: a stand-in
         # that allocates nothing.
         stand_in = torch.zeros(1, dtype=torch.float64).expand(batch_shape)

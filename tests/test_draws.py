@@ -1,0 +1,81 @@
+"""step_draws (workbench/runtime/kornia_modules/draws.py) gives a step's draws as its own forward_parameters does:
+the same values, bit for bit, and the same random stream after, over shapes, scales and ratios that take every
+branch (a candidate that fits, none that fits, inputs narrower and wider than the ratios, one pixel)."""
+import kornia.augmentation as K
+import numpy as np
+import pytest
+import torch
+
+import workbench as wb
+from workbench.codegen import emit, load_module
+from workbench.runtime.kornia_modules.draws import fast_resized_crop, resized_crop_draws, step_draws
+from workbench.runtime.kornia_modules.geometric import WbRandomResizedCrop
+
+SHAPES = [(1, 3, 1, 1), (3, 3, 5, 3), (8, 3, 256, 256), (16, 3, 375, 500), (5, 1, 10, 400), (7, 3, 400, 10),
+          (64, 3, 97, 131)]
+SETTINGS = [dict(scale=(0.08, 1.0), ratio=(0.75, 1.3333)), dict(scale=(0.5, 0.5), ratio=(1.0, 1.0)),
+            dict(scale=(1.0, 1.0), ratio=(4 / 3, 4 / 3)), dict(scale=(0.9, 1.0), ratio=(0.05, 20.0)),
+            dict(scale=(0.001, 0.01), ratio=(2.0, 3.0)), dict(scale=torch.tensor([0.3, 0.9]),
+                                                               ratio=torch.tensor([0.5, 0.8]))]
+
+
+def assert_same_draws(ours, kornias):
+    assert list(ours) == list(kornias)
+    for key in kornias:
+        assert ours[key].dtype == kornias[key].dtype, key
+        torch.testing.assert_close(ours[key], kornias[key], rtol=0, atol=0, msg=key)
+
+
+@pytest.mark.parametrize("settings", SETTINGS, ids=range(len(SETTINGS)))
+@pytest.mark.parametrize("module_type", [K.RandomResizedCrop, WbRandomResizedCrop])
+def test_resized_crop_draws_are_kornias_bit_for_bit_and_leave_the_stream_as_it_does(settings, module_type):
+    module = module_type((24, 32), **settings)
+    assert fast_resized_crop(module)
+    missed = 0
+    for seed, shape in enumerate(SHAPES * 3):
+        shape = torch.Size(shape)
+        torch.manual_seed(seed)
+        kornias, after = module.forward_parameters(shape), torch.rand(3)
+        torch.manual_seed(seed)
+        ours, ours_after = resized_crop_draws(module, shape), torch.rand(3)
+        assert_same_draws(ours, kornias)
+        torch.testing.assert_close(ours_after, after, rtol=0, atol=0)
+        width = kornias["src"][:, 1, 0] - kornias["src"][:, 0, 0] + 1
+        height = kornias["src"][:, 2, 1] - kornias["src"][:, 1, 1] + 1
+        missed += int(((width * height) < 0.999 * float(torch.as_tensor(settings["scale"])[0]) * shape[-2] * shape[-1]
+                       ).sum())
+    if settings["ratio"] == (0.05, 20.0):
+        return
+    # Tiny and narrow images leave some samples with no candidate that fits: the fallback windows were compared.
+    assert missed > 0
+
+
+def test_step_draws_takes_the_fast_draws_only_where_they_are_kornias():
+    shape = torch.Size((4, 3, 50, 60))
+    crop = K.RandomResizedCrop((8, 8))
+    same = K.RandomResizedCrop((8, 8), same_on_batch=True)
+    sometimes = K.RandomResizedCrop((8, 8), p=0.5)
+    assert fast_resized_crop(crop) and not fast_resized_crop(same) and not fast_resized_crop(sometimes)
+    assert not fast_resized_crop(K.RandomHorizontalFlip())
+    for module in (crop, same, sometimes, K.RandomHorizontalFlip(), K.ColorJitter(0.2, 0.3)):
+        torch.manual_seed(5)
+        kornias = module.forward_parameters(shape)
+        torch.manual_seed(5)
+        assert_same_draws(step_draws(module, shape), kornias)
+
+
+def test_a_chain_with_a_resized_crop_draws_and_runs_as_kornias_own_draws_would(sample_images):
+    """The chain's run with the fast draws against the same module's run with Kornia's forward_parameters."""
+    chain = wb.Chain(seed=9).add("RandomResizedCrop", size=[64, 80]).add("HorizontalFlip").add("Normalize")
+    module = load_module(emit(chain, "kornia"), "kornia")
+    images = [image[:300, :300] for image in sample_images[:6]]
+    fast, fast_records = module.augment_images(images, seed=9)
+    fast_draws, module.step_draws = module.step_draws, lambda step, shape: step.forward_parameters(torch.Size(shape))
+    try:
+        slow, slow_records = module.augment_images(images, seed=9)
+    finally:
+        module.step_draws = fast_draws
+    np.testing.assert_array_equal(fast, slow)
+    for a, b in zip(fast_records, slow_records, strict=True):
+        for key in b:
+            np.testing.assert_array_equal(np.asarray(a[key]), np.asarray(b[key]))
