@@ -402,6 +402,42 @@ def test_a_flip_of_some_samples_on_levels_is_kornias(flip, channels, photos):
     assert torch.equal(ours.float(), step(batch.float(), params=drawn))
 
 
+@pytest.mark.parametrize("channels", [1, 3])
+@pytest.mark.parametrize("horizontal", [True, False])
+def test_a_flip_of_levels_a_step_before_made_flips_their_rows_in_place(horizontal, channels, photos):
+    """An owned batch (made by a kernel before, laid out N x H x W x C) is flipped in place, its other rows
+    untouched: the values of the flip into a new batch."""
+    batch = torch.from_numpy(np.stack(photos)).permute(0, 3, 1, 2)[:, :channels].contiguous(
+        memory_format=torch.channels_last)
+    rows = torch.tensor([0, 2, 3])
+    expected = levels.flips_levels(batch, rows, horizontal)
+    assert expected.data_ptr() != batch.data_ptr()
+    before = batch.clone()
+    ours = levels.flips_levels(batch, rows, horizontal, owned=True)
+    assert ours is batch and torch.equal(ours, expected)
+    assert torch.equal(ours[1], before[1]) and not torch.equal(ours[0], before[0])
+
+
+@pytest.mark.parametrize("first", [("CenterCrop", {"size": [120, 140]}), ("Resize", {"size": [120, 140]}),
+                                   ("RandomResizedCrop", {"size": [120, 140]})])
+def test_a_flip_after_levels_writes_into_no_batch_but_the_ones_the_steps_made(first, photos):
+    """A CenterCrop on levels is a view of the batch given: the flip after it writes into a new batch; after a
+    resize or a resized crop (a new batch) it flips in place. Either way the batch given keeps its values and
+    the result is the unfused float run's."""
+    op, params = first
+    chain = wb.Chain(seed=4).add(op, **params).add("HorizontalFlip", p=0.5).add("VerticalFlip", p=0.5)
+    module = module_of(chain)
+    batch = torch.from_numpy(np.stack(photos)).permute(0, 3, 1, 2)
+    before = batch.clone()
+    ours = run_steps(module, batch, 4)
+    assert torch.equal(batch, before)
+    module.seed_generators(4, torch.device("cpu"))
+    with torch.no_grad():
+        floats = module.apply_steps(module.build_augmentation(), batch, fuse=False)
+    bound = 0 if op == "CenterCrop" else 1.5 / 255  # (measured 1.0: a resize on levels rounds to them)
+    assert (ours - floats).abs().max() <= bound
+
+
 def test_a_run_of_colour_steps_on_levels_in_one_pass_is_the_steps_one_after_another(photos):
     """adjusted_levels runs two ColorJitters and a Gamma, each with its own gate, image by image in one copy of
     the batch: the values of the three steps run one after another, bit for bit, for samples that any,

@@ -392,7 +392,7 @@ def apply_to_rows(module, drawn, batch, rows, owned=False):
     samples it would throw away. `owned`: `batch` is not the caller's, and is written into.
     Example: a HorizontalFlip with p = 0.5 flips the samples whose coin came up."""
     if batch.dtype == torch.uint8 and isinstance(module, (K.RandomHorizontalFlip, K.RandomVerticalFlip)):
-        return flips_levels(batch, rows, isinstance(module, K.RandomHorizontalFlip))
+        return flips_levels(batch, rows, isinstance(module, K.RandomHorizontalFlip), owned)
     out = batch if owned else batch.clone()
     if len(rows):
         count = int(batch.shape[0])
@@ -548,14 +548,16 @@ def empty_record(module, size):
 def run_kernels(arguments, plans, batch, torch_compile):
     """The kernels of `plans` applied in turn to `batch`, each with its `arguments` (the plan's
     own, or cut to the batch's chunk). A uint8 batch stays uint8 through the first steps that
-    runs_on_levels, which never write into it (it may be the caller's), through the colour steps
-    that start a colour run (colours_on_levels: ColorJitters and lookup tables, OpenCV on each image's
-    levels, a new batch), the fused geometric runs that OpenCV can resample (resample_levels) and the
-    blurs and greys that filter_on_levels takes; it is converted before the first other step (uint8
-    comes back where every step ran on levels: see apply_steps)."""
+    runs_on_levels, which write only into levels a kernel before made (`batch` may be the caller's),
+    through the colour steps that start a colour run (colours_on_levels: ColorJitters and lookup
+    tables, OpenCV on each image's levels, a new batch), the fused geometric runs that OpenCV can
+    resample (resample_levels) and the blurs and greys that filter_on_levels takes; it is converted
+    before the first other step (uint8 comes back where every step ran on levels: see apply_steps)."""
+    given = batch
     for (kernel, *_), kernel_arguments in zip(plans, arguments):
         if kernel is run_step and runs_on_levels(kernel_arguments[0], batch):
-            batch = run_step(batch, *kernel_arguments[:2], owned=False)
+            # (levels a kernel before made may be written into: a flip flips their rows in place)
+            batch = run_step(batch, *kernel_arguments[:2], owned=not shares_memory(batch, given))
             continue
         if kernel is run_step and filter_on_levels(kernel_arguments[0], batch):
             batch = filter_levels(batch, *kernel_arguments[:2])

@@ -58,39 +58,35 @@ def resized_crop_draws(module, shape):
     count, height, width = int(shape[0]), int(shape[-2]), int(shape[-1])
     if count == 0:
         return module.forward_parameters(shape)
-    low, high = (float(s) for s in torch.as_tensor(generator.scale, dtype=torch.float32))
+    low, high = (np.float32(s) for s in torch.as_tensor(generator.scale, dtype=torch.float32).tolist())
     log_low = generator.log_ratio_sampler.low.numpy()
     log_high = generator.log_ratio_sampler.high.numpy()
-    f32 = np.float32
+    # Widths first, heights second, along the first axis of what follows.
+    limits = np.array([[width], [height]], np.float32)
     # The draws in Kornia's order: candidate areas, candidate log ratios, x starts, y starts.
     area = torch.rand((count, 10), dtype=torch.float32).numpy()
-    area = (area * (f32(high) - f32(low)) + f32(low)) * f32(height) * f32(width)
+    area = (area * (high - low) + low) * np.float32(height) * np.float32(width)
     log_ratio = log_low + torch.rand((count, 10), dtype=torch.float32).numpy() * (log_high - log_low)
     aspect = torch.exp(torch.from_numpy(log_ratio)).numpy()
-    w = np.floor(np.round(np.sqrt(area * aspect)))
-    h = np.floor(np.round(np.sqrt(area / aspect)))
-    fits = (0 < w) & (w <= width) & (0 < h) & (h <= height)
-    first = fits.argmax(1)
-    rows = np.arange(count)
-    h_out, w_out = h[rows, first], w[rows, first]
+    sides = np.floor(np.round(np.sqrt(np.stack((area * aspect, area / aspect)))))
+    fits = (sides > 0).all(0) & (sides <= limits[..., None]).all(0)
+    sides = sides[:, np.arange(count), fits.argmax(1)]  # (the first candidate that fits)
     missed = ~fits.any(1)
     if missed.any():
-        h_out[missed], w_out[missed] = whole_ratio_window(generator.ratio, height, width)
-    h_out = np.clip(h_out, f32(1), f32(height))
-    w_out = np.clip(w_out, f32(1), f32(width))
-    x_room = np.maximum(f32(width) - w_out + f32(1), f32(0))
-    y_room = np.maximum(f32(height) - h_out + f32(1), f32(0))
-    x0 = np.floor(torch.rand((count,), dtype=torch.float32).numpy() * x_room)
-    y0 = np.floor(torch.rand((count,), dtype=torch.float32).numpy() * y_room)
-    x1, y1 = x0 + w_out - f32(1), y0 + h_out - f32(1)
-    src = np.stack([np.stack([x0, y0], -1), np.stack([x1, y0], -1), np.stack([x1, y1], -1),
-                    np.stack([x0, y1], -1)], -2)
+        sides[:, missed] = np.array(whole_ratio_window(generator.ratio, height, width)[::-1], np.float32)[:, None]
+    sides = np.clip(sides, np.float32(1), limits)
+    room = np.maximum(limits - sides + np.float32(1), np.float32(0))
+    starts = np.floor(np.stack([torch.rand((count,), dtype=torch.float32).numpy() for _ in range(2)]) * room)
+    ends = starts + sides - np.float32(1)
+    # Corners clockwise from the top left, (x, y) each.
+    src = np.stack([starts[0], starts[1], ends[0], starts[1], ends[0], ends[1], starts[0], ends[1]], -1)
     out_h, out_w = generator.resize_to
-    dst = torch.tensor([[0, 0], [out_w - 1, 0], [out_w - 1, out_h - 1], [0, out_h - 1]], dtype=torch.float32)
-    return {"src": torch.from_numpy(src), "dst": dst.repeat(count, 1, 1),
-            "input_size": torch.tensor((height, width)).expand(count, -1),
-            "output_size": torch.tensor(tuple(generator.resize_to)).expand(count, -1),
-            "batch_prob": torch.ones(count), "forward_input_shape": torch.tensor(tuple(shape))}
+    corners = np.array([[0, 0], [out_w - 1, 0], [out_w - 1, out_h - 1], [0, out_h - 1]], np.float32)
+    return {"src": torch.from_numpy(src.reshape(count, 4, 2)),
+            "dst": torch.from_numpy(np.broadcast_to(corners, (count, 4, 2)).copy()),
+            "input_size": torch.from_numpy(np.array((height, width), np.int64)).expand(count, -1),
+            "output_size": torch.from_numpy(np.array((out_h, out_w), np.int64)).expand(count, -1),
+            "batch_prob": torch.ones(count), "forward_input_shape": torch.from_numpy(np.array(shape, np.int64))}
 
 
 def whole_ratio_window(ratio, height, width):

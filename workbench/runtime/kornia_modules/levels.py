@@ -446,24 +446,35 @@ def shifted(matrix, x0, y0):
     return out
 
 
-def flips_levels(batch, rows, horizontal):
+def flips_levels(batch, rows, horizontal, owned=False):
     """A flip (`horizontal`, else vertical) of the samples `rows` (an index tensor) of the uint8 levels `batch`
-    by cv2.flip, the other samples kept: a new uint8 batch laid out N x H x W x C in memory. (Kornia's flip
-    of the rows made them N x C x H x W, and writing them back into the interleaved batch took a transposing
-    copy each, most of the step.)
+    by cv2.flip, the other samples kept: a new uint8 batch laid out N x H x W x C in memory, or, where the batch is
+    `owned` (made by a step before, not the caller's) and laid out so, the batch itself, its `rows` flipped in
+    place (OpenCV's flip swaps the two ends of a row, or two rows, as it goes). (Kornia's flip of the rows made
+    them N x C x H x W, and writing them back into the interleaved batch took a transposing copy each, most of
+    the step.)
 
     Example:
         >>> batch = torch.tensor([[[[1, 2, 3]]], [[[4, 5, 6]]]], dtype=torch.uint8)
         >>> flips_levels(batch, torch.tensor([1]), True).flatten().tolist()
         [1, 2, 3, 6, 5, 4]
     """
+    code = 1 if horizontal else 0
+    if owned and batch.is_contiguous(memory_format=torch.channels_last):
+        images, flipped = batch.permute(0, 2, 3, 1).numpy(), rows.tolist()
+
+        def flip_in_place(start, stop):
+            for n in flipped[start:stop]:
+                cv2.flip(images[n], code, dst=images[n])
+        each_sample(len(flipped), flip_in_place)
+        return batch
     out, results, images, _ = writable_levels(batch, None)
     flipped = set(rows.tolist())
 
     def flip(start, stop):
         for n in range(start, stop):
             if n in flipped:
-                results[n] = cv2.flip(images[n], 1 if horizontal else 0).reshape(results[n].shape)
+                results[n] = cv2.flip(images[n], code).reshape(results[n].shape)
             else:
                 results[n] = images[n]
     each_sample(len(images), flip)
