@@ -418,12 +418,12 @@ def test_a_flip_of_levels_a_step_before_made_flips_their_rows_in_place(horizonta
     assert torch.equal(ours[1], before[1]) and not torch.equal(ours[0], before[0])
 
 
-@pytest.mark.parametrize("first", [("CenterCrop", {"size": [120, 140]}), ("Resize", {"size": [120, 140]}),
-                                   ("RandomResizedCrop", {"size": [120, 140]})])
+@pytest.mark.parametrize("first", [("HorizontalFlip", {"p": 0.5}), ("CenterCrop", {"size": [120, 140]}),
+                                   ("Resize", {"size": [120, 140]}), ("RandomResizedCrop", {"size": [120, 140]})])
 def test_a_flip_after_levels_writes_into_no_batch_but_the_ones_the_steps_made(first, photos):
-    """A CenterCrop on levels is a view of the batch given: the flip after it writes into a new batch; after a
-    resize or a resized crop (a new batch) it flips in place. Either way the batch given keeps its values and
-    the result is the unfused float run's."""
+    """A flip of the batch given, or of a CenterCrop's view of it, writes into a new batch; after a flip, a resize
+    or a resized crop (a new batch) it flips in place. Either way the batch given keeps its values and the
+    result is the unfused float run's."""
     op, params = first
     chain = wb.Chain(seed=4).add(op, **params).add("HorizontalFlip", p=0.5).add("VerticalFlip", p=0.5)
     module = module_of(chain)
