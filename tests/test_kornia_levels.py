@@ -458,3 +458,17 @@ def test_a_run_of_colour_steps_on_levels_in_one_pass_is_the_steps_one_after_anot
                                               levels.lookup_adjustment(batch, gamma, draws[2], gates[2])])
     assert torch.equal(together, one_by_one)
     assert torch.equal(together[3], batch[3]) and not torch.equal(together[0], batch[0])
+
+
+def test_a_resize_to_the_images_own_size_is_the_images_themselves(photos):
+    """On levels a Resize to the batch's own size hands the batch on (no copy), and the chain gives what it gives
+    without the step."""
+    height, width = photos[0].shape[:2]
+    module = module_of(wb.Chain().add("Resize", size=[height, width]))
+    step = module.build_augmentation()[0]
+    batch = torch.from_numpy(np.stack(photos)).permute(0, 3, 1, 2)
+    assert module.transformed(step, batch, {}) is batch
+    with_resize = wb.Chain(seed=2).add("Resize", size=[height, width]).add("CenterCrop", size=[150, 160]) \
+        .add("Normalize")
+    without = wb.Chain(seed=2).add("CenterCrop", size=[150, 160]).add("Normalize")
+    np.testing.assert_array_equal(with_resize.run(photos).images, without.run(photos).images)

@@ -457,8 +457,8 @@ def transformed(module, batch, drawn):
         return sliced_crops_levels(batch, drawn["src"], module.flags["size"], module.flags["resample"].name.lower())
     if batch.dtype != torch.uint8:
         return module(batch, params=drawn)
-    if type(module).__name__ != "WbResize":
-        return module.apply_transform(batch, drawn, module.flags)
+    if type(module).__name__ != "WbResize" or tuple(module.flags["size"]) == tuple(batch.shape[-2:]):
+        return module.apply_transform(batch, drawn, module.flags)  # (a resize to the batch's size is itself)
     # (torch's antialiased resize of uint8 N x H x W x C keeps to one core: a part of the samples a core)
     count = int(batch.shape[0])
     return shared_parts(count, lambda first, last: module.apply_transform(
