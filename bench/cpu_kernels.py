@@ -10,7 +10,7 @@ of the sizes the sweep's chains meet:
 - hue_turns' maximal-channel mask on a plane of 16 x 224^2: sign(x - high) + 1 against (x == high)
   made floats;
 - a fused rotation of 32 images of 512^2, 256^2 and 192^2, and of 8 of 128^2: on their uint8 levels with
-  cv2.warpAffine (kornia_modules/levels.py's resample_levels, for outputs of at least 192^2) against grid_sample on
+  cv2.warpAffine (kornia_modules/levels.py's resample_levels) against grid_sample on
   floats (fusion.py's fused_resample), each converted to floats;
 - a ColorJitter with all four adjustments on 32 images of 224^2: on their uint8 levels with OpenCV
   (kornia_modules/levels.py, what a CPU runs now where a ColorJitter meets levels) against the fused
@@ -156,8 +156,8 @@ def pairs() -> dict[str, tuple]:
             lambda: clamped_warps(True), lambda: clamped_warps(False)),
         "fused rotation, 32 images 512^2": rotations(32, 512),
         "fused rotation, 32 images 256^2": rotations(32, 256),
-        "fused rotation, 32 images 192^2 (the smallest output OpenCV warps)": rotations(32, 192),
-        "fused rotation, 8 images 128^2 (under the 192^2 OpenCV warps)": rotations(8, 128),
+        "fused rotation, 32 images 192^2": rotations(32, 192),
+        "fused rotation, 8 images 128^2": rotations(8, 128),
         "ColorJitter, 4 adjustments, 32 images 224^2": (
             lambda: jitter_levels(photos, factors, None, (0, 1, 2, 3)).float().div_(255.0), jitter_floats),
         "ColorJitter, 4 adjustments, 32 images 224^2: shared out to the cores vs one thread": (

@@ -45,7 +45,7 @@ def test_levels_shared_out_to_two_threads_are_the_values_of_one(name, count, sam
     the same float batch; the shared run's parts ran on two threads, torch on one thread meanwhile, and torch
     has its two threads back after it."""
     chain = SHARED_CHAINS[name]
-    size = 200 if "rotate" in name else 96  # (a warp runs on levels from outputs of 192 x 192)
+    size = 96
     images = images_of(sample_images, count, size)
     module = load_module(emit(chain, "kornia"), "kornia")
     seen, torch_threads = set(), set()

@@ -17,13 +17,14 @@ the levels and running the steps, in one pass that writes the float batch as aug
 Filters: GaussianBlur by cv2.GaussianBlur (fixed-point 8-bit kernels, within 1.5 levels), the luma
 Grayscale by cv2.cvtColor (OpenCV's luma, which Kornia's rgb_to_grayscale gives a uint8 image).
 
-Geometry: a fused geometric run (fusion.py: one matrix per sample) with outputs of at least
-LEVEL_WARP_MIN_PIXELS (192^2) resamples the levels with cv2.warpAffine (bilinear or nearest) instead of
-grid_sample on floats, 2 to 2.4 times faster; OpenCV weighs its samples in fixed point and rounds
-to a level: within 0.6 of a level of the float warp. A resize's window clamps as F.interpolate does
-(the window's edge pixels repeated: BORDER_REPLICATE on the window), a frame a later warp reads
-from gives 0 outside it (a nearest warp of the frame's mask). Runs with a perspective, or with more
-than one resize window or frame, stay floats.
+Geometry: a fused geometric run (fusion.py: one matrix per sample) resamples the levels with cv2.warpAffine
+(bilinear or nearest) instead of grid_sample on floats, 2 to 2.4 times faster from outputs of 192^2, and the
+steps after it stay on levels (smaller warps alone are as fast on floats, but the chain after them was up to
+1.8 times slower there: bench/RESULTS.md, CPU sweep's detection_style at 128^2); OpenCV weighs its
+samples in fixed point and rounds to a level: within 0.6 of a level of the float warp. A resize's window
+clamps as F.interpolate does (the window's edge pixels repeated: BORDER_REPLICATE on the window), a frame
+a later warp reads from gives 0 outside it (a nearest warp of the frame's mask). Runs with a perspective,
+or with more than one resize window or frame, stay floats.
 
 tests/test_kornia_levels.py holds each step to its bound against Kornia's float step on the same
 draws. Kornia's modules on floats stay what fuse=False and a GPU run.
@@ -323,12 +324,6 @@ def colours_on_levels(batch, arguments):
 
 
 INTERPOLATIONS = {"bilinear": cv2.INTER_LINEAR, "nearest": cv2.INTER_NEAREST}
-# The smallest output (pixels per image) that OpenCV warps: below it grid_sample on floats was as fast or
-# faster (8 rotations of 128 x 128, bench/cpu_kernels.py; inside the chains OpenCV's threads also wait on the
-# core that torch's OpenMP workers spin on after each op of theirs). At 192 x 192 the warp alone is a little
-# faster (bench/cpu_kernels.py), and the steps after it stay on levels (bench/checkouts_cpu.py's rrc_rotate,
-# outputs of 192^2).
-LEVEL_WARP_MIN_PIXELS = 192 * 192
 
 
 def resample_levels(batch, theta, frames, boxes, clamps, size, mode, affine):
@@ -376,10 +371,9 @@ def level_warp_plan(batch, theta, frames, boxes, clamps, size, mode, affine):
     (only its shape, dtype and device are read): (maps into each image's pixels, N x 3 x 3 float64 numpy; the
     resize windows, inclusive pixels x0, x1, y0, y1 per image, or None; the frames' pixels likewise, or None).
     None where OpenCV cannot warp it (floats, a GPU, a perspective, a frame that is no box, more than one
-    window or box, windows off the pixel grid) or would not be faster (outputs under LEVEL_WARP_MIN_PIXELS).
-    Example: a rotation of a uint8 CPU batch into 256 x 256 has a plan, into 128 x 128 none."""
-    small = size[0] * size[1] < LEVEL_WARP_MIN_PIXELS
-    if not opencv_levels(batch) or frames or not affine or small or mode not in INTERPOLATIONS \
+    window or box, windows off the pixel grid).
+    Example: a rotation of a uint8 CPU batch into 256 x 256 has a plan, a perspective none."""
+    if not opencv_levels(batch) or frames or not affine or mode not in INTERPOLATIONS \
             or any(extra is not None and extra.shape[1] > 1 for extra in (boxes, clamps)):
         return None
     height, width = int(batch.shape[-2]), int(batch.shape[-1])
