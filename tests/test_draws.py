@@ -79,3 +79,19 @@ def test_a_chain_with_a_resized_crop_draws_and_runs_as_kornias_own_draws_would(s
     for a, b in zip(fast_records, slow_records, strict=True):
         for key in b:
             np.testing.assert_array_equal(np.asarray(a[key]), np.asarray(b[key]))
+
+
+def test_motion_kernels_are_kornias_bit_for_bit():
+    """WbMotionBlur's kernels (filters.motion_kernels, numpy) against kornia.filters.get_motion_kernel2d: angles on
+    the ties (30, 120 degrees), past a turn and negative, directions at and beyond their ends, every odd size."""
+    from kornia.filters import get_motion_kernel2d
+
+    from workbench.runtime.kornia_modules.filters import motion_kernels
+    generator = torch.Generator().manual_seed(0)
+    special = torch.tensor([0.0, 30.0, 45.0, 90.0, 120.0, 215.0, -30.0, 390.0, 359.999, 1e-7], dtype=torch.float32)
+    for size in (3, 5, 7, 9, 11):
+        angle = torch.cat([special, torch.rand(200, generator=generator) * 720.0 - 360.0])
+        direction = torch.cat([torch.tensor([-1.0, 1.0, 0.0, 1.5, -2.0]), torch.rand(205, generator=generator) * 2 - 1])
+        ours, kornias = motion_kernels(size, angle, direction), get_motion_kernel2d(size, angle, direction)
+        assert ours.dtype == kornias.dtype == torch.float32
+        torch.testing.assert_close(ours, kornias, rtol=0, atol=0)
