@@ -88,10 +88,13 @@ def test_motion_kernels_are_kornias_bit_for_bit():
 
     from workbench.runtime.kornia_modules.filters import motion_kernels
     generator = torch.Generator().manual_seed(0)
-    special = torch.tensor([0.0, 30.0, 45.0, 90.0, 120.0, 215.0, -30.0, 390.0, 359.999, 1e-7], dtype=torch.float32)
+    # Every 7.5 degrees (ties at 30, 60, 120, ...) with each of five directions, then odd angles and random ones.
+    grid = torch.arange(-360.0, 390.0, 7.5).repeat_interleave(5)
+    ends = torch.tensor([-1.0, -0.5, 0.0, 1.0, 1.5]).repeat(len(grid) // 5)
+    special = torch.tensor([215.0, 359.999, 1e-7, -2.0])
     for size in (3, 5, 7, 9, 11):
-        angle = torch.cat([special, torch.rand(200, generator=generator) * 720.0 - 360.0])
-        direction = torch.cat([torch.tensor([-1.0, 1.0, 0.0, 1.5, -2.0]), torch.rand(205, generator=generator) * 2 - 1])
+        angle = torch.cat([grid, special, torch.rand(200, generator=generator) * 720.0 - 360.0])
+        direction = torch.cat([ends, torch.tensor([-2.0, 0.3, 1.0, -0.7]), torch.rand(200, generator=generator) * 2 - 1])
         ours, kornias = motion_kernels(size, angle, direction), get_motion_kernel2d(size, angle, direction)
         assert ours.dtype == kornias.dtype == torch.float32
         torch.testing.assert_close(ours, kornias, rtol=0, atol=0)
