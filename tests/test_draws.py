@@ -94,7 +94,8 @@ def test_motion_kernels_are_kornias_bit_for_bit():
     special = torch.tensor([215.0, 359.999, 1e-7, -2.0])
     for size in (3, 5, 7, 9, 11):
         angle = torch.cat([grid, special, torch.rand(200, generator=generator) * 720.0 - 360.0])
-        direction = torch.cat([ends, torch.tensor([-2.0, 0.3, 1.0, -0.7]), torch.rand(200, generator=generator) * 2 - 1])
+        odd = torch.tensor([-2.0, 0.3, 1.0, -0.7])
+        direction = torch.cat([ends, odd, torch.rand(200, generator=generator) * 2 - 1])
         ours, kornias = motion_kernels(size, angle, direction), get_motion_kernel2d(size, angle, direction)
         assert ours.dtype == kornias.dtype == torch.float32
         torch.testing.assert_close(ours, kornias, rtol=0, atol=0)
