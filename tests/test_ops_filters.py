@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import workbench as wb
+from workbench.codegen import emit, load_module
 
 os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 import albumentations as A  # noqa: E402
@@ -556,3 +557,29 @@ def test_albumentations_export_draws_the_odd_sizes_uniformly():
     t.set_random_seed(0)
     counts = Counter(len(t.get_params_dependent_on_data({}, {})["kernel"]) for _ in range(3000))
     assert set(counts) == {3, 5, 7} and all(abs(n / 3000 - 1 / 3) < 0.04 for n in counts.values()), counts
+
+
+def test_gaussian_noise_written_into_the_rows_is_what_the_rows_copied_out_and_back_give(grey):
+    """Noise added in place to the rows of a batch the run owns (apply_rows_in_place) against the same run with the
+    rows taken out, noised and written back (apply_to_rows' general path): bit for bit; the samples left out keep
+    their values. A blur of one drawn size on every sample is handed on whole (wb_by_size), the same values."""
+    chain = wb.Chain(seed=6).add("Brightness", p=1.0).add("GaussianNoise", p=0.5, std=[0.05, 0.2]) \
+        .add("MotionBlur", p=1.0, kernel_size=[5, 5])
+    module = load_module(emit(chain, "kornia"), "kornia")
+    images = grey * 4
+    noise_class = module.WbGaussianNoise
+    written, calls = noise_class.apply_rows_in_place, []
+
+    def counted(self, batch, rows, params):
+        calls.append(len(rows))
+        return written(self, batch, rows, params)
+    noise_class.apply_rows_in_place = counted
+    try:
+        in_place, records = module.augment_images(images, seed=6)
+        del noise_class.apply_rows_in_place
+        copied, _ = module.augment_images(images, seed=6)
+    finally:
+        noise_class.apply_rows_in_place = written
+    applied = records[1]["batch_prob"].astype(bool)
+    assert 0 < applied.sum() < len(images) and calls == [applied.sum()]
+    np.testing.assert_array_equal(in_place, copied)

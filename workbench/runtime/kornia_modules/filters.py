@@ -34,9 +34,12 @@ def wb_uniform(low, high, count, device):
 def wb_by_size(input, params, sizes, blur):
     """`blur(samples, size, index)` on the applied samples, grouped by their drawn size;
     the other samples are returned unchanged (the base class keeps them anyway)."""
-    out = input.clone()
     applied = params["batch_prob"].to(sizes.device) > 0.5
-    for size in torch.unique(sizes[applied]).tolist():
+    drawn = torch.unique(sizes[applied]).tolist()
+    if len(drawn) == 1 and bool(applied.all()):  # (every sample, one size: apply_to_rows hands the applied rows)
+        return blur(input, int(drawn[0]), torch.arange(len(sizes), device=input.device))
+    out = torch.empty_like(input) if bool(applied.all()) else input.clone()
+    for size in drawn:
         index = torch.nonzero(applied & (sizes == size)).reshape(-1).to(input.device)
         out[index] = blur(input.index_select(0, index), int(size), index)
     return out
@@ -249,6 +252,14 @@ class WbGaussianNoise(K.IntensityAugmentationBase2D, RecordsArguments):
     def apply_transform(self, input, params, flags, transform=None):
         noise = params["gaussian_noise"].to(input.device, input.dtype)
         return input + noise * params["std"].to(input.device, input.dtype).view(-1, 1, 1, 1)
+
+    def apply_rows_in_place(self, batch, rows, params):
+        """apply_transform's values written into the samples `rows` (an index tensor) of a float `batch` the caller
+        owns, sample by sample: no copy of the rows out of the batch and back (apply_to_rows).
+        Example: a batch of zeros, its row 1 given noise of std 0.5, holds half the noise drawn for row 1."""
+        std = params["std"].to(batch.device, batch.dtype)
+        for n in rows.tolist():
+            batch[n] += params["gaussian_noise"][n].to(batch.device, batch.dtype) * std[n]
 
 
 def wb_taps(source, target, scale, nearest):
