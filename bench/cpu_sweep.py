@@ -7,9 +7,9 @@ HxWx3 numpy arrays and end with one float32 NxHxWxC numpy array (Kornia's sides 
 float tensor in [0, 1]; Albumentations runs image by image, then stacks, with ToFloat where the chain has
 no Normalize). The workbench's Resize shrinks with a low-pass filter (antialias, its default), and so do
 Kornia's (antialias=True) and Albumentations' (area_for_downscale="image", OpenCV's area filter) here; the
-crops' resizes (RandomResizedCrop) filter on no side. Runs are interleaved (workbench, Kornia,
-Albumentations, ...) after a warm-up; each cell is the median of the runs. Ratios: workbench /
-AugmentationSequential and workbench / Albumentations.
+crops' resizes (RandomResizedCrop) filter on no side. Runs are interleaved after a warm-up, in rounds of one
+call per side whose order turns each round (see measure); each cell is the median of the runs. Ratios:
+workbench / AugmentationSequential and workbench / Albumentations.
 Usage:
 
     python bench/cpu_sweep.py                       # the whole sweep (9 chains x 3 batches x 3 sizes)
@@ -190,19 +190,31 @@ def runners(case: Case, images: list[np.ndarray]) -> dict[str, Callable[[], np.n
     return out
 
 
+# Rounds of a row: at least --runs, and for a cheap row as many as fill about ROW_SECONDS per side (at most
+# MAX_ROUNDS): a batch of 8 takes 5 to 20 ms, and five of them gave medians that moved by a tenth between sweeps.
+ROW_SECONDS, MAX_ROUNDS = 0.4, 41
+
+
 def measure(case: Case, batch: int, size: int, runs: int, warmup: int) -> dict[str, float]:
-    """Median images/s of each side, runs interleaved after `warmup` calls of each."""
+    """Median images/s of each side after `warmup` calls of each: rounds of one call per side, the order turned by
+    one side each round (each side follows each other equally often: the threads a side leaves spinning slow the
+    next one down, see threads.py), at least `runs` rounds, more for a cheap row (ROW_SECONDS)."""
     images = images_of(batch, size)
     calls = runners(case, images)
+    slowest = 0.0
     for call in calls.values():
         for _ in range(warmup):
-            out = call()
-            assert out.dtype == np.float32 and out.shape[0] == batch, (case.name, out.dtype, out.shape)
-    times: dict[str, list[float]] = {name: [] for name in calls}
-    for _ in range(runs):
-        for name, call in calls.items():
             start = time.perf_counter()
-            call()
+            out = call()
+            slowest = max(slowest, time.perf_counter() - start)
+            assert out.dtype == np.float32 and out.shape[0] == batch, (case.name, out.dtype, out.shape)
+    rounds = max(runs, min(MAX_ROUNDS, int(ROW_SECONDS / max(slowest, 1e-6))))
+    names = list(calls)
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for round_ in range(rounds):
+        for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+            start = time.perf_counter()
+            calls[name]()
             times[name].append(time.perf_counter() - start)
     return {name: batch / statistics.median(seconds) for name, seconds in times.items()}
 
@@ -225,8 +237,9 @@ def main() -> None:
     batches, sizes = [int(b) for b in args.batches.split(",")], [int(s) for s in args.sizes.split(",")]
     started = time.perf_counter()
     print(machine_line())
-    print(f"torch threads {torch.get_num_threads()}; albumentations {A.__version__}; {args.runs} interleaved runs "
-          f"after {args.warmup} warm-up; medians; uint8 numpy in, float32 NHWC numpy out\n")
+    print(f"torch threads {torch.get_num_threads()}; albumentations {A.__version__}; at least {args.runs} rounds "
+          f"(a cheap row: up to {MAX_ROUNDS}, about {ROW_SECONDS} s a side), the order turned each round, after "
+          f"{args.warmup} warm-up; medians; uint8 numpy in, float32 NHWC numpy out\n")
     rows, over_sequential, over_albumentations = [], [], []
     for case in cases:
         for batch in batches:
