@@ -28,7 +28,13 @@ of the sizes the sweep's chains meet:
   window under BORDER_REPLICATE (what resample_levels did before);
 - the ColorJitter's 32 images shared out to the cores (threads.py's sample_threads and each_sample, torch on one
   thread meanwhile) against one thread; the uint8 antialiased resize of 8 images 512^2 -> 256^2 laid out
-  N x H x W x C, a part a core (shared_parts) against one call (which torch keeps to one core).
+  N x H x W x C, a part a core (shared_parts) against one call (which torch keeps to one core);
+- a RandomResizedCrop's draws for 8 samples of 256^2: draws.py's resized_crop_draws (numpy) against Kornia's
+  forward_parameters; 16 motion kernels of 5 x 5: filters.py's motion_kernels against Kornia's
+  get_motion_kernel2d; GaussianNoise's noise for 16 of 32 samples of 3 x 256^2: WbGaussianNoise's (cv2.randn
+  seeded per sample, shared out to the cores) against torch's normal_ for each sample (what it did before); 8
+  images of 320^2 levels converted to float32 N x H x W x C: float_tables_levels with no step (a copy and a
+  division) against cv2.LUT's per-channel tables (what it did before).
 And one pair of processes: the chain Resize 256, CenterCrop 224, Normalize on 128 images of 320^2, in
 a process that keeps the memory it frees (keep_freed_memory, what a CPU run does now) against one
 that hands it back (the function replaced by a no-op), alternating, with the page faults per run.
@@ -58,11 +64,13 @@ import torch.nn.functional as F  # noqa: E402
 
 from workbench.runtime.kornia_modules.color import contrast_in_place, hue_turns, saturation_in_place  # noqa: E402
 from workbench.runtime.kornia_modules.fusion import copy_rows, fused_resample  # noqa: E402
-from workbench.runtime.kornia_modules import levels  # noqa: E402
 from workbench.runtime.kornia_modules.levels import (channels_last_levels, float_tables_levels,  # noqa: E402
                                                      jitter_levels, resample_levels, shifted,
                                                      sliced_crops_levels, window_source)
 from workbench.runtime.kornia_modules.threads import sample_threads, shared_parts  # noqa: E402
+from workbench.runtime.kornia_modules.draws import resized_crop_draws  # noqa: E402
+from workbench.runtime.kornia_modules.filters import WbGaussianNoise, motion_kernels  # noqa: E402
+from kornia.filters import get_motion_kernel2d  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import machine_line  # noqa: E402
@@ -101,7 +109,7 @@ def pairs() -> dict[str, tuple]:
         theta[:, 1, 1], theta[:, 2, 2] = angles.cos(), 1.0
         batch = torch.randint(0, 256, (count, side, side, 3), dtype=torch.uint8, generator=generator)
         batch, run = batch.permute(0, 3, 1, 2), ([], None, None, (side, side), "bilinear", True)
-        return (lambda: ungated(resample_levels)(batch, theta, *run).float().div_(255.0),
+        return (lambda: resample_levels(batch, theta, *run).float().div_(255.0),
                 lambda: fused_resample(batch.float().div_(255.0), theta, *run))
 
     planar = torch.randint(0, 256, (8, 3, 224, 224), dtype=torch.uint8, generator=generator)
@@ -184,22 +192,44 @@ def pairs() -> dict[str, tuple]:
     }
 
 
+def fixed_cost_pairs() -> dict[str, tuple]:
+    """The rows of a small batch's fixed costs (see the docstring): now, before, on the same modules and data."""
+    crop, shape = K.RandomResizedCrop((224, 224)), torch.Size((8, 3, 256, 256))
+    angle, direction = torch.rand(16) * 360.0, torch.rand(16) * 2.0 - 1.0
+    noise = WbGaussianNoise(std=(0.02, 0.1), p=0.5)
+    noise_shape = torch.Size((32, 3, 256, 256))
+    interleaved = torch.randint(0, 256, (8, 320, 320, 3), dtype=torch.uint8).permute(0, 3, 1, 2)
+    table = np.tile(torch.arange(256, dtype=torch.float32).div_(255.0).numpy()[:, None], (1, 3)).reshape(256, 1, 3)
+
+    def lut_floats(batch):  # (what float_tables_levels did with no step: a table per channel)
+        images = batch.permute(0, 2, 3, 1).numpy()
+        results = np.empty(images.shape, np.float32)
+        cv2.LUT(images.reshape(-1, *images.shape[2:]), table, dst=results.reshape(-1, *results.shape[2:]))
+        return results
+
+    def normal_noise():
+        drawn = K.IntensityAugmentationBase2D.forward_parameters(noise, noise_shape)
+        out = torch.empty(tuple(noise_shape))
+        for n, applied in enumerate(drawn["batch_prob"].to(torch.bool).tolist()):
+            out[n].normal_() if applied else out[n].zero_()
+        return out
+
+    return {
+        "RandomResizedCrop draws, 8 samples 256^2": (lambda: resized_crop_draws(crop, shape),
+                                                     lambda: crop.forward_parameters(shape)),
+        "MotionBlur kernels, 16 of 5 x 5": (lambda: motion_kernels(5, angle, direction),
+                                            lambda: get_motion_kernel2d(5, angle, direction)),
+        "GaussianNoise's noise, 32 samples 3 x 256^2 at p = 0.5": (lambda: noise.forward_parameters(noise_shape),
+                                                                   normal_noise),
+        "levels to float32, 8 images 320^2 N x H x W x C: copy and division vs cv2.LUT": (
+            lambda: float_tables_levels(interleaved, [], [], []), lambda: lut_floats(interleaved)),
+    }
+
+
 def shared_out(count, call):
     """call() inside sample_threads(count): the levels' loops and parts shared out to the cores (threads.py)."""
     with sample_threads(count):
         return call()
-
-
-def ungated(function):
-    """`function` of levels.py run with OpenCV's warps allowed at every size (LEVEL_WARP_MIN_PIXELS 0): what
-    the smaller rows measure."""
-    def call(*args):
-        kept, levels.LEVEL_WARP_MIN_PIXELS = levels.LEVEL_WARP_MIN_PIXELS, 0
-        try:
-            return function(*args)
-        finally:
-            levels.LEVEL_WARP_MIN_PIXELS = kept
-    return call
 
 
 def medians(now, before, runs: int) -> tuple[float, float]:
@@ -257,7 +287,7 @@ def main() -> None:
     print(f"torch threads {torch.get_num_threads()}; {args.runs} interleaved runs after 2 warm-up calls; medians")
     print("\n| kernel | now ms | before ms | before / now |\n|---|---|---|---|")
     with torch.no_grad():
-        for name, (now, before) in pairs().items():
+        for name, (now, before) in {**pairs(), **fixed_cost_pairs()}.items():
             new, old = medians(now, before, args.runs)
             print(f"| {name} | {new:.2f} | {old:.2f} | {old / new:.1f} |")
     print(kept_memory_row())

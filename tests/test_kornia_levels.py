@@ -238,9 +238,10 @@ def test_a_self_supervised_view_stays_on_levels_up_to_its_normalize(photos):
 
 @pytest.mark.parametrize("channels", [1, 3])
 def test_float_tables_give_the_float_steps_values_from_the_levels(channels):
-    """A Normalize (alone, one table for every sample) and a Gamma with p = 0.6 before it (a table per sample)
-    looked up from the levels: the values of the same steps' float arithmetic on the converted batch, the
-    Normalize's bit for bit (each value is its level's), the Gamma's pow to a float's last bit."""
+    """No step (the levels converted), a Normalize (alone, one table for every sample) and a Gamma with p = 0.6
+    before it (a table per sample) looked up from the levels: the values of the same steps' float arithmetic on
+    the converted batch, the conversion's and the Normalize's bit for bit (each value is its level's), the
+    Gamma's pow to a float's last bit."""
     import kornia.augmentation as K
 
     from workbench.runtime.kornia_modules.fusion import fused_colour, fusion_gate
@@ -253,7 +254,7 @@ def test_float_tables_give_the_float_steps_values_from_the_levels(channels):
     drawn = gamma.forward_parameters(batch.shape)
     gate = fusion_gate(drawn)
     assert gate is not None and bool(gate.any()) and not bool(gate.all())
-    for modules, draws, gates, atol in (([normalize], [{}], [None], 0.0),
+    for modules, draws, gates, atol in (([], [], [], 0.0), ([normalize], [{}], [None], 0.0),
                                         ([gamma, normalize], [drawn, {}], [gate, None], 2e-7)):
         ours = levels.float_tables_levels(batch, modules, draws, gates)
         floats = fused_colour(batch.float() / 255.0, modules, draws, gates, [None] * len(modules))

@@ -227,9 +227,9 @@ class WbGaussianNoise(K.IntensityAugmentationBase2D, RecordsArguments):
         """Kornia's draws (the gate, then the std), then a seed per sample from torch's generator, then the noise
         of the samples the gate applies to, each from OpenCV's generator seeded with its own seed (the others'
         noise is zero): the same noise on any thread, so the samples are shared out to the cores (sample_threads).
-        torch's normal_ drew 7 ns a value on one core, two thirds of a blur and noise chain's time at batch 32;
-        cv2.randn draws in three quarters of that. (Noise drawn for every sample, half of it thrown away at
-        p = 0.5, took a third before that.)"""
+        torch's normal_ (7 ns a value, on one core) took a third of a blur and noise chain's time at batch 32;
+        cv2.randn draws in three quarters of the time, on every core (bench/cpu_kernels.py). (Noise drawn for
+        every sample, half of it thrown away at p = 0.5, had taken a third before that.)"""
         params = super().forward_parameters(batch_shape)
         count = int(batch_shape[0])
         seeds = torch.randint(0, 2 ** 31 - 1, (count,)).tolist()
