@@ -2,8 +2,8 @@
 stream, where Kornia's generic path costs more than the step's work on a small batch.
 
 Kornia's RandomResizedCrop draws ten candidate windows per sample and keeps the first that fits, in about forty
-tensor operations on tensors of a few dozen values: 1.0 to 1.4 ms a batch on a CPU core, against 1.6 ms for
-cropping and resizing 8 images of 256 x 256 into 224 x 224 (bench/cpu_kernels.py). resized_crop_draws takes the
+tensor operations on tensors of a few dozen values: 1.1 ms for 8 samples on a CPU core, about what cropping and
+resizing 8 images of 256 x 256 into 224 x 224 takes; 0.4 ms here (bench/cpu_kernels.py). resized_crop_draws takes the
 same draws from torch's generator, in the same order and shapes, and does the arithmetic on them in numpy's
 float32, operation for operation as Kornia does it in torch's (IEEE float32: the same values), with torch's exp.
 tests/test_draws.py holds it to Kornia's values and to the generator's state after, bit for bit.

@@ -19,8 +19,9 @@ Grayscale by cv2.cvtColor (OpenCV's luma, which Kornia's rgb_to_grayscale gives 
 
 Geometry: a fused geometric run (fusion.py: one matrix per sample) resamples the levels with cv2.warpAffine
 (bilinear or nearest) instead of grid_sample on floats, 2 to 2.4 times faster from outputs of 192^2, and the
-steps after it stay on levels (smaller warps alone are as fast on floats, but the chain after them was up to
-1.8 times slower there: bench/RESULTS.md, CPU sweep's detection_style at 128^2); OpenCV weighs its
+steps after it stay on levels (a smaller warp alone is faster on floats, 1.4 against 2.2 ms for 8 of 128^2 in
+bench/cpu_kernels.py, but the steps after it then ran on floats: detection_style at 128^2 ran 1.5 to 1.9 times as
+fast with its warp on levels, bench/RESULTS.md's CPU sweep); OpenCV weighs its
 samples in fixed point and rounds to a level: within 0.6 of a level of the float warp. A resize's window
 clamps as F.interpolate does (the window's edge pixels repeated: BORDER_REPLICATE on the window), a frame
 a later warp reads from gives 0 outside it (a nearest warp of the frame's mask). Runs with a perspective,
