@@ -8,7 +8,7 @@ import torch
 
 import workbench as wb
 from workbench.codegen import emit, load_module
-from workbench.runtime.kornia_modules.draws import fast_resized_crop, resized_crop_draws, step_draws
+from workbench.runtime.kornia_modules.draws import fast_resized_crop, plainly_gated, resized_crop_draws, step_draws
 from workbench.runtime.kornia_modules.geometric import WbRandomResizedCrop
 
 SHAPES = [(1, 3, 1, 1), (3, 3, 5, 3), (8, 3, 256, 256), (16, 3, 375, 500), (5, 1, 10, 400), (7, 3, 400, 10),
@@ -99,3 +99,50 @@ def test_motion_kernels_are_kornias_bit_for_bit():
         ours, kornias = motion_kernels(size, angle, direction), get_motion_kernel2d(size, angle, direction)
         assert ours.dtype == kornias.dtype == torch.float32
         torch.testing.assert_close(ours, kornias, rtol=0, atol=0)
+
+
+def assert_same_values(ours, kornias, where):
+    """Dicts (their keys in order), lists and tuples item by item, tensors bit for bit in their dtype."""
+    assert type(ours) is type(kornias), where
+    if isinstance(kornias, dict):
+        assert list(ours) == list(kornias), where
+        for key in kornias:
+            assert_same_values(ours[key], kornias[key], f"{where} {key}")
+    elif isinstance(kornias, (list, tuple)):
+        assert len(ours) == len(kornias), where
+        for k, (a, b) in enumerate(zip(ours, kornias)):
+            assert_same_values(a, b, f"{where} [{k}]")
+    elif torch.is_tensor(kornias):
+        assert ours.dtype == kornias.dtype, where
+        torch.testing.assert_close(ours, kornias, rtol=0, atol=0, equal_nan=True, msg=where)
+    else:
+        assert ours == kornias, where
+
+
+def every_step_module():
+    """Each op's Kornia module, built by the program as the chain of that op alone builds it (default settings),
+    and a flip with p = 0.5 and 0 (a gate drawn per sample, a gate never drawn)."""
+    modules = []
+    for op in wb.list_ops(backend="kornia"):
+        program = load_module(emit(wb.Chain().add(op), "kornia"), "kornia")
+        modules.extend((op, module) for module in program.build_augmentation())
+    return modules + [("p=0.5", K.RandomHorizontalFlip(p=0.5)), ("p=0", K.RandomVerticalFlip(p=0.0))]
+
+
+def test_every_steps_draws_are_its_own_forward_parameters_bit_for_bit():
+    """step_draws against each module's forward_parameters, from the same seed, on a batch of 5: the same keys,
+    dtypes and values, and the same random stream after; most steps take the fast paths (guard against a check
+    that lets none through)."""
+    shape = torch.Size((5, 3, 240, 256))  # (larger than the default crops)
+    fast = 0
+    for name, module in every_step_module():
+        if not hasattr(module, "forward_parameters") or getattr(module, "reads_boxes", False):
+            continue  # (a group; a step that needs the images' boxes)
+        torch.manual_seed(11)
+        kornias, after = module.forward_parameters(shape), torch.rand(2)
+        torch.manual_seed(11)
+        ours, ours_after = step_draws(module, shape), torch.rand(2)
+        assert_same_values(ours, kornias, name)
+        torch.testing.assert_close(ours_after, after, rtol=0, atol=0, msg=name)
+        fast += fast_resized_crop(module) or plainly_gated(module)
+    assert fast >= 40, fast
