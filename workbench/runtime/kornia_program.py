@@ -393,7 +393,8 @@ def apply_to_rows(module, drawn, batch, rows, owned=False):
     Example: a HorizontalFlip with p = 0.5 flips the samples whose coin came up."""
     if batch.dtype == torch.uint8 and isinstance(module, (K.RandomHorizontalFlip, K.RandomVerticalFlip)):
         return flips_levels(batch, rows, isinstance(module, K.RandomHorizontalFlip), owned)
-    if owned and batch.is_floating_point() and hasattr(module, "apply_rows_in_place"):
+    # (on a CPU: a GPU would launch kernels sample by sample)
+    if owned and batch.is_floating_point() and batch.device.type == "cpu" and hasattr(module, "apply_rows_in_place"):
         module.apply_rows_in_place(batch, rows, drawn)
         return batch
     out = batch if owned else batch.clone()
