@@ -158,6 +158,7 @@ CHAIN_FEATURES = (
     ChainFeature("flips on levels", _runs_module(("RandomHorizontalFlip", "RandomVerticalFlip")), ("flips_levels",)),
     ChainFeature("crops resized on levels", _runs_module(SLICED_CROPS),
                  ("sliced_crop_on_levels", "sliced_crops_levels")),
+    ChainFeature("RandomResizedCrop's draws in numpy", _runs_module(SLICED_CROPS), ("resized_crop_draws",)),
 )
 
 
