@@ -11,6 +11,10 @@ on the uint8 levels (each chain here starts with a Resize): with those off (the 
 LEVEL_STEPS = ()), every Kornia export of that day gave the earlier snapshot's output bit for bit,
 and the DALI and Albumentations exports gave it as they were.
 
+Frozen again for issue 30, when the Kornia GaussianNoise began to draw its noise with cv2.randn (seeded per sample
+from torch's generator) instead of torch's normal_: only kornia_08 (the one with GaussianNoise) gave other output,
+and with the earlier normal_ draws put back into its export it gave the earlier snapshot's output bit for bit.
+
 Run this file to freeze today's exports again, on purpose only (an export whose output changes
 for a reason of its own), and say why in the commit:
 
