@@ -19,7 +19,7 @@ def step_draws(module, shape):
     """The draws of a step `module` for a batch of `shape` (N, C, H, W): resized_crop_draws where it applies, else
     gated_draws where it applies, else the module's own forward_parameters. The same values and random stream
     either way.
-    Example: step_draws(K.RandomHorizontalFlip(), torch.Size((8, 3, 32, 32)))["batch_prob"].shape == (8,)."""
+    Example: step_draws(K.RandomGrayscale(), torch.Size((8, 3, 32, 32)))["batch_prob"].shape == (8,)."""
     shape = torch.Size(shape)
     if fast_resized_crop(module):
         return resized_crop_draws(module, shape)
@@ -31,7 +31,7 @@ def step_draws(module, shape):
 def plainly_gated(module):
     """Whether gated_draws gives the draws of `module`: a Kornia augmentation whose forward_parameters and gate are
     Kornia's own, that gates each sample on its own (not same_on_batch, p_batch 1) and draws on a CPU in float32.
-    Example: plainly_gated(K.RandomHorizontalFlip(p=0.5)) is True."""
+    Example: plainly_gated(K.RandomGrayscale(p=0.5)) is True."""
     kind = type(module)
     return (isinstance(module, K.AugmentationBase2D)
             and kind.forward_parameters is K.AugmentationBase2D.forward_parameters
@@ -45,7 +45,7 @@ def gated_draws(module, shape):
     torch.rand of the batch where 0 < p < 1), then its own generate_parameters, then the batch's shape; the same
     values from the same draws without Kornia's generic steps around them (a tenth of a millisecond a step, which
     a batch of 8 small images pays for each of its steps).
-    Example: gated_draws(K.RandomVerticalFlip(p=1.0), torch.Size((2, 3, 4, 4)))["batch_prob"].tolist() == [1.0, 1.0]"""
+    Example: gated_draws(K.RandomInvert(p=1.0), torch.Size((2, 3, 4, 4)))["batch_prob"].tolist() == [1.0, 1.0]"""
     count, p = int(shape[0]), float(module.p)
     if p == 1 or p == 0:
         gate = torch.full((count,), p)
