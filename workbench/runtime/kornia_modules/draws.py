@@ -43,8 +43,8 @@ def plainly_gated(module):
 def gated_draws(module, shape):
     """Kornia's forward_parameters for a module that plainly_gated takes: its gate (each sample's coin, from one
     torch.rand of the batch where 0 < p < 1), then its own generate_parameters, then the batch's shape; the same
-    values from the same draws without Kornia's generic steps around them (a tenth of a millisecond a step, which
-    a batch of 8 small images pays for each of its steps).
+    values from the same draws without Kornia's generic steps around them (its constant tensors, its gate's
+    several operations), which a batch of 8 small images pays for each of its steps.
     Example: gated_draws(K.RandomInvert(p=1.0), torch.Size((2, 3, 4, 4)))["batch_prob"].tolist() == [1.0, 1.0]"""
     count, p = int(shape[0]), float(module.p)
     if p == 1 or p == 0:
@@ -60,19 +60,16 @@ def gated_draws(module, shape):
 
 def fast_resized_crop(module):
     """Whether resized_crop_draws gives the draws of `module`: a RandomResizedCrop (Kornia's, or a subclass that
-    keeps its draws) that draws on a CPU in float32, for every sample (p = 1), each its own (not same_on_batch).
+    keeps its draws) that plainly_gated takes, for every sample (p = 1), its samplers on a CPU in float32.
     Example: fast_resized_crop(K.RandomResizedCrop((8, 8))) is True."""
-    if not isinstance(module, K.RandomResizedCrop) or any(
-            getattr(type(module), name) is not getattr(K.RandomResizedCrop, name)
-            for name in ("forward_parameters", "generate_parameters")):
+    if not isinstance(module, K.RandomResizedCrop) or not plainly_gated(module) or module.p != 1 \
+            or type(module).generate_parameters is not K.RandomResizedCrop.generate_parameters:
         return False
     generator = module._param_generator
     if type(generator).__name__ != "ResizedCropGenerator" or generator.__dict__.get("rand_sampler") is None:
         return False
-    samplers = (generator.rand_sampler.low, generator.log_ratio_sampler.low)
-    return (module.p == 1 and module.p_batch == 1 and not module.same_on_batch
-            and all(s.dtype == torch.float32 and s.device.type == "cpu" for s in samplers)
-            and module.dtype in (None, torch.float32) and torch.device(module.device or "cpu").type == "cpu")
+    return all(s.dtype == torch.float32 and s.device.type == "cpu"
+               for s in (generator.rand_sampler.low, generator.log_ratio_sampler.low))
 
 
 def resized_crop_draws(module, shape):

@@ -35,10 +35,10 @@ def wb_by_size(input, params, sizes, blur):
     """`blur(samples, size, index)` on the applied samples, grouped by their drawn size;
     the other samples are returned unchanged (the base class keeps them anyway)."""
     applied = params["batch_prob"].to(sizes.device) > 0.5
-    drawn = torch.unique(sizes[applied]).tolist()
-    if len(drawn) == 1 and bool(applied.all()):  # (every sample, one size: apply_to_rows hands the applied rows)
+    drawn, every = torch.unique(sizes[applied]).tolist(), bool(applied.all())
+    if len(drawn) == 1 and every:  # (every sample, one size: apply_to_rows hands the applied rows)
         return blur(input, int(drawn[0]), torch.arange(len(sizes), device=input.device))
-    out = torch.empty_like(input) if bool(applied.all()) else input.clone()
+    out = torch.empty_like(input) if every else input.clone()
     for size in drawn:
         index = torch.nonzero(applied & (sizes == size)).reshape(-1).to(input.device)
         out[index] = blur(input.index_select(0, index), int(size), index)

@@ -164,8 +164,8 @@ def contrast_levels(image, factor):
 def saturation_levels(image, factor):
     """Kornia's saturation (blended with each pixel's luma, clamped) on an HxWx3 uint8 image, rounded to levels:
     the blend is one 3 x 3 matrix on each pixel's channels (factor * I + (1 - factor) * the luma's weights in
-    each row), which cv2.transform applies in floats, rounded and saturated: one pass (a grey image, its three
-    channels and a blend took three, 1.5 times as long) and no rounded grey in between."""
+    each row), which cv2.transform applies in floats, rounded and saturated: one pass instead of three (a grey
+    image, its three channels, a blend), and no rounded grey in between."""
     return cv2.transform(image, factor * IDENTITY + (1.0 - factor) * LUMA_ROWS)
 
 
@@ -173,8 +173,8 @@ def hue_levels(image, turns):
     """Kornia's hue rotation by `turns` on an HxWx3 uint8 image, rounded to levels: OpenCV's float HSV
     (hue in degrees), so that only the rounding differs (8-bit HSV, a 256th of a turn per step, moved
     saturated colours by up to 5 levels, for 2 ms less per 32 images of 224 x 224)."""
-    # One float image, converted in place both ways: a new array for each of the four passes cost four times the
-    # arithmetic (fresh pages of 600 kB each, for 224 x 224).
+    # One float image, converted in place both ways: a new array for each of the four passes is fresh pages to
+    # fault in each time (600 kB each for 224 x 224), more than the arithmetic.
     hsv = np.multiply(image, np.float32(1.0 / 255.0), dtype=np.float32)
     cv2.cvtColor(hsv, cv2.COLOR_RGB2HSV, dst=hsv)
     # A shift in [0, 360): OpenCV's HSV2RGB takes a hue below 720 round the circle itself (not one below 0).
@@ -246,7 +246,8 @@ def float_tables_levels(batch, modules, draws, gates):
     `batch`: their float arithmetic (fused_colour's) on the 256 levels as float32 (as as_unit converts them),
     one table per sample and channel, looked up with cv2.LUT. The same values as fused_colour on the converted
     batch (each value depends on its level alone), without converting it: one pass from levels to the float
-    result, a new float32 batch laid out N x H x W x C in memory (the layout augment_images returns).
+    result, a new float32 batch laid out N x H x W x C in memory (the layout augment_images returns); no steps:
+    the levels converted so (as_unit's values).
 
     Example:
         >>> import kornia.augmentation as K
