@@ -64,6 +64,27 @@ def test_step_draws_takes_the_fast_draws_only_where_they_are_kornias():
         assert_same_draws(step_draws(module, shape), kornias)
 
 
+@pytest.mark.parametrize("shape", [(1, 3, 1, 1), (3, 3, 5, 3), (8, 3, 256, 256), (2, 1, 375, 500), (4, 3, 7, 9)])
+@pytest.mark.parametrize("size", [(1, 1), (2, 3), (3, 2), (5, 3), (224, 224), (7, 9)])
+def test_center_crop_draws_are_kornias_bit_for_bit(shape, size):
+    """CenterCrop's corners on odd and even sides both ways (Kornia truncates halves), the whole image, and its
+    own error where the crop does not fit."""
+    module = K.CenterCrop(size)
+    torch.manual_seed(3)
+    try:
+        kornias = module.forward_parameters(torch.Size(shape))
+    except AssertionError as error:
+        with pytest.raises(AssertionError, match="Crop size must be smaller"):
+            step_draws(module, shape)
+        assert size[0] > shape[-2] or size[1] > shape[-1], error
+        return
+    after = torch.rand(2)
+    torch.manual_seed(3)
+    ours = step_draws(module, shape)
+    assert_same_values(ours, kornias, f"{shape} {size}")
+    torch.testing.assert_close(torch.rand(2), after, rtol=0, atol=0)
+
+
 def test_a_chain_with_a_resized_crop_draws_and_runs_as_kornias_own_draws_would(sample_images):
     """The chain's run with the fast draws against the same module's run with Kornia's forward_parameters."""
     chain = wb.Chain(seed=9).add("RandomResizedCrop", size=[64, 80]).add("HorizontalFlip").add("Normalize")
@@ -126,7 +147,9 @@ def every_step_module():
     for op in wb.list_ops(backend="kornia"):
         program = load_module(emit(wb.Chain().add(op), "kornia"), "kornia")
         modules.extend((op, module) for module in program.build_augmentation())
-    return modules + [("p=0.5", K.RandomHorizontalFlip(p=0.5)), ("p=0", K.RandomVerticalFlip(p=0.0))]
+    return modules + [("p=0.5", K.RandomHorizontalFlip(p=0.5)), ("p=0", K.RandomVerticalFlip(p=0.0)),
+                      ("one coin", K.RandomHorizontalFlip(p=0.5, same_on_batch=True)),
+                      ("one jitter", K.ColorJitter(0.2, 0.3, 0.1, 0.05, p=0.7, same_on_batch=True))]
 
 
 def test_every_steps_draws_are_its_own_forward_parameters_bit_for_bit():

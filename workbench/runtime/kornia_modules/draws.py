@@ -13,6 +13,7 @@ from __future__ import annotations
 import kornia.augmentation as K
 import numpy as np
 import torch
+from kornia.augmentation.random_generator import center_crop_generator
 
 
 def step_draws(module, shape):
@@ -30,39 +31,67 @@ def step_draws(module, shape):
 
 def plainly_gated(module):
     """Whether gated_draws gives the draws of `module`: a Kornia augmentation whose forward_parameters and gate are
-    Kornia's own, that gates each sample on its own (not same_on_batch, p_batch 1) and draws on a CPU in float32.
+    Kornia's own, with p_batch 1, that draws on a CPU in float32.
     Example: plainly_gated(K.RandomGrayscale(p=0.5)) is True."""
     kind = type(module)
     return (isinstance(module, K.AugmentationBase2D)
             and kind.forward_parameters is K.AugmentationBase2D.forward_parameters
             and kind.__batch_prob_generator__ is K.AugmentationBase2D.__batch_prob_generator__
-            and module.p_batch == 1 and not module.same_on_batch and module.dtype in (None, torch.float32)
+            and module.p_batch == 1 and module.dtype in (None, torch.float32)
             and torch.device(module.device or "cpu").type == "cpu")
 
 
 def gated_draws(module, shape):
     """Kornia's forward_parameters for a module that plainly_gated takes: its gate (each sample's coin, from one
-    torch.rand of the batch where 0 < p < 1), then its own generate_parameters, then the batch's shape; the same
-    values from the same draws without Kornia's generic steps around them (its constant tensors, its gate's
-    several operations), which a batch of 8 small images pays for each of its steps.
+    torch.rand of the batch where 0 < p < 1; one coin for all with same_on_batch), then its own parameters
+    (center_crop_draws for a CenterCrop, else its generate_parameters), then the batch's shape; the same values
+    from the same draws without Kornia's generic steps around them (its constant tensors, its gate's several
+    operations), which a batch of 8 small images pays for each of its steps.
     Example: gated_draws(K.RandomInvert(p=1.0), torch.Size((2, 3, 4, 4)))["batch_prob"].tolist() == [1.0, 1.0]"""
     count, p = int(shape[0]), float(module.p)
     if p == 1 or p == 0:
         gate = torch.full((count,), p)
+    elif module.same_on_batch:
+        gate = (torch.rand(1) < p).to(torch.float32).repeat(count)
     else:
         gate = (torch.rand(count) < p).to(torch.float32)
-    params = module.generate_parameters(shape)
-    params = {} if params is None else params
+    if type(module).generate_parameters is K.CenterCrop.generate_parameters:
+        params = center_crop_draws(module.size, shape)
+    else:
+        params = module.generate_parameters(shape)
+        params = {} if params is None else params
     params["batch_prob"] = gate
     params["forward_input_shape"] = torch.from_numpy(np.array(shape, np.int64))
     return params
 
 
+def center_crop_draws(size, shape):
+    """CenterCrop's parameters (Kornia's center_crop_generator, which draws nothing) for a crop of `size` (height,
+    width) from a batch of `shape`: the window's corners src and the output's dst (N x 4 x 2, clockwise from the
+    top left, (x, y), int64), input_size and output_size (N x 2). Kornia's own where the crop does not fit (its
+    error).
+    Example: center_crop_draws((2, 2), (1, 3, 4, 5))["src"].tolist() == [[[1, 1], [2, 1], [2, 2], [1, 2]]]"""
+    count, height, width = int(shape[0]), int(shape[-2]), int(shape[-1])
+    crop_h, crop_w = (int(side) for side in size)
+    if count <= 0 or not (height >= crop_h > 0 and width >= crop_w > 0):
+        return center_crop_generator(count, height, width, size)
+    # (Python floats halved, then truncated: Kornia's arithmetic)
+    x0, y0 = int(width / 2 - crop_w / 2), int(height / 2 - crop_h / 2)
+    x1, y1 = x0 + crop_w - 1, y0 + crop_h - 1
+    src = torch.tensor([[[x0, y0], [x1, y0], [x1, y1], [x0, y1]]], dtype=torch.long)
+    dst = torch.tensor([[[0, 0], [crop_w - 1, 0], [crop_w - 1, crop_h - 1], [0, crop_h - 1]]], dtype=torch.long)
+    return {"src": src.expand(count, -1, -1), "dst": dst.expand(count, -1, -1),
+            "input_size": torch.tensor([height, width], dtype=torch.long).expand(count, -1),
+            "output_size": torch.tensor([crop_h, crop_w], dtype=torch.long).expand(count, -1)}
+
+
 def fast_resized_crop(module):
     """Whether resized_crop_draws gives the draws of `module`: a RandomResizedCrop (Kornia's, or a subclass that
-    keeps its draws) that plainly_gated takes, for every sample (p = 1), its samplers on a CPU in float32.
+    keeps its draws) that plainly_gated takes, for every sample (p = 1), each its own window (not same_on_batch),
+    its samplers on a CPU in float32.
     Example: fast_resized_crop(K.RandomResizedCrop((8, 8))) is True."""
     if not isinstance(module, K.RandomResizedCrop) or not plainly_gated(module) or module.p != 1 \
+            or module.same_on_batch \
             or type(module).generate_parameters is not K.RandomResizedCrop.generate_parameters:
         return False
     generator = module._param_generator
