@@ -471,3 +471,70 @@ def test_a_resize_to_the_images_own_size_is_the_images_themselves(photos):
         .add("Normalize")
     without = wb.Chain(seed=2).add("CenterCrop", size=[150, 160]).add("Normalize")
     np.testing.assert_array_equal(with_resize.run(photos).images, without.run(photos).images)
+
+
+@pytest.mark.parametrize("steps", [
+    [("Resize", {"size": [96, 90]}), ("CenterCrop", {"size": [80, 64]}), ("Normalize", {})],
+    [("Resize", {"size": [120, 100], "antialias": False}), ("HorizontalFlip", {"p": 0.5}),
+     ("Brightness", {"p": 0.5})],
+    [("Resize", {"size": [64, 64], "interpolation": "nearest"}), ("Rotate", {})],
+    [("Resize", {"size": [50, 70]})],
+], ids=["antialiased-crop-normalize", "plain-flip-brightness", "nearest-rotate", "alone"])
+def test_a_first_shrinking_resize_stacks_and_resizes_its_parts_as_the_stacked_batch_would(steps, photos):
+    """augment_images lets a first Resize that shrinks stack and resize the images a part a core (resized_images):
+    the images and every step's draws are those of the stacked batch's run, bit for bit, the draws after it
+    included; the caller's images are untouched."""
+    chain = wb.Chain(seed=4)
+    for op, params in steps:
+        chain.add(op, **params)
+    module = module_of(chain)
+    images = photos[:5]
+    before = [image.copy() for image in images]
+    augmentation = module.build_augmentation()
+    assert module.leading_resize(augmentation, images, torch.device("cpu")) is augmentation[0]
+    parted, parted_records = module.augment_images(images, seed=4)
+    taken, module.leading_resize = module.leading_resize, lambda *args: None
+    try:
+        stacked, stacked_records = module.augment_images(images, seed=4)
+    finally:
+        module.leading_resize = taken
+    np.testing.assert_array_equal(parted, stacked)
+    assert len(parted_records) == len(stacked_records) == len(steps)
+    for ours, theirs in zip(parted_records, stacked_records):
+        assert list(ours) == list(theirs)
+        for key in theirs:
+            np.testing.assert_array_equal(ours[key], theirs[key])
+    assert all(np.array_equal(a, b) for a, b in zip(images, before))
+
+
+def test_only_a_first_resize_that_shrinks_every_image_of_one_size_on_levels_is_resized_in_parts(photos):
+    """Not where it enlarges or keeps the size, is gated (p < 1), comes second, runs on a GPU, the images are not
+    uint8, or the chain runs per image (a step draws each sample's size); nor for mixed sizes or without fusing
+    (augment_images asks only then)."""
+    cpu = torch.device("cpu")
+
+    def first_of(chain, images=photos[:3], device=cpu, p=1.0):
+        module = module_of(chain)
+        augmentation = module.build_augmentation()
+        augmentation[0].p = p  # (a Resize must apply to every sample: a hand-built module's gate)
+        return module.leading_resize(augmentation, images, device) is not None
+
+    assert first_of(wb.Chain().add("Resize", size=[100, 100]))
+    assert first_of(wb.Chain().add("Resize", size=[100, 250]))  # (fewer pixels in all)
+    assert not first_of(wb.Chain().add("Resize", size=[300, 300]))
+    assert not first_of(wb.Chain().add("Resize", size=[200, 200]))
+    assert not first_of(wb.Chain().add("Resize", size=[100, 100]), p=0.5)
+    assert not first_of(wb.Chain().add("HorizontalFlip").add("Resize", size=[100, 100]))
+    assert not first_of(wb.Chain().add("Resize", size=[100, 100]), device=torch.device("cuda"))
+    assert not first_of(wb.Chain().add("Resize", size=[100, 100]), images=[p / 255.0 for p in photos[:3]])
+    assert not first_of(wb.Chain().add("Resize", size=[100, 100]).add("RandomResize"))
+    chain = wb.Chain(seed=1).add("Resize", size=[100, 100]).add("Normalize")
+    module = module_of(chain)
+    calls = []
+    taken = module.leading_resize
+    module.leading_resize = lambda *args: calls.append(args) or taken(*args)
+    module.augment_images([photos[0], photos[1][:150]], seed=1)
+    module.augment_images(photos[:2], seed=1, fuse=False)
+    assert calls == []
+    module.augment_images(photos[:2], seed=1)
+    assert len(calls) == 1

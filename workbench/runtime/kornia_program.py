@@ -121,11 +121,15 @@ def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torc
     device = torch.device(device)
     targets = None if labels is None else soft_targets(labels).to(device)
     augmentation = place(build_augmentation(), device) if augmentation is None else augmentation
-    if len({np.shape(image) for image in images}) == 1:
+    one_size = len({np.shape(image) for image in images}) == 1
+    first = leading_resize(augmentation, images, device) if one_size and fuse else None
+    if first is not None:
+        batch = None  # (the resize stacks its part of the images itself: resized_images)
+    elif one_size:
         # One copy of the images as they lie (HxWx3 each), seen as NCHW: as_unit lays the levels out
         # as NCHW floats while it converts them, a chunk at a time (stacking the CHW views copied
         # the batch across layouts first, a pass of its own).
-        batch = torch.from_numpy(np.stack([np.asarray(image) for image in images])).permute(0, 3, 1, 2)
+        batch = stacked(images)
     else:
         batch = [image_tensor(image) for image in images]
     cuda = [device] if device.type == "cuda" else []
@@ -133,6 +137,11 @@ def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torc
     # fork_rng: seeding here must not change the caller's random stream.
     with torch.random.fork_rng(devices=cuda), torch.no_grad():
         seed_generators(seed, device)
+        if first is not None:
+            # (the resize draws nothing: the stream the later steps draw from is the stacked batch's)
+            height, width, channels = np.shape(images[0])
+            records.append(sampled_params(first, step_draws(first, (len(images), channels, height, width))))
+            batch, augmentation = resized_images(first, images), list(augmentation)[1:]
         # The result leaves as N x H x W x C: a last fused run writes it so (no transposing copy after).
         out = augment_batch(augmentation, batch, device, records, targets, fuse, torch_compile, boxes,
                             channels_last=True)
@@ -143,6 +152,39 @@ def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torc
     else:
         result = out.permute(0, 2, 3, 1).contiguous().cpu().numpy(), records
     return result if targets is None else (*result, targets.cpu().numpy())
+
+
+def stacked(images):
+    """HxWx3 uint8 arrays of one size as one uint8 NCHW tensor laid out N x H x W x C (one copy).
+    Example: stacked([np.zeros((4, 6, 3), np.uint8)] * 2).shape == (2, 3, 4, 6)."""
+    return torch.from_numpy(np.stack([np.asarray(image) for image in images])).permute(0, 3, 1, 2)
+
+
+def leading_resize(augmentation, images, device):
+    """The chain's first step where augment_images lets resized_images stack and resize `images` (one size): a
+    WbResize that shrinks every sample (p = 1, so it draws nothing), on a CPU's levels (runs_on_levels), in a
+    chain that runs as one batch (not PER_IMAGE); else None.
+    Example: leading_resize([WbResize((4, 4))], [np.zeros((8, 8, 3), np.uint8)], torch.device("cpu")) is the
+    WbResize."""
+    module = augmentation[0] if len(augmentation) and not PER_IMAGE else None
+    if type(module).__name__ != "WbResize" or float(module.p) != 1.0 or device.type != "cpu" \
+            or np.asarray(images[0]).dtype != np.uint8:
+        return None
+    height, width = module.flags["size"]
+    if height * width >= np.shape(images[0])[0] * np.shape(images[0])[1]:
+        return None  # (enlarging: the stacked input is the smaller copy, and the resize to its size is itself)
+    return module if runs_on_levels(module, torch.empty((0, 3, 1, 1), dtype=torch.uint8)) else None
+
+
+def resized_images(module, images):
+    """`images` (HxWx3 uint8 arrays of one size) resized by the WbResize `module`: the uint8 NCHW batch laid out
+    N x H x W x C that transformed() gives for the stacked images, sample for sample, each part of the images
+    stacked and resized by a core of its own (sample_threads): one core's copying overlaps the other's
+    resizing, where stacking the whole batch first kept both cores waiting on one.
+    Example: resized_images(WbResize((4, 4)), [np.zeros((8, 8, 3), np.uint8)] * 2).shape == (2, 3, 4, 4)."""
+    with sample_threads(len(images)):
+        return shared_parts(len(images), lambda first, last: module.apply_transform(
+            stacked(images[first:last]), {}, module.flags))
 
 
 def seed_generators(seed, device):
