@@ -122,9 +122,11 @@ def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torc
     targets = None if labels is None else soft_targets(labels).to(device)
     augmentation = place(build_augmentation(), device) if augmentation is None else augmentation
     one_size = len({np.shape(image) for image in images}) == 1
-    first = leading_resize(augmentation, images, device) if one_size and fuse else None
+    # (leading_resize: a feature of the programs of chains that start with a Resize)
+    resizes = one_size and fuse and len(augmentation) > 0 and type(augmentation[0]).__name__ == "WbResize"
+    first = leading_resize(augmentation, images, device) if resizes else None
     if first is not None:
-        batch = None  # (the resize stacks its part of the images itself: resized_images)
+        batch = None  # (resized_images stacks the images a part at a time)
     elif one_size:
         # One copy of the images as they lie (HxWx3 each), seen as NCHW: as_unit lays the levels out
         # as NCHW floats while it converts them, a chunk at a time (stacking the CHW views copied
@@ -138,10 +140,7 @@ def augment_images(images, seed=SEED, device="cpu", labels=None, fuse=True, torc
     with torch.random.fork_rng(devices=cuda), torch.no_grad():
         seed_generators(seed, device)
         if first is not None:
-            # (the resize draws nothing: the stream the later steps draw from is the stacked batch's)
-            height, width, channels = np.shape(images[0])
-            records.append(sampled_params(first, step_draws(first, (len(images), channels, height, width))))
-            batch, augmentation = resized_images(first, images), list(augmentation)[1:]
+            batch, augmentation = resized_images(first, images, records), list(augmentation)[1:]
         # The result leaves as N x H x W x C: a last fused run writes it so (no transposing copy after).
         out = augment_batch(augmentation, batch, device, records, targets, fuse, torch_compile, boxes,
                             channels_last=True)
@@ -176,12 +175,16 @@ def leading_resize(augmentation, images, device):
     return module if runs_on_levels(module, torch.empty((0, 3, 1, 1), dtype=torch.uint8)) else None
 
 
-def resized_images(module, images):
-    """`images` (HxWx3 uint8 arrays of one size) resized by the WbResize `module`: the uint8 NCHW batch laid out
-    N x H x W x C that transformed() gives for the stacked images, sample for sample, each part of the images
-    stacked and resized by a core of its own (sample_threads): one core's copying overlaps the other's
-    resizing, where stacking the whole batch first kept both cores waiting on one.
+def resized_images(module, images, records=None):
+    """`images` (HxWx3 uint8 arrays of one size) resized by the WbResize `module` that leading_resize gives: the
+    uint8 NCHW batch laid out N x H x W x C that transformed() gives for the stacked images, sample for sample,
+    each part of the images stacked and resized by a core of its own (sample_threads): one core's copying
+    overlaps the other's resizing, where stacking the whole batch first kept both cores waiting on one. The
+    step's draws (it draws nothing: the random stream is the stacked batch's) are appended to `records`.
     Example: resized_images(WbResize((4, 4)), [np.zeros((8, 8, 3), np.uint8)] * 2).shape == (2, 3, 4, 4)."""
+    if records is not None:
+        height, width, channels = np.shape(images[0])
+        records.append(sampled_params(module, step_draws(module, (len(images), channels, height, width))))
     with sample_threads(len(images)):
         return shared_parts(len(images), lambda first, last: module.apply_transform(
             stacked(images[first:last]), {}, module.flags))

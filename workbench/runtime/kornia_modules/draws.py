@@ -13,7 +13,6 @@ from __future__ import annotations
 import kornia.augmentation as K
 import numpy as np
 import torch
-from kornia.augmentation.random_generator import center_crop_generator
 
 
 def step_draws(module, shape):
@@ -56,7 +55,7 @@ def gated_draws(module, shape):
     else:
         gate = (torch.rand(count) < p).to(torch.float32)
     if type(module).generate_parameters is K.CenterCrop.generate_parameters:
-        params = center_crop_draws(module.size, shape)
+        params = center_crop_draws(module, shape)
     else:
         params = module.generate_parameters(shape)
         params = {} if params is None else params
@@ -65,16 +64,16 @@ def gated_draws(module, shape):
     return params
 
 
-def center_crop_draws(size, shape):
-    """CenterCrop's parameters (Kornia's center_crop_generator, which draws nothing) for a crop of `size` (height,
-    width) from a batch of `shape`: the window's corners src and the output's dst (N x 4 x 2, clockwise from the
-    top left, (x, y), int64), input_size and output_size (N x 2). Kornia's own where the crop does not fit (its
-    error).
-    Example: center_crop_draws((2, 2), (1, 3, 4, 5))["src"].tolist() == [[[1, 1], [2, 1], [2, 2], [1, 2]]]"""
+def center_crop_draws(module, shape):
+    """A CenterCrop's parameters (Kornia's center_crop_generator, which draws nothing) for a batch of `shape`: the
+    window's corners src and the output's dst (N x 4 x 2, clockwise from the top left, (x, y), int64),
+    input_size and output_size (N x 2). Kornia's own where the crop does not fit (its error).
+    Example: center_crop_draws(K.CenterCrop((2, 2)), (1, 3, 4, 5))["src"].tolist() == [[[1, 1], [2, 1], [2, 2],
+    [1, 2]]]"""
     count, height, width = int(shape[0]), int(shape[-2]), int(shape[-1])
-    crop_h, crop_w = (int(side) for side in size)
+    crop_h, crop_w = (int(side) for side in module.size)
     if count <= 0 or not (height >= crop_h > 0 and width >= crop_w > 0):
-        return center_crop_generator(count, height, width, size)
+        return module.generate_parameters(torch.Size(shape))
     # (Python floats halved, then truncated: Kornia's arithmetic)
     x0, y0 = int(width / 2 - crop_w / 2), int(height / 2 - crop_h / 2)
     x1, y1 = x0 + crop_w - 1, y0 + crop_h - 1
