@@ -226,7 +226,8 @@ class WbGaussianNoise(K.IntensityAugmentationBase2D, RecordsArguments):
     def forward_parameters(self, batch_shape):
         """Kornia's draws (the gate, then the std), then a seed per sample from torch's generator, then the noise
         of the samples the gate applies to, each from OpenCV's generator seeded with its own seed (the others'
-        noise is zero): the same noise on any thread, so the samples are shared out to the cores (sample_threads).
+        noise is zero): the same noise on any thread, so the samples are shared out to the cores (sample_threads,
+        from SHARED_MIN_SAMPLES: for batches of 8 the hand-over cost what sharing saved).
         torch's normal_ (7 ns a value, on one core) took a third of a blur and noise chain's time at batch 32;
         cv2.randn draws in three quarters of the time, on every core (bench/cpu_kernels.py). (Noise drawn for
         every sample, half of it thrown away at p = 0.5, had taken a third before that.)"""
@@ -245,7 +246,7 @@ class WbGaussianNoise(K.IntensityAugmentationBase2D, RecordsArguments):
                 else:
                     planes[n].fill(0.0)
         with sample_threads(count):
-            each_sample(count, draw, least=2)
+            each_sample(count, draw)
         params["gaussian_noise"] = noise.to(self.device) if self.device is not None else noise
         return params
 
