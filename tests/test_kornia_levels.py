@@ -538,3 +538,39 @@ def test_only_a_first_resize_that_shrinks_every_image_of_one_size_on_levels_is_r
     assert calls == []
     module.augment_images(photos[:2], seed=1)
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("size", [(150, 160), (151, 99), (200, 200), (1, 1)])
+def test_a_centre_crop_on_levels_is_kornias_window_as_a_view(size, photos):
+    """transformed() cuts a CenterCrop's window out of levels as Kornia's slice mode does, odd sides and the whole
+    image included, without copying it (the batch's own memory)."""
+    module = module_of(wb.Chain().add("CenterCrop", size=list(size)))
+    crop = module.build_augmentation()[0]
+    batch = torch.from_numpy(np.stack(photos[:3])).permute(0, 3, 1, 2)
+    drawn = module.step_draws(crop, batch.shape)
+    window = module.transformed(crop, batch, drawn)
+    expected = crop.apply_transform(batch, drawn, crop.flags)
+    assert window.shape == expected.shape and torch.equal(window, expected)
+    assert window.untyped_storage().data_ptr() == batch.untyped_storage().data_ptr()
+
+
+def test_float_tables_look_a_window_up_where_it_lies_as_its_copy(photos):
+    """float_tables_levels on a window of interleaved levels (a crop's view): the values of the same window
+    copied first, bit for bit, with one table for all samples (a Normalize) and one per sample (a jitter)."""
+    import kornia.augmentation as K
+
+    batch = torch.from_numpy(np.stack(photos[:4])).permute(0, 3, 1, 2)
+    window = batch[..., 17:180, 5:171]
+    assert window.stride(1) == 1 and not window.is_contiguous(memory_format=torch.channels_last)
+    copied = window.contiguous(memory_format=torch.channels_last)
+    normalize = K.Normalize(torch.tensor([0.4, 0.5, 0.6]), torch.tensor([0.2, 0.25, 0.3]))
+    jitter = K.ColorJitter(brightness=0.3, p=1.0)
+    torch.manual_seed(0)
+    drawn = jitter.forward_parameters(window.shape)
+    for modules, draws in (([normalize], [{}]), ([jitter, normalize], [drawn, {}])):
+        gates = [None] * len(modules)
+        ours = levels.float_tables_levels(window, modules, draws, gates)
+        theirs = levels.float_tables_levels(copied, modules, draws, gates)
+        assert torch.equal(ours, theirs)
+    assert not torch.equal(levels.float_tables_levels(window, [normalize], [{}], [None]),
+                           levels.float_tables_levels(batch[..., 17:180, 6:172], [normalize], [{}], [None]))

@@ -159,8 +159,8 @@ CHAIN_FEATURES = (
     ChainFeature("crops resized on levels", _runs_module(SLICED_CROPS),
                  ("sliced_crop_on_levels", "sliced_crops_levels")),
     ChainFeature("RandomResizedCrop's draws in numpy", _runs_module(SLICED_CROPS), ("resized_crop_draws",)),
-    ChainFeature("CenterCrop's corners without Kornia's generator", _runs_module(("CenterCrop",)),
-                 ("center_crop_draws",)),
+    ChainFeature("CenterCrop's corners and window on levels", _runs_module(("CenterCrop",)),
+                 ("center_crop_draws", "centre_crop_levels")),
     ChainFeature("a first shrinking Resize in parts", _runs_module(("WbResize",)),
                  ("leading_resize", "resized_images")),
 )

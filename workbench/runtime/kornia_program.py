@@ -95,8 +95,8 @@ from .sampling import EpochSampler, sample_index
 from .kornia_modules.fusion import (copy_rows, fused_colour, fused_geometry_plan, fused_output_size, fused_resample,
                                     fusion_chunk, fusion_gate, fusion_jitter_branches, fusion_segments, fusion_slice,
                                     shares_memory)
-from .kornia_modules.levels import (colours_on_levels, filter_levels, filter_on_levels, flips_levels,
-                                    float_tables_levels, level_warp_plan, levels_plan, resample_levels,
+from .kornia_modules.levels import (centre_crop_levels, colours_on_levels, filter_levels, filter_on_levels,
+                                    flips_levels, float_tables_levels, level_warp_plan, levels_plan, resample_levels,
                                     SLICED_CROPS, sliced_crop_on_levels, sliced_crops_levels, opencv_levels)
 from .kornia_modules.draws import step_draws
 from .kornia_modules.threads import sample_threads, shared_parts
@@ -506,6 +506,8 @@ def transformed(module, batch, drawn):
         return sliced_crops_levels(batch, drawn["src"], module.flags["size"], module.flags["resample"].name.lower())
     if batch.dtype != torch.uint8:
         return module(batch, params=drawn)
+    if type(module) is K.CenterCrop and module.flags["cropping_mode"] == "slice":
+        return centre_crop_levels(batch, drawn)
     if type(module).__name__ != "WbResize" or tuple(module.flags["size"]) == tuple(batch.shape[-2:]):
         return module.apply_transform(batch, drawn, module.flags)  # (a resize to the batch's size is itself)
     # (torch's antialiased resize of uint8 N x H x W x C keeps to one core: a part of the samples a core)

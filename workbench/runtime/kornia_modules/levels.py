@@ -257,7 +257,8 @@ def float_tables_levels(batch, modules, draws, gates):
         [-1.0, -0.6000000238418579, 1.0]
     """
     count, channels = int(batch.shape[0]), int(batch.shape[1])
-    interleaved = channels_last_levels(batch)
+    # (a window of interleaved levels, such as a crop's, is read where it lies: OpenCV takes its rows' stride)
+    interleaved = batch if batch.stride(1) == 1 else channels_last_levels(batch)
     images = interleaved.permute(0, 2, 3, 1).numpy()
     # (numpy's malloc, not torch's aligned blocks: with the freed memory kept (keep_freed_memory) a result of
     # torch's did not fit the hole the last one left, and the heap grew by a result a run, to 1.5 GB.)
@@ -272,16 +273,17 @@ def float_tables_levels(batch, modules, draws, gates):
     tables = values.permute(0, 2, 3, 1).contiguous().numpy()
     if channels == 1:
         images, results, tables = images[..., 0], results[..., 0], tables[..., 0]
-    if bool((tables == tables[:1]).all()):
-        # One table for every sample (a Normalize draws nothing): one call over the batch as one tall image,
-        # which OpenCV splits across its threads (per image it keeps to one: half the speed on 2 cores).
+    one_table = bool((tables == tables[:1]).all())  # (a Normalize draws nothing)
+    if one_table and interleaved.is_contiguous(memory_format=torch.channels_last):
+        # One call over the batch as one tall image, which OpenCV splits across its threads (per image it keeps
+        # to one: half the speed on 2 cores).
         cv2.LUT(images.reshape(-1, *images.shape[2:]), tables[0], dst=results.reshape(-1, *results.shape[2:]))
         return out
 
     def look_up(start, stop):
         for n in range(start, stop):
-            cv2.LUT(images[n], tables[n], dst=results[n])
-    each_sample(count, look_up)
+            cv2.LUT(images[n], tables[0 if one_table else n], dst=results[n])
+    each_sample(count, look_up, least=2 if one_table else None)
     return out
 
 
@@ -484,6 +486,16 @@ def flips_levels(batch, rows, horizontal, owned=False):
 
 # The steps whose windows sliced_crops_levels may resize (see sliced_crop_on_levels).
 SLICED_CROPS = ("RandomResizedCrop", "WbRandomResizedCrop")
+
+
+def centre_crop_levels(batch, drawn):
+    """A CenterCrop's window of the uint8 `batch` (its `drawn` corners, one window for all samples) as Kornia's
+    slice mode cuts it, as a view: Kornia copies it; on levels the copy is made where the window is read, and
+    nothing writes into levels that are not its own (apply_to_rows' and flips_levels' `owned`).
+    Example: centre_crop_levels(torch.zeros(1, 3, 4, 6, dtype=torch.uint8), {"src": torch.tensor([[[1, 1], [4, 1],
+    [4, 2], [1, 2]]])}).shape == (1, 3, 2, 4)"""
+    (left, top), (right, bottom) = drawn["src"][0, 0].tolist(), drawn["src"][0, 2].tolist()
+    return batch[..., top:bottom + 1, left:right + 1]
 
 
 def sliced_crop_on_levels(module, batch):
