@@ -559,7 +559,7 @@ def test_float_tables_look_a_window_up_where_it_lies_as_its_copy(photos):
     copied first, bit for bit, with one table for all samples (a Normalize) and one per sample (a jitter)."""
     import kornia.augmentation as K
 
-    batch = torch.from_numpy(np.stack(photos[:4])).permute(0, 3, 1, 2)
+    batch = torch.from_numpy(np.stack(photos[:5])).permute(0, 3, 1, 2)  # (5: not the jitter's 4 orders)
     window = batch[..., 17:180, 5:171]
     assert window.stride(1) == 1 and not window.is_contiguous(memory_format=torch.channels_last)
     copied = window.contiguous(memory_format=torch.channels_last)
@@ -570,7 +570,11 @@ def test_float_tables_look_a_window_up_where_it_lies_as_its_copy(photos):
     for modules, draws in (([normalize], [{}]), ([jitter, normalize], [drawn, {}])):
         gates = [None] * len(modules)
         ours = levels.float_tables_levels(window, modules, draws, gates)
-        theirs = levels.float_tables_levels(copied, modules, draws, gates)
-        assert torch.equal(ours, theirs)
+        assert torch.equal(ours, levels.float_tables_levels(copied, modules, draws, gates))
+        for n in range(len(window)):  # (each sample alone: its own table, whichever path the batch takes)
+            alone = [{k: v[n:n + 1] if torch.is_tensor(v) and v.dim() and len(v) == len(window) else v
+                      for k, v in d.items()} for d in draws]
+            assert torch.equal(ours[n:n + 1], levels.float_tables_levels(window[n:n + 1], modules, alone, gates))
+    assert ours[0].unique().numel() > 50  # (photos, not a flat image)
     assert not torch.equal(levels.float_tables_levels(window, [normalize], [{}], [None]),
                            levels.float_tables_levels(batch[..., 17:180, 6:172], [normalize], [{}], [None]))
