@@ -273,17 +273,18 @@ def float_tables_levels(batch, modules, draws, gates):
     tables = values.permute(0, 2, 3, 1).contiguous().numpy()
     if channels == 1:
         images, results, tables = images[..., 0], results[..., 0], tables[..., 0]
-    one_table = bool((tables == tables[:1]).all())  # (a Normalize draws nothing)
-    if one_table and interleaved.is_contiguous(memory_format=torch.channels_last):
-        # One call over the batch as one tall image, which OpenCV splits across its threads (per image it keeps
-        # to one: half the speed on 2 cores).
+    if bool((tables == tables[:1]).all()):
+        # One table for every sample (a Normalize draws nothing): one call over the batch as one tall image,
+        # which OpenCV splits across its threads (per image it keeps to one: half the speed on 2 cores; shared out
+        # to our threads, slower in the CPU sweep at batch 8). A window is copied to be one image.
+        images = interleaved.contiguous(memory_format=torch.channels_last).permute(0, 2, 3, 1).numpy()
         cv2.LUT(images.reshape(-1, *images.shape[2:]), tables[0], dst=results.reshape(-1, *results.shape[2:]))
         return out
 
     def look_up(start, stop):
         for n in range(start, stop):
-            cv2.LUT(images[n], tables[0 if one_table else n], dst=results[n])
-    each_sample(count, look_up, least=2 if one_table else None)
+            cv2.LUT(images[n], tables[n], dst=results[n])
+    each_sample(count, look_up)
     return out
 
 
