@@ -554,9 +554,10 @@ def test_a_centre_crop_on_levels_is_kornias_window_as_a_view(size, photos):
     assert window.untyped_storage().data_ptr() == batch.untyped_storage().data_ptr()
 
 
-def test_float_tables_look_a_window_up_where_it_lies_as_its_copy(photos):
+def test_float_tables_of_a_window_are_its_copys(photos):
     """float_tables_levels on a window of interleaved levels (a crop's view): the values of the same window
-    copied first, bit for bit, with one table for all samples (a Normalize) and one per sample (a jitter)."""
+    copied first, bit for bit, with no step, one table for all samples (a Normalize) and one per sample (a
+    jitter)."""
     import kornia.augmentation as K
 
     batch = torch.from_numpy(np.stack(photos[:5])).permute(0, 3, 1, 2)  # (5: not the jitter's 4 orders)
@@ -567,7 +568,7 @@ def test_float_tables_look_a_window_up_where_it_lies_as_its_copy(photos):
     jitter = K.ColorJitter(brightness=0.3, p=1.0)
     torch.manual_seed(0)
     drawn = jitter.forward_parameters(window.shape)
-    for modules, draws in (([normalize], [{}]), ([jitter, normalize], [drawn, {}])):
+    for modules, draws in (([], []), ([normalize], [{}]), ([jitter, normalize], [drawn, {}])):
         gates = [None] * len(modules)
         ours = levels.float_tables_levels(window, modules, draws, gates)
         assert torch.equal(ours, levels.float_tables_levels(copied, modules, draws, gates))

@@ -257,17 +257,17 @@ def float_tables_levels(batch, modules, draws, gates):
         [-1.0, -0.6000000238418579, 1.0]
     """
     count, channels = int(batch.shape[0]), int(batch.shape[1])
-    # (a window of interleaved levels, such as a crop's, is read where it lies: OpenCV takes its rows' stride)
-    interleaved = batch if batch.stride(1) == 1 else channels_last_levels(batch)
-    images = interleaved.permute(0, 2, 3, 1).numpy()
     # (numpy's malloc, not torch's aligned blocks: with the freed memory kept (keep_freed_memory) a result of
     # torch's did not fit the hole the last one left, and the heap grew by a result a run, to 1.5 GB.)
-    results = np.empty(images.shape, np.float32)
+    results = np.empty((count, *batch.shape[2:], channels), np.float32)
     out = torch.from_numpy(results).permute(0, 3, 1, 2)
     if not modules:
         # The levels alone: as_unit's own arithmetic (level / 255), a copy and a division on torch's threads,
-        # 3.5 times as fast as cv2.LUT's per-channel tables (bench/cpu_kernels.py), the same values.
-        return out.copy_(interleaved).div_(255.0)
+        # 3.5 times as fast as cv2.LUT's per-channel tables (bench/cpu_kernels.py), the same values; interleaved
+        # levels read where they lie (a crop's window too).
+        return out.copy_(batch if batch.stride(1) == 1 else channels_last_levels(batch)).div_(255.0)
+    # (a window is copied: the one table's lookup takes the batch as one tall image)
+    images = channels_last_levels(batch).permute(0, 2, 3, 1).numpy()
     ramp = torch.arange(256, dtype=torch.float32).div_(255.0).view(1, 1, 1, 256).repeat(count, channels, 1, 1)
     values = fused_colour(ramp, modules, draws, gates, [None] * len(modules), owned=True)
     tables = values.permute(0, 2, 3, 1).contiguous().numpy()
@@ -276,8 +276,7 @@ def float_tables_levels(batch, modules, draws, gates):
     if bool((tables == tables[:1]).all()):
         # One table for every sample (a Normalize draws nothing): one call over the batch as one tall image,
         # which OpenCV splits across its threads (per image it keeps to one: half the speed on 2 cores; shared out
-        # to our threads, slower in the CPU sweep at batch 8). A window is copied to be one image.
-        images = interleaved.contiguous(memory_format=torch.channels_last).permute(0, 2, 3, 1).numpy()
+        # to our threads, slower in the CPU sweep at batch 8).
         cv2.LUT(images.reshape(-1, *images.shape[2:]), tables[0], dst=results.reshape(-1, *results.shape[2:]))
         return out
 
