@@ -228,8 +228,9 @@ def test_in_process_and_isolated_measurements_report_alike():
 
 def test_the_step_breakdown_times_the_first_crops_and_resizes_on_uint8_levels_as_the_cpu_runs_them(monkeypatch):
     # On a CPU the program runs the chain's first crops, flips and resizes on the images' uint8 levels
-    # (its LEVEL_STEPS), and a ColorJitter after them too (adjusted_levels, OpenCV); each step's row is
-    # timed on what the program gives it: levels, then floats (the Rotate).
+    # (its LEVEL_STEPS; a CenterCrop there cuts its window as a view, centre_crop_levels), and a ColorJitter
+    # after them too (adjusted_levels, OpenCV); each step's row is timed on what the program gives it: levels,
+    # then floats (the Rotate).
     chain = _chain({"op": "Resize", "params": {"size": [40, 40]}}, {"op": "CenterCrop", "params": {"size": [32, 32]}},
                    BRIGHT, {"op": "Rotate"})
     module = load_module(emit(chain, "kornia"), "kornia")
@@ -239,9 +240,10 @@ def test_the_step_breakdown_times_the_first_crops_and_resizes_on_uint8_levels_as
         original = cls.apply_transform
         monkeypatch.setattr(cls, "apply_transform", lambda self, input, *a, _o=original, _n=name, **k:
                             seen.append((_n, input.dtype)) or _o(self, input, *a, **k))
-    original = module.adjusted_levels
-    monkeypatch.setattr(module, "adjusted_levels", lambda batch, *a: seen.append(("adjusted_levels", batch.dtype))
-                        or original(batch, *a))
+    for name, label in (("adjusted_levels", "adjusted_levels"), ("centre_crop_levels", "CenterCrop")):
+        original = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda batch, *a, _o=original, _l=label: seen.append((_l, batch.dtype))
+                            or _o(batch, *a))
     est = chain.estimate(workers=0, isolate=False, **FAST)
     assert [s.op for s in est.steps] == ["Resize", "CenterCrop", "Brightness", "Rotate"]
     timed = set(seen)  # (the loader's and the augment stage's runs, and the rows')
